@@ -1,0 +1,227 @@
+//! The subcommands. Each returns `anyhow::Result`; main prints the error and exits non-zero.
+
+use std::{
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
+
+use anyhow::{anyhow, bail, Context, Result};
+use batchlab_experiments::{
+    bench, config::BackendConfig, isolate::POINT_FAILED_EXIT, load_study, render_report,
+    run_study, run_worker, Isolation, RunOptions, Source, WorkerExit,
+};
+use batchlab_models::{Architecture, ModelSpec};
+
+use crate::bar::Bar;
+
+/// `--input 3,224,224`.
+pub fn parse_input(text: &str) -> Result<[usize; 3], String> {
+    let parts: Vec<usize> = text
+        .split(',')
+        .map(|p| p.trim().parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("expected C,H,W such as 3,224,224, got {text:?}"))?;
+    <[usize; 3]>::try_from(parts).map_err(|_| format!("expected three numbers C,H,W, got {text:?}"))
+}
+
+/// An experiment argument: a TOML path, or a name in experiments/.
+fn experiment_path(experiment: &str) -> Result<PathBuf> {
+    let path = PathBuf::from(experiment);
+    if path.extension().is_some_and(|e| e == "toml") || path.is_file() {
+        if !path.is_file() {
+            bail!("{}: no such file", path.display());
+        }
+        return Ok(path);
+    }
+    let named = Path::new("experiments").join(format!("{experiment}.toml"));
+    if named.is_file() {
+        return Ok(named);
+    }
+    let known = experiment_files(Path::new("experiments"))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>();
+    Err(anyhow!(
+        "no experiment named {experiment:?}: {} does not exist. Known experiments: {}",
+        named.display(),
+        if known.is_empty() {
+            "none (run batchlab from the repository root)".into()
+        } else {
+            known.join(", ")
+        }
+    ))
+}
+
+fn experiment_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("{}: cannot list experiments", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn source(experiment: &str, overrides: &[String]) -> Result<Source> {
+    Ok(Source::from_file(&experiment_path(experiment)?)?.with_overrides(overrides))
+}
+
+pub fn list(dir: &Path) -> Result<()> {
+    let mut broken = 0;
+    for path in experiment_files(dir)? {
+        match Source::from_file(&path).and_then(|s| load_study(&s)) {
+            Ok(study) => {
+                let h = study.header();
+                println!(
+                    "{:<28} {:<10} {}{}",
+                    h.name,
+                    h.kind,
+                    h.description,
+                    h.reproduces
+                        .as_ref()
+                        .map(|r| format!(" [reproduces: {r}]"))
+                        .unwrap_or_default()
+                );
+            }
+            Err(e) => {
+                broken += 1;
+                eprintln!("error: {e}");
+            }
+        }
+    }
+    if broken > 0 {
+        bail!("{broken} experiment file(s) in {} do not load", dir.display());
+    }
+    Ok(())
+}
+
+pub fn check(experiment: &str, overrides: &[String]) -> Result<()> {
+    let source = source(experiment, overrides)?;
+    let study = load_study(&source)?;
+    println!("{}: ok ({} experiment {:?})", source.origin, study.header().kind, study.header().name);
+    for line in study.plan() {
+        println!("  {line}");
+    }
+    Ok(())
+}
+
+pub fn run(
+    experiment: &str,
+    mut overrides: Vec<String>,
+    backend: Option<String>,
+    out: Option<PathBuf>,
+    resume: bool,
+    in_process: bool,
+) -> Result<()> {
+    if let Some(name) = backend {
+        overrides.push(format!("backend.name={name}"));
+    }
+    let study = load_study(&source(experiment, &overrides)?)?;
+    let isolation = if in_process {
+        Isolation::InProcess
+    } else {
+        Isolation::ChildProcess {
+            program: std::env::current_exe().context("cannot find the batchlab executable")?,
+            args: vec!["worker".into()],
+        }
+    };
+    let options = RunOptions {
+        resume,
+        out,
+        isolation,
+    };
+    let bar = Bar::new();
+    let dir = run_study(study.as_ref(), &options, &bar)?;
+    for line in render_report(&dir)? {
+        println!("{line}");
+    }
+    println!("{}", dir.display());
+    Ok(())
+}
+
+pub fn report(dir: &Path) -> Result<()> {
+    for line in render_report(dir)? {
+        println!("{line}");
+    }
+    println!("{}", dir.display());
+    Ok(())
+}
+
+pub fn worker(dir: &Path) -> ExitCode {
+    match run_worker(dir) {
+        Ok(WorkerExit::Finished) => ExitCode::SUCCESS,
+        Ok(WorkerExit::PointFailed) => ExitCode::from(POINT_FAILED_EXIT as u8),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub fn models(input: [usize; 3], classes: usize) -> Result<()> {
+    let [c, h, w] = input;
+    println!("input {c}x{h}x{w}, {classes} classes");
+    println!("{:<20} {:>22} {:>22}", "model", "trainable parameters", "forward GFLOPs/sample");
+    for architecture in Architecture::ALL {
+        let spec = ModelSpec::new(architecture, input, classes);
+        match (spec.trainable_params(), spec.forward_flops()) {
+            (Ok(params), Ok(flops)) => println!(
+                "{:<20} {:>22} {:>22.3}",
+                architecture.name(),
+                group_thousands(params as u64),
+                flops as f64 / 1e9
+            ),
+            (Err(e), _) | (_, Err(e)) => println!("{:<20} not available: {e}", architecture.name()),
+        }
+    }
+    Ok(())
+}
+
+pub fn bench(samples: usize, backend: &str) -> Result<()> {
+    let config = BackendConfig {
+        name: backend.into(),
+        ..BackendConfig::default()
+    };
+    println!("training-step benchmarks on {backend} (2 warm-up steps dropped, {samples} timed steps, device synchronised)");
+    println!("{:<32} {:>12} {:>22}", "case", "median ms", "IQR ms");
+    let cases = bench::standard_cases();
+    for case in &cases {
+        let t = bench::time_case(&config, case, 2, samples)?;
+        println!("{:<32} {:>12.1} {:>10.1} .. {:<10.1}", t.name, t.median_ms, t.q1_ms, t.q3_ms);
+    }
+    let mlp = cases.last().expect("the MLP case is last");
+    let (harness, bare) = bench::harness_overhead(&config, mlp, 6, samples)?;
+    let overhead = (harness.median_ms - bare.median_ms) / bare.median_ms * 100.0;
+    println!(
+        "harness overhead on {}: sweep median {:.2} ms vs bare loop {:.2} ms per step: {overhead:+.2}% (goal < 2%; 6 alternating rounds)",
+        mlp.name, harness.median_ms, bare.median_ms
+    );
+    Ok(())
+}
+
+fn group_thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_and_numbers_format() {
+        assert_eq!(parse_input("3,224, 224").unwrap(), [3, 224, 224]);
+        assert!(parse_input("3,224").is_err());
+        assert!(parse_input("a,b,c").is_err());
+        assert_eq!(group_thousands(138_357_544), "138,357,544");
+        assert_eq!(group_thousands(999), "999");
+    }
+}

@@ -1,0 +1,114 @@
+//! `batchlab`: run batch-size studies and render their reports.
+
+mod bar;
+mod commands;
+
+use std::{path::PathBuf, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+
+/// Reproducible research on how batch size shapes training.
+#[derive(Debug, Parser)]
+#[command(name = "batchlab", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List every experiment in experiments/ with the figure it reproduces.
+    List {
+        /// Directory of experiment TOMLs.
+        #[arg(long, default_value = "experiments")]
+        dir: PathBuf,
+    },
+    /// Validate an experiment without running it.
+    Check {
+        /// An experiment name (experiments/NAME.toml) or a TOML file.
+        experiment: String,
+        /// Override a config value, e.g. --set sweep.rounds=3 (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
+    /// Run an experiment; the last line printed is its report directory.
+    Run {
+        /// An experiment name (experiments/NAME.toml) or a TOML file.
+        experiment: String,
+        /// Override a config value, e.g. --set sweep.rounds=3 (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+        /// Backend to run on (overrides backend.name).
+        #[arg(long, value_parser = ["flex", "cuda"])]
+        backend: Option<String>,
+        /// Report root (overrides output.dir).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Continue the newest unfinished run of this experiment.
+        #[arg(long)]
+        resume: bool,
+        /// Run every point in this process instead of child processes (an out-of-memory kill
+        /// then ends the whole run).
+        #[arg(long)]
+        in_process: bool,
+    },
+    /// Re-render summary.csv, figures and report.md of a run from its results.csv.
+    Report {
+        /// The run's report directory.
+        dir: PathBuf,
+    },
+    /// Table of the models: trainable parameters and forward FLOPs per sample.
+    Models {
+        /// Input as C,H,W.
+        #[arg(long, default_value = "3,224,224", value_parser = commands::parse_input)]
+        input: [usize; 3],
+        /// Classes of the head.
+        #[arg(long, default_value_t = 1000)]
+        classes: usize,
+    },
+    /// Fixed training-step benchmarks and the sweep harness's overhead.
+    Bench {
+        /// Timed steps per case.
+        #[arg(long, default_value_t = 10)]
+        samples: usize,
+        /// Backend to benchmark.
+        #[arg(long, default_value = "flex", value_parser = ["flex", "cuda"])]
+        backend: String,
+    },
+    /// Internal: the child process of a run (do not call by hand).
+    #[command(hide = true)]
+    Worker {
+        /// The run's report directory.
+        dir: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::List { dir } => commands::list(&dir),
+        Command::Check {
+            experiment,
+            overrides,
+        } => commands::check(&experiment, &overrides),
+        Command::Run {
+            experiment,
+            overrides,
+            backend,
+            out,
+            resume,
+            in_process,
+        } => commands::run(&experiment, overrides, backend, out, resume, in_process),
+        Command::Report { dir } => commands::report(&dir),
+        Command::Models { input, classes } => commands::models(input, classes),
+        Command::Bench { samples, backend } => commands::bench(samples, &backend),
+        Command::Worker { dir } => return commands::worker(&dir),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

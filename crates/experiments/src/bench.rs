@@ -1,0 +1,230 @@
+//! `batchlab bench`: fixed training-step benchmarks, comparable across commits and frameworks,
+//! and the overhead of the sweep harness over a bare loop of the same burn calls.
+
+use std::time::Instant;
+
+use batchlab_datasets::SyntheticImages;
+use batchlab_models::{classification_loss, Architecture, Model, ModelSpec};
+use batchlab_report::stats::{median, quantile};
+use burn::{
+    optim::{GradientsParams, Optimizer},
+    tensor::backend::AutodiffBackend,
+};
+
+use crate::{
+    backend::{dispatch, BackendError, OnBackend},
+    config::BackendConfig,
+    optim::{with_optimizer, OptimizerConfig, WithOptimizer},
+    step_time::StepTimer,
+};
+
+/// One benchmark case.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// Shown in the table.
+    pub name: &'static str,
+    /// The model.
+    pub spec: ModelSpec,
+    /// The batch size.
+    pub batch_size: usize,
+    /// The optimizer.
+    pub optimizer: OptimizerConfig,
+}
+
+/// A case's timings in milliseconds.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    /// The case.
+    pub name: &'static str,
+    /// Median step.
+    pub median_ms: f64,
+    /// Quartiles.
+    pub q1_ms: f64,
+    /// Quartiles.
+    pub q3_ms: f64,
+    /// Timed steps.
+    pub samples: usize,
+}
+
+/// The fixed cases of `batchlab bench` (issue 2): VGG16 3x64x64 batch 16 (SGD), the seed-003
+/// small CNN 3x200x200 batch 32 (Adam), an MLP 784-512-512-10 batch 1024 (SGD).
+pub fn standard_cases() -> Vec<Case> {
+    let sgd = OptimizerConfig::default();
+    let adam = OptimizerConfig {
+        name: "adam".into(),
+        ..OptimizerConfig::default()
+    };
+    let mut mlp = ModelSpec::new(Architecture::Mlp, [1, 28, 28], 10);
+    mlp.hidden = vec![512, 512];
+    vec![
+        Case {
+            name: "vgg16 3x64x64 b16 sgd",
+            spec: ModelSpec::new(Architecture::Vgg16, [3, 64, 64], 1000),
+            batch_size: 16,
+            optimizer: sgd.clone(),
+        },
+        Case {
+            name: "small-cnn 3x200x200 b32 adam",
+            spec: ModelSpec::new(Architecture::SmallCnn, [3, 200, 200], 1),
+            batch_size: 32,
+            optimizer: adam,
+        },
+        Case {
+            name: "mlp 784-512-512-10 b1024 sgd",
+            spec: mlp,
+            batch_size: 1024,
+            optimizer: sgd,
+        },
+    ]
+}
+
+/// Times `case`: `warmup` dropped steps, then `samples` timed steps through the sweep harness.
+pub fn time_case(
+    backend: &BackendConfig,
+    case: &Case,
+    warmup: usize,
+    samples: usize,
+) -> Result<Timing, BackendError> {
+    let step_ms = dispatch(
+        backend,
+        Bench {
+            case,
+            warmup,
+            samples,
+            mode: Mode::Harness,
+        },
+    )?;
+    Ok(timing(case.name, &step_ms))
+}
+
+/// Harness overhead: rounds alternating a harness visit and a bare loop of the same burn calls
+/// (no per-step bookkeeping, one clock read per loop). Returns (harness, bare) per-step times.
+pub fn harness_overhead(
+    backend: &BackendConfig,
+    case: &Case,
+    rounds: usize,
+    steps: usize,
+) -> Result<(Timing, Timing), BackendError> {
+    let mut harness = Vec::new();
+    let mut bare = Vec::new();
+    for round in 0..rounds {
+        // Alternate which goes first, so neither always runs on a warmer machine.
+        let order = if round % 2 == 0 {
+            [Mode::Harness, Mode::Bare]
+        } else {
+            [Mode::Bare, Mode::Harness]
+        };
+        for mode in order {
+            let times = dispatch(
+                backend,
+                Bench {
+                    case,
+                    warmup: 2,
+                    samples: steps,
+                    mode,
+                },
+            )?;
+            match mode {
+                Mode::Harness => harness.push(median(&times)),
+                Mode::Bare => bare.extend(times),
+            }
+        }
+    }
+    Ok((timing("sweep harness", &harness), timing("bare loop", &bare)))
+}
+
+fn timing(name: &'static str, ms: &[f64]) -> Timing {
+    Timing {
+        name,
+        median_ms: median(ms),
+        q1_ms: quantile(ms, 0.25),
+        q3_ms: quantile(ms, 0.75),
+        samples: ms.len(),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Harness,
+    Bare,
+}
+
+struct Bench<'a> {
+    case: &'a Case,
+    warmup: usize,
+    samples: usize,
+    mode: Mode,
+}
+
+impl OnBackend for Bench<'_> {
+    type Output = Vec<f64>;
+    fn run<B: AutodiffBackend>(self, device: B::Device) -> Vec<f64> {
+        B::seed(&device, 0);
+        let model = self
+            .case
+            .spec
+            .init::<B>(&device)
+            .expect("the benchmark cases are valid models");
+        with_optimizer::<B, Model<B>, _>(
+            &self.case.optimizer.clone(),
+            BenchWith {
+                bench: self,
+                model,
+                device,
+            },
+        )
+    }
+}
+
+struct BenchWith<'a, B: AutodiffBackend> {
+    bench: Bench<'a>,
+    model: Model<B>,
+    device: B::Device,
+}
+
+impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for BenchWith<'_, B> {
+    type Output = Vec<f64>;
+    fn run<O: Optimizer<Model<B>, B>>(self, mut optimizer: O) -> Vec<f64> {
+        let Bench {
+            case,
+            warmup,
+            samples,
+            mode,
+        } = self.bench;
+        let images = SyntheticImages {
+            shape: case.spec.input,
+            classes: case.spec.classes,
+        };
+        let batch = images.batch::<B>(case.batch_size, 0, &self.device);
+        let lr = case.optimizer.learning_rate();
+        match mode {
+            Mode::Harness => {
+                let mut timer = StepTimer::new(self.model, optimizer, lr, self.device);
+                timer
+                    .visit(&batch, warmup, samples, true)
+                    .expect("flex and cuda syncs succeed")
+                    .step_ms
+            }
+            Mode::Bare => {
+                let mut model = self.model;
+                let mut run = |n: usize, model: Model<B>| {
+                    let mut model = model;
+                    for _ in 0..n {
+                        let loss = classification_loss(
+                            model.forward(batch.images.clone()),
+                            batch.labels.clone(),
+                        );
+                        let grads = GradientsParams::from_grads(loss.backward(), &model);
+                        model = optimizer.step(lr, model, grads);
+                    }
+                    B::sync(&self.device).expect("sync");
+                    model
+                };
+                model = run(warmup, model);
+                let start = Instant::now();
+                let _ = run(samples, model);
+                vec![start.elapsed().as_secs_f64() * 1e3 / samples as f64]
+            }
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! Reading experiment TOMLs: strict parsing, `--set` overrides, and errors that name the file,
+//! line, column, key and what was expected.
+//!
+//! A config is read in two passes: the `[experiment]` table says which runner owns the file, then
+//! that runner deserializes the whole document into its own `deny_unknown_fields` structs (see
+//! [`crate::registry`]). Tables every runner shares live here.
+
+use std::{fmt, path::Path};
+
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+/// A config document and where it came from.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Shown in errors: a file path, or `--set` for overrides.
+    pub origin: String,
+    /// The TOML text.
+    pub text: String,
+    /// `--set key=value` overrides, applied on top of the text.
+    pub overrides: Vec<String>,
+}
+
+impl Source {
+    /// Reads a TOML file.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            origin: path.display().to_string(),
+            location: None,
+            key: None,
+            message: format!("cannot read the file: {e}"),
+        })?;
+        Ok(Self {
+            origin: path.display().to_string(),
+            text,
+            overrides: Vec::new(),
+        })
+    }
+
+    /// The same document with `--set key=value` overrides added.
+    pub fn with_overrides(mut self, overrides: &[String]) -> Self {
+        self.overrides.extend(overrides.iter().cloned());
+        self
+    }
+
+    /// Deserializes the document (plus overrides) into `T`, whose structs deny unknown fields.
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, ConfigError> {
+        let parsed: T = toml::from_str(&self.text).map_err(|e| self.toml_error(&e))?;
+        if self.overrides.is_empty() {
+            return Ok(parsed);
+        }
+        let mut table: toml::Table = toml::from_str(&self.text).map_err(|e| self.toml_error(&e))?;
+        for assignment in &self.overrides {
+            apply_override(&mut table, assignment)?;
+        }
+        toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError {
+                origin: format!("{} with --set {}", self.origin, self.overrides.join(" --set ")),
+                location: None,
+                key: None,
+                message: e.message().to_string(),
+            })
+    }
+
+    /// An error about `key` (dotted, e.g. `sweep.rounds`), located in the text where possible.
+    pub fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
+        let overridden = self
+            .overrides
+            .iter()
+            .any(|o| o.split('=').next().map(str::trim) == Some(key));
+        ConfigError {
+            origin: if overridden {
+                format!("{} (overridden by --set)", self.origin)
+            } else {
+                self.origin.clone()
+            },
+            location: if overridden {
+                None
+            } else {
+                locate_key(&self.text, key)
+            },
+            key: Some(key.to_string()),
+            message: message.into(),
+        }
+    }
+
+    fn toml_error(&self, error: &toml::de::Error) -> ConfigError {
+        let location = error.span().map(|span| line_column(&self.text, span.start));
+        let key = error.span().and_then(|span| key_at(&self.text, span.start));
+        ConfigError {
+            origin: self.origin.clone(),
+            location,
+            key,
+            message: error.message().trim().to_string(),
+        }
+    }
+}
+
+/// A config that cannot be used, with everything a user needs to fix it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct ConfigError {
+    /// File (or `--set`) the error is in.
+    pub origin: String,
+    /// 1-based line and column, when known.
+    pub location: Option<(usize, usize)>,
+    /// Dotted key, when known.
+    pub key: Option<String>,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.origin)?;
+        if let Some((line, column)) = self.location {
+            write!(f, ":{line}:{column}")?;
+        }
+        if let Some(key) = &self.key {
+            write!(f, ": key `{key}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// `[experiment]`: what the study is, which runner runs it, and what it reproduces.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentHeader {
+    /// Names the report directory `reports/<name>/`; letters, digits, `-`, `_`.
+    pub name: String,
+    /// Which runner (see `batchlab list` or [`crate::registry::RUNNERS`]).
+    pub kind: String,
+    /// One or two sentences for `batchlab list` and report.md.
+    #[serde(default)]
+    pub description: String,
+    /// The published figure or table this experiment reproduces, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduces: Option<String>,
+    /// The source's claim, quoted beside the measured result in report.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<String>,
+}
+
+impl ExperimentHeader {
+    /// Checks the name is usable as a directory name.
+    pub fn validate(&self, source: &Source) -> Result<(), ConfigError> {
+        let ok = !self.name.is_empty()
+            && self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !ok {
+            return Err(source.error(
+                "experiment.name",
+                format!(
+                    "expected letters, digits, '-' or '_' (it names a directory), got {:?}",
+                    self.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Just the `[experiment]` table, read first to pick the runner; other tables are ignored here.
+#[derive(Debug, Deserialize)]
+pub struct HeaderOnly {
+    /// The `[experiment]` table.
+    pub experiment: ExperimentHeader,
+}
+
+/// `[backend]`: where the study runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BackendConfig {
+    /// `flex` (pure-Rust CPU, always built) or `cuda` (needs a build with `--features cuda`).
+    pub name: String,
+    /// CUDA device index; ignored by flex.
+    pub device: usize,
+    /// CPU threads for flex (0 = all cores). Applied to child processes via RAYON_NUM_THREADS.
+    pub threads: usize,
+}
+
+impl Default for BackendConfig {
+    fn default() -> Self {
+        Self {
+            // The CPU backend runs everywhere, so every experiment runs somewhere by default.
+            name: "flex".into(),
+            device: 0,
+            threads: 0,
+        }
+    }
+}
+
+/// `[output]`: where reports go.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputConfig {
+    /// Root of the report tree; a run writes `<dir>/<experiment.name>/<run-id>/`.
+    pub dir: String,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        Self {
+            dir: "reports".into(),
+        }
+    }
+}
+
+/// `[model]`: the network, shared by every runner that trains one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelConfig {
+    /// One of `batchlab models`' names, e.g. `vgg16`, `resnet50`, `mobilenet-v1`, `small-cnn`, `mlp`.
+    pub architecture: String,
+    /// Input `[channels, height, width]`.
+    pub input: [usize; 3],
+    /// Classes of the head; 1 = one logit with binary cross-entropy (the seed-003 CNN).
+    pub classes: usize,
+    /// Width multiplier (MobileNets' alpha); 1.0 for the published networks.
+    pub width: f64,
+    /// Hidden layer widths of an MLP (other architectures ignore it).
+    pub hidden: Vec<usize>,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        Self {
+            // VGG16 at ImageNet size is the network of the step-time study that founded batchlab.
+            architecture: "vgg16".into(),
+            input: [3, 224, 224],
+            classes: 1000,
+            width: 1.0,
+            hidden: vec![512, 512],
+        }
+    }
+}
+
+impl ModelConfig {
+    /// The models crate's spec, validated, with errors pointing at `[model]`.
+    pub fn resolve(&self, source: &Source) -> Result<batchlab_models::ModelSpec, ConfigError> {
+        let architecture = self
+            .architecture
+            .parse()
+            .map_err(|e| source.error("model.architecture", format!("{e}")))?;
+        let spec = batchlab_models::ModelSpec {
+            architecture,
+            input: self.input,
+            classes: self.classes,
+            width: self.width,
+            hidden: self.hidden.clone(),
+        };
+        spec.validate()
+            .map_err(|e| source.error("model", format!("{e}")))?;
+        Ok(spec)
+    }
+}
+
+fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), ConfigError> {
+    let fail = |message: String| ConfigError {
+        origin: format!("--set {assignment}"),
+        location: None,
+        key: None,
+        message,
+    };
+    let (key, raw) = assignment
+        .split_once('=')
+        .ok_or_else(|| fail("expected key=value, e.g. --set sweep.rounds=3".into()))?;
+    let key = key.trim();
+    let raw = raw.trim();
+    // A bare word that is not valid TOML (e.g. vgg19) is taken as a string, so users need not quote.
+    let value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(fail(format!(
+            "expected a dotted key such as sweep.rounds, got {key:?}"
+        )));
+    }
+    let (last, path) = parts.split_last().expect("split of a non-empty key");
+    let mut current = table;
+    for part in path {
+        let entry = current
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        current = entry
+            .as_table_mut()
+            .ok_or_else(|| fail(format!("`{part}` is a value, not a table")))?;
+    }
+    current.insert(last.to_string(), value);
+    Ok(())
+}
+
+/// 1-based line and column of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// The dotted key defined on the line holding `offset` (`table.key`), if that line has one.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let (line_no, _) = line_column(text, offset);
+    let mut table = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if let Some(header) = trimmed.strip_prefix('[') {
+            table = header.trim_end_matches(']').trim().to_string();
+            if i + 1 == line_no {
+                return Some(table);
+            }
+            continue;
+        }
+        if i + 1 == line_no {
+            let key = trimmed.split('=').next()?.trim();
+            if key.is_empty() || key.starts_with('#') {
+                return None;
+            }
+            return Some(if table.is_empty() {
+                key.to_string()
+            } else {
+                format!("{table}.{key}")
+            });
+        }
+    }
+    None
+}
+
+/// Where the dotted key `table.key` is written (line, column), if it is written at all.
+fn locate_key(text: &str, dotted: &str) -> Option<(usize, usize)> {
+    let (table, key) = dotted.rsplit_once('.').unwrap_or(("", dotted));
+    let mut current = String::new();
+    let mut table_line = None;
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if let Some(header) = trimmed.strip_prefix('[') {
+            current = header.trim_end_matches(']').trim().to_string();
+            if current == dotted {
+                table_line = Some((i + 1, 1));
+            }
+            continue;
+        }
+        let written = trimmed.split('=').next().map(str::trim);
+        if current == table && written == Some(key) && trimmed.contains('=') {
+            let column = line.len() - line.trim_start().len() + 1;
+            return Some((i + 1, column));
+        }
+    }
+    table_line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Doc {
+        experiment: ExperimentHeader,
+        #[serde(default)]
+        model: ModelConfig,
+    }
+
+    fn source(text: &str) -> Source {
+        Source {
+            origin: "experiments/t.toml".into(),
+            text: text.into(),
+            overrides: vec![],
+        }
+    }
+
+    const GOOD: &str = "[experiment]\nname = \"t\"\nkind = \"step-time\"\n\n[model]\narchitecture = \"mlp\"\ninput = [1, 28, 28]\n";
+
+    #[test]
+    fn unknown_key_names_file_line_column_and_key() {
+        let text = GOOD.replace("input =", "inptu =");
+        let err = source(&text).parse::<Doc>().unwrap_err();
+        assert_eq!(err.location, Some((7, 1)));
+        assert_eq!(err.key.as_deref(), Some("model.inptu"));
+        let shown = err.to_string();
+        assert!(shown.starts_with("experiments/t.toml:7:1: key `model.inptu`"), "{shown}");
+        assert!(shown.contains("expected one of"), "{shown}");
+    }
+
+    #[test]
+    fn wrong_type_says_what_was_expected() {
+        let text = GOOD.replace("input = [1, 28, 28]", "input = \"big\"");
+        let err = source(&text).parse::<Doc>().unwrap_err();
+        assert_eq!(err.location.map(|l| l.0), Some(7));
+        assert!(err.message.contains("expected"), "{}", err.message);
+    }
+
+    #[test]
+    fn overrides_replace_values_and_are_validated_the_same_way() {
+        let src = source(GOOD).with_overrides(&[
+            "model.architecture=vgg19".into(),
+            "model.classes=10".into(),
+        ]);
+        let doc: Doc = src.parse().unwrap();
+        assert_eq!(doc.model.architecture, "vgg19");
+        assert_eq!(doc.model.classes, 10);
+        assert_eq!(doc.model.input, [1, 28, 28]);
+
+        let bad = source(GOOD).with_overrides(&["model.clases=10".into()]);
+        let err = bad.parse::<Doc>().unwrap_err();
+        assert!(err.origin.contains("--set model.clases=10"), "{err}");
+        assert!(err.message.contains("clases"), "{err}");
+
+        let malformed = source(GOOD).with_overrides(&["model.classes".into()]);
+        assert!(malformed.parse::<Doc>().unwrap_err().message.contains("key=value"));
+    }
+
+    #[test]
+    fn resolve_errors_point_at_the_key() {
+        let src = source(GOOD);
+        let doc: Doc = src.parse().unwrap();
+        assert_eq!(doc.model.classes, 1000, "default filled in");
+        let err = src.error("model.input", "too small");
+        assert_eq!(err.location, Some((7, 1)));
+        let mut model = doc.model.clone();
+        model.architecture = "vgg17".into();
+        let err = model.resolve(&src).unwrap_err();
+        assert_eq!(err.location, Some((6, 1)));
+        assert!(err.message.contains("vgg16"), "lists valid names: {err}");
+    }
+}

@@ -1,0 +1,201 @@
+//! Running a study's units of work (sweep points, trials) in child processes, so that a unit
+//! which kills its process (the kernel's out-of-memory killer, an abort in a native library) is
+//! recorded as failed and the study goes on.
+//!
+//! The protocol is two kinds of stdout lines from the child: `@begin <unit>` before a unit and
+//! `@end <unit> <summary>` after its results are on disk. A child that dies between the two is
+//! replaced, and the supervisor records the unit it was on. A child exiting with
+//! [`POINT_FAILED_EXIT`] has recorded a failed unit itself (a caught panic) and wants a fresh
+//! process.
+
+use std::{
+    io::{BufRead, BufReader, Read, Write},
+    path::Path,
+    process::{Command, Stdio},
+};
+
+use crate::{
+    progress::Progress,
+    session::{Isolation, RunError},
+};
+
+/// Exit code of a worker that recorded a failed unit and should be replaced.
+pub const POINT_FAILED_EXIT: i32 = 3;
+
+const BEGIN: &str = "@begin ";
+const END: &str = "@end ";
+
+/// How a worker's session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerExit {
+    /// Every unit is done.
+    Finished,
+    /// A unit failed and was recorded; the caller starts a fresh worker for the rest.
+    PointFailed,
+}
+
+/// Where a worker announces its units.
+pub trait UnitEvents {
+    /// A unit starts.
+    fn begin(&self, unit: &str);
+    /// A unit's results are written.
+    fn end(&self, unit: &str, summary: &str);
+}
+
+/// A child worker's announcements: protocol lines on stdout, flushed at once.
+#[derive(Debug, Default)]
+pub struct StdoutEvents;
+
+impl UnitEvents for StdoutEvents {
+    fn begin(&self, unit: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{BEGIN}{unit}");
+        let _ = out.flush();
+    }
+    fn end(&self, unit: &str, summary: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{END}{unit} {summary}");
+        let _ = out.flush();
+    }
+}
+
+/// An in-process worker's announcements, shown as progress.
+struct ProgressEvents<'a> {
+    progress: &'a dyn Progress,
+    done: std::cell::Cell<u64>,
+}
+
+impl UnitEvents for ProgressEvents<'_> {
+    fn begin(&self, _unit: &str) {}
+    fn end(&self, unit: &str, summary: &str) {
+        self.done.set(self.done.get() + 1);
+        self.progress
+            .advance(self.done.get(), &format!("{unit} {summary}"));
+    }
+}
+
+/// How a unit's process died, for the supervisor's record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Crash {
+    /// `oom` when the process was killed by SIGKILL (what the OOM killer sends), else `error`.
+    pub status: &'static str,
+    /// Exit status and the end of the child's stderr.
+    pub message: String,
+}
+
+/// Runs `work` until it finishes, replacing failed workers. `record_crash` writes the failure
+/// of a unit whose process died without recording it; `env` is set in child processes.
+pub fn supervise(
+    dir: &Path,
+    isolation: &Isolation,
+    progress: &dyn Progress,
+    env: &[(String, String)],
+    work: &dyn Fn(&dyn UnitEvents) -> Result<WorkerExit, RunError>,
+    record_crash: &dyn Fn(&str, &Crash) -> Result<(), RunError>,
+) -> Result<(), RunError> {
+    let events = ProgressEvents {
+        progress,
+        done: std::cell::Cell::new(0),
+    };
+    loop {
+        let exit = match isolation {
+            Isolation::InProcess => work(&events)?,
+            Isolation::ChildProcess { program, args } => {
+                run_child(program, args, env, dir, &events, record_crash)?
+            }
+        };
+        if exit == WorkerExit::Finished {
+            return Ok(());
+        }
+    }
+}
+
+fn run_child(
+    program: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    dir: &Path,
+    events: &ProgressEvents<'_>,
+    record_crash: &dyn Fn(&str, &Crash) -> Result<(), RunError>,
+) -> Result<WorkerExit, RunError> {
+    let mut child = Command::new(program)
+        .args(args)
+        .arg(dir)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| RunError::io(program, format!("cannot start a worker process: {e}")))?;
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    // Drained on a thread so a chatty child can never block on a full pipe.
+    let stderr_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let mut current: Option<String> = None;
+    for line in BufReader::new(child.stdout.take().expect("stdout is piped")).lines() {
+        let Ok(line) = line else { break };
+        if let Some(unit) = line.strip_prefix(BEGIN) {
+            current = Some(unit.to_string());
+        } else if let Some(rest) = line.strip_prefix(END) {
+            let (unit, summary) = rest.split_once(' ').unwrap_or((rest, ""));
+            events.end(unit, summary);
+            current = None;
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| RunError::io(program, format!("lost the worker process: {e}")))?;
+    let stderr_text = stderr_reader.join().unwrap_or_default();
+    if status.success() {
+        return Ok(WorkerExit::Finished);
+    }
+    if status.code() == Some(POINT_FAILED_EXIT) {
+        events.progress.note(last_line(&stderr_text));
+        return Ok(WorkerExit::PointFailed);
+    }
+    let tail = tail(&stderr_text, 1500);
+    match current {
+        Some(unit) => {
+            let crash = Crash {
+                status: if killed_by_sigkill(&status) { "oom" } else { "error" },
+                message: format!("worker process died ({status}): {tail}"),
+            };
+            events
+                .progress
+                .note(&format!("{unit}: {} ({status})", crash.status));
+            record_crash(&unit, &crash)?;
+            Ok(WorkerExit::PointFailed)
+        }
+        None => Err(RunError::Other(format!(
+            "the worker process failed before starting any point ({status}):\n{tail}"
+        ))),
+    }
+}
+
+#[cfg(unix)]
+fn killed_by_sigkill(status: &std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal() == Some(9)
+}
+
+#[cfg(not(unix))]
+fn killed_by_sigkill(_status: &std::process::ExitStatus) -> bool {
+    false
+}
+
+fn tail(text: &str, max_chars: usize) -> &str {
+    let text = text.trim_end();
+    let start = text
+        .char_indices()
+        .rev()
+        .nth(max_chars)
+        .map_or(0, |(i, _)| i);
+    &text[start..]
+}
+
+fn last_line(text: &str) -> &str {
+    text.trim_end().lines().last().unwrap_or("a point failed")
+}

@@ -1,0 +1,30 @@
+//! batchlab's experiments: one runner per kind of study, the configs they read, and the report
+//! directory every run writes.
+//!
+//! - [`config`]: strict TOML parsing, `--set` overrides, located errors, the shared tables.
+//! - [`registry`]: the table of runners (`kind` -> runner) and the [`registry::Study`] trait.
+//! - [`session`]: creating or resuming a report directory, `meta.json`, `latest`, running a study.
+//! - [`isolate`]: child processes that keep a crashing sweep point from ending the run.
+//! - [`backend`]: choosing flex or CUDA at run time and checking the device exists.
+//! - [`optim`]: the optimizers a config can name, with the defaults of the frameworks the seeds used.
+//! - [`step_time`]: the step-time sweep (seeds 000/001).
+//! - [`bench`]: the fixed benchmarks behind `batchlab bench`.
+//! - [`progress`]: the narrow interface through which runners report progress.
+//! - [`sysinfo`]: CPU, OS, git and memory readings recorded with every measurement.
+
+pub mod backend;
+pub mod bench;
+pub mod config;
+pub mod isolate;
+pub mod optim;
+pub mod progress;
+pub mod registry;
+pub mod session;
+pub mod step_time;
+pub mod sysinfo;
+
+pub use config::{ConfigError, Source};
+pub use isolate::WorkerExit;
+pub use progress::{Progress, Silent};
+pub use registry::{load_study, Study, RUNNERS};
+pub use session::{render_report, run_study, run_worker, Isolation, RunError, RunOptions};

@@ -1,0 +1,198 @@
+//! The optimizers a config can name. Defaults follow Keras, the framework of the seeds
+//! (SGD lr 0.01, Adam lr 0.001, epsilon 1e-7), and burn's own differing defaults are overridden
+//! explicitly (burn's momentum dampening 0.1 and Adam epsilon 1e-5; see BURN-NOTES.md).
+
+use burn::{
+    module::AutodiffModule,
+    optim::{
+        decay::WeightDecayConfig, momentum::MomentumConfig, AdamConfig, AdamWConfig, Optimizer,
+        SgdConfig,
+    },
+    tensor::backend::AutodiffBackend,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigError, Source};
+
+/// `[optimizer]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OptimizerConfig {
+    /// `sgd`, `adam` or `adamw`.
+    pub name: String,
+    /// Step size; `None` takes the Keras default of the optimizer (SGD 0.01, Adam/AdamW 0.001).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learning_rate: Option<f64>,
+    /// SGD momentum (0 = plain SGD, as in the step-time seed). Dampening is 0, as in PyTorch/Keras.
+    pub momentum: f64,
+    /// Nesterov momentum (SGD only).
+    pub nesterov: bool,
+    /// L2 penalty (coupled for SGD/Adam, decoupled for AdamW).
+    pub weight_decay: f64,
+    /// Adam's epsilon; Keras's 1e-7 by default (burn's own default is 1e-5).
+    pub epsilon: f64,
+}
+
+impl Default for OptimizerConfig {
+    fn default() -> Self {
+        Self {
+            // Plain SGD is what the step-time seed trained VGG16 with.
+            name: "sgd".into(),
+            learning_rate: None,
+            momentum: 0.0,
+            nesterov: false,
+            weight_decay: 0.0,
+            epsilon: 1e-7,
+        }
+    }
+}
+
+/// Which optimizer, after validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptimizerKind {
+    /// Stochastic gradient descent, optionally with (Nesterov) momentum.
+    Sgd,
+    /// Adam with coupled L2 weight decay.
+    Adam,
+    /// Adam with decoupled weight decay.
+    AdamW,
+}
+
+impl OptimizerConfig {
+    /// Checks names and ranges once, with errors pointing at `[optimizer]`.
+    pub fn resolve(&self, source: &Source) -> Result<OptimizerKind, ConfigError> {
+        let kind = match self.name.as_str() {
+            "sgd" => OptimizerKind::Sgd,
+            "adam" => OptimizerKind::Adam,
+            "adamw" => OptimizerKind::AdamW,
+            other => {
+                return Err(source.error(
+                    "optimizer.name",
+                    format!("expected \"sgd\", \"adam\" or \"adamw\", got {other:?}"),
+                ))
+            }
+        };
+        if let Some(lr) = self.learning_rate {
+            if !(lr > 0.0 && lr.is_finite()) {
+                return Err(source.error(
+                    "optimizer.learning_rate",
+                    format!("expected a positive number, got {lr}"),
+                ));
+            }
+        }
+        if !(0.0..1.0).contains(&self.momentum) {
+            return Err(source.error(
+                "optimizer.momentum",
+                format!("expected 0 <= momentum < 1, got {}", self.momentum),
+            ));
+        }
+        if self.nesterov && (kind != OptimizerKind::Sgd || self.momentum == 0.0) {
+            return Err(source.error(
+                "optimizer.nesterov",
+                "Nesterov needs optimizer.name = \"sgd\" and a momentum above 0",
+            ));
+        }
+        if self.weight_decay < 0.0 || self.epsilon <= 0.0 {
+            return Err(source.error(
+                "optimizer",
+                "expected weight_decay >= 0 and epsilon > 0",
+            ));
+        }
+        Ok(kind)
+    }
+
+    /// The learning rate used: the configured one or the Keras default of the optimizer.
+    pub fn learning_rate(&self) -> f64 {
+        self.learning_rate.unwrap_or(match self.name.as_str() {
+            "sgd" => 0.01,
+            _ => 0.001,
+        })
+    }
+}
+
+/// Work that needs an optimizer of a concrete type; written once, run with any of them.
+pub trait WithOptimizer<B: AutodiffBackend, M: AutodiffModule<B>> {
+    /// What the work returns.
+    type Output;
+    /// Runs with the built optimizer.
+    fn run<O: Optimizer<M, B>>(self, optimizer: O) -> Self::Output;
+}
+
+/// Builds the configured optimizer and hands it to `task`. Call [`OptimizerConfig::resolve`] first.
+pub fn with_optimizer<B, M, T>(config: &OptimizerConfig, task: T) -> T::Output
+where
+    B: AutodiffBackend,
+    M: AutodiffModule<B>,
+    T: WithOptimizer<B, M>,
+{
+    let decay = (config.weight_decay > 0.0).then(|| WeightDecayConfig::new(config.weight_decay as f32));
+    match config.name.as_str() {
+        "adam" => task.run(
+            AdamConfig::new()
+                .with_epsilon(config.epsilon as f32)
+                .with_weight_decay(decay)
+                .init(),
+        ),
+        "adamw" => task.run(
+            AdamWConfig::new()
+                .with_epsilon(config.epsilon as f32)
+                .with_weight_decay(config.weight_decay as f32)
+                .init(),
+        ),
+        _ => {
+            let momentum = (config.momentum > 0.0).then(|| MomentumConfig {
+                momentum: config.momentum,
+                dampening: 0.0,
+                nesterov: config.nesterov,
+            });
+            task.run(
+                SgdConfig::new()
+                    .with_momentum(momentum)
+                    .with_weight_decay(decay)
+                    .init(),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source() -> Source {
+        Source {
+            origin: "t.toml".into(),
+            text: "[optimizer]\nname = \"adam\"\n".into(),
+            overrides: vec![],
+        }
+    }
+
+    #[test]
+    fn defaults_follow_keras() {
+        let sgd = OptimizerConfig::default();
+        assert_eq!(sgd.resolve(&source()).unwrap(), OptimizerKind::Sgd);
+        assert_eq!(sgd.learning_rate(), 0.01);
+        let adam = OptimizerConfig {
+            name: "adam".into(),
+            ..sgd
+        };
+        assert_eq!(adam.learning_rate(), 0.001);
+        assert_eq!(adam.epsilon, 1e-7);
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_key() {
+        let bad = OptimizerConfig {
+            name: "adagrad".into(),
+            ..Default::default()
+        };
+        let err = bad.resolve(&source()).unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("optimizer.name"));
+        assert_eq!(err.location, Some((2, 1)));
+        let nesterov_without_momentum = OptimizerConfig {
+            nesterov: true,
+            ..Default::default()
+        };
+        assert!(nesterov_without_momentum.resolve(&source()).is_err());
+    }
+}

@@ -1,0 +1,242 @@
+//! The step-time sweep (seeds 000/001, the Training Cost Calculator study): the wall time of one
+//! training step (forward, loss, backward, optimizer step) at each batch size.
+//!
+//! Protocol: synthetic inputs are made on the device before timing; every visit of a batch size
+//! runs `warmup_steps` dropped steps (they absorb allocation and, on CUDA, kernel compilation and
+//! autotuning at the new shape) and then `samples` timed steps, each closed by a device sync
+//! before the clock is read. Batch sizes are visited in `rounds`, each in a freshly shuffled
+//! order, so drift over time cannot masquerade as a jump at one batch size.
+
+mod measure;
+mod plan;
+mod work;
+
+use std::path::Path;
+
+use batchlab_models::ModelSpec;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    backend::BackendKind,
+    config::{
+        BackendConfig, ConfigError, ExperimentHeader, ModelConfig, OutputConfig, Source,
+    },
+    isolate::{UnitEvents, WorkerExit},
+    optim::OptimizerConfig,
+    progress::Progress,
+    registry::Study,
+    session::{Isolation, RunError},
+};
+
+pub use measure::{StepTimer, VisitResult};
+pub use plan::{remaining_visits, shuffled_rounds, Visit};
+
+/// A step-time experiment file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepTimeConfig {
+    /// `[experiment]`.
+    pub experiment: ExperimentHeader,
+    /// `[model]`.
+    #[serde(default)]
+    pub model: ModelConfig,
+    /// `[optimizer]`: part of the timed step.
+    #[serde(default)]
+    pub optimizer: OptimizerConfig,
+    /// `[sweep]`.
+    #[serde(default)]
+    pub sweep: SweepConfig,
+    /// `[analysis]`.
+    #[serde(default)]
+    pub analysis: AnalysisConfig,
+    /// `[backend]`.
+    #[serde(default)]
+    pub backend: BackendConfig,
+    /// `[output]`.
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+/// `[sweep]`: which batch sizes and how many samples of each. Defaults are the seed's harness:
+/// 5 trials of 10 one-step epochs, the first 2 steps dropped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SweepConfig {
+    /// Batch sizes listed one by one.
+    pub batch_sizes: Vec<u32>,
+    /// All batch sizes from..=to, added to `batch_sizes` (the seed swept 1..=70).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_range: Option<[u32; 2]>,
+    /// Steps run and dropped at every visit of a batch size.
+    pub warmup_steps: usize,
+    /// Timed steps kept at every visit.
+    pub samples: usize,
+    /// Visits of every batch size, each round in a new shuffled order.
+    pub rounds: usize,
+    /// Seeds the model's initialisation, the synthetic data and the visiting order.
+    pub seed: u64,
+}
+
+impl Default for SweepConfig {
+    fn default() -> Self {
+        Self {
+            batch_sizes: Vec::new(),
+            batch_range: None,
+            warmup_steps: 2,
+            samples: 10,
+            rounds: 5,
+            seed: 0,
+        }
+    }
+}
+
+/// `[analysis]`: what the report compares against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AnalysisConfig {
+    /// Batch sizes where the source claims the step time jumps (seed 000: 16, 32, 48, 64).
+    pub claimed_jumps: Vec<u32>,
+    /// Bootstrap resamples for the interval of each median.
+    pub bootstrap_resamples: usize,
+}
+
+impl Default for AnalysisConfig {
+    fn default() -> Self {
+        Self {
+            claimed_jumps: Vec::new(),
+            // 2000 resamples put the percentile interval's own noise well below a sample's.
+            bootstrap_resamples: 2000,
+        }
+    }
+}
+
+/// A resolved step-time study.
+#[derive(Debug, Clone)]
+pub struct StepTimeStudy {
+    /// The config as written, defaults filled in.
+    pub config: StepTimeConfig,
+    /// The model, validated.
+    pub spec: ModelSpec,
+    /// Batch sizes, sorted and distinct.
+    pub batch_sizes: Vec<u32>,
+}
+
+/// Parses and resolves a step-time config (the registry's entry point).
+pub fn load(source: &Source) -> Result<Box<dyn Study>, ConfigError> {
+    Ok(Box::new(StepTimeStudy::resolve(source)?))
+}
+
+impl StepTimeStudy {
+    /// Validates every table once.
+    pub fn resolve(source: &Source) -> Result<Self, ConfigError> {
+        let config: StepTimeConfig = source.parse()?;
+        let spec = config.model.resolve(source)?;
+        config.optimizer.resolve(source)?;
+        BackendKind::parse(&config.backend.name).map_err(|e| source.error("backend.name", e))?;
+        let sweep = &config.sweep;
+        let mut batch_sizes = sweep.batch_sizes.clone();
+        if let Some([from, to]) = sweep.batch_range {
+            if from == 0 || from > to {
+                return Err(source.error(
+                    "sweep.batch_range",
+                    format!("expected [from, to] with 1 <= from <= to, got [{from}, {to}]"),
+                ));
+            }
+            batch_sizes.extend(from..=to);
+        }
+        batch_sizes.sort_unstable();
+        batch_sizes.dedup();
+        if batch_sizes.is_empty() {
+            return Err(source.error(
+                "sweep",
+                "no batch sizes: give sweep.batch_sizes = [..] and/or sweep.batch_range = [from, to]",
+            ));
+        }
+        if batch_sizes[0] == 0 {
+            return Err(source.error("sweep.batch_sizes", "batch sizes must be at least 1"));
+        }
+        for (key, value) in [("sweep.samples", sweep.samples), ("sweep.rounds", sweep.rounds)] {
+            if value == 0 {
+                return Err(source.error(key, "expected at least 1"));
+            }
+        }
+        if config.analysis.bootstrap_resamples < 100 {
+            return Err(source.error(
+                "analysis.bootstrap_resamples",
+                "expected at least 100 resamples",
+            ));
+        }
+        Ok(Self {
+            config,
+            spec,
+            batch_sizes,
+        })
+    }
+
+    fn plan(&self) -> Vec<Visit> {
+        shuffled_rounds(&self.batch_sizes, self.config.sweep.rounds, self.config.sweep.seed)
+    }
+
+    /// The one-line protocol description for report.md.
+    fn protocol(&self) -> String {
+        let s = &self.config.sweep;
+        format!(
+            "{} rounds, each visiting every batch size once in a new shuffled order (seed {}); per visit {} warm-up steps dropped, then {} timed steps of forward + loss + backward + {} update, the device synchronised before every clock read; synthetic inputs made on the device before timing",
+            s.rounds, s.seed, s.warmup_steps, s.samples, self.config.optimizer.name
+        )
+    }
+
+    fn model_line(&self) -> String {
+        let [c, h, w] = self.spec.input;
+        let params = self.spec.trainable_params().unwrap_or(0) as f64;
+        let flops = self.spec.forward_flops().unwrap_or(0) as f64;
+        format!(
+            "{}, input {c}x{h}x{w}, {} classes, {:.2} M trainable parameters, {:.3} GFLOPs per sample forward",
+            self.spec.architecture,
+            self.spec.classes,
+            params / 1e6,
+            flops / 1e9
+        )
+    }
+}
+
+impl Study for StepTimeStudy {
+    fn header(&self) -> &ExperimentHeader {
+        &self.config.experiment
+    }
+    fn backend(&self) -> &BackendConfig {
+        &self.config.backend
+    }
+    fn output(&self) -> &OutputConfig {
+        &self.config.output
+    }
+    fn resolved_toml(&self) -> String {
+        toml::to_string(&self.config).expect("a parsed config serializes")
+    }
+    fn plan(&self) -> Vec<String> {
+        let s = &self.config.sweep;
+        let visits = self.batch_sizes.len() * s.rounds;
+        vec![
+            format!("model: {}", self.model_line()),
+            format!(
+                "batch sizes: {} ({} .. {}), {} visits, {} timed steps in all",
+                self.batch_sizes.len(),
+                self.batch_sizes[0],
+                self.batch_sizes[self.batch_sizes.len() - 1],
+                visits,
+                visits * s.samples
+            ),
+            format!("protocol: {}", self.protocol()),
+            format!("backend: {}", self.config.backend.name),
+        ]
+    }
+    fn run(&self, dir: &Path, isolation: &Isolation, progress: &dyn Progress) -> Result<(), RunError> {
+        work::run(self, dir, isolation, progress)
+    }
+    fn work(&self, dir: &Path, events: &dyn UnitEvents) -> Result<WorkerExit, RunError> {
+        work::work(self, dir, events)
+    }
+    fn render(&self, dir: &Path) -> Result<Vec<String>, RunError> {
+        work::render(self, dir)
+    }
+}

@@ -1,0 +1,283 @@
+//! Running a sweep: the supervisor side (child processes, crash records), the worker side (the
+//! generic measuring loop), and rendering the report.
+
+use std::{
+    panic::{catch_unwind, AssertUnwindSafe},
+    path::Path,
+};
+
+use batchlab_datasets::SyntheticImages;
+use batchlab_models::Model;
+use batchlab_report::{
+    stats::median,
+    step_time::{append_step_samples, read_step_samples, render_step_time, StepSample, StepTimeContext},
+};
+use burn::{optim::Optimizer, tensor::backend::AutodiffBackend};
+
+use super::{measure::StepTimer, plan::Visit, remaining_visits, StepTimeStudy};
+use crate::{
+    backend::{self, dispatch, panic_message, BackendKind, OnBackend},
+    isolate::{supervise, Crash, UnitEvents, WorkerExit},
+    optim::{with_optimizer, WithOptimizer},
+    progress::Progress,
+    session::{Isolation, Meta, RunError},
+};
+
+/// Supervises the sweep until every visit is measured or recorded as failed.
+pub fn run(
+    study: &StepTimeStudy,
+    dir: &Path,
+    isolation: &Isolation,
+    progress: &dyn Progress,
+) -> Result<(), RunError> {
+    let left = remaining_visits(&study.plan(), &read_done(dir)?).len();
+    progress.start(left as u64, "step-time sweep");
+    let record_crash = |unit: &str, crash: &Crash| {
+        let visit = Visit::parse_id(unit)
+            .ok_or_else(|| RunError::Other(format!("worker announced an unknown unit {unit:?}")))?;
+        let row = failure_row(study, visit, crash.status, &crash.message);
+        append_step_samples(&dir.join("results.csv"), &[row])?;
+        Ok(())
+    };
+    let outcome = supervise(
+        dir,
+        isolation,
+        progress,
+        &thread_env(study),
+        &|events| work(study, dir, events),
+        &record_crash,
+    );
+    progress.finish();
+    outcome
+}
+
+/// Measures the visits still to do, in the planned order, appending each visit's samples to
+/// results.csv as one block. Returns at the first failed visit, after recording it.
+pub fn work(
+    study: &StepTimeStudy,
+    dir: &Path,
+    events: &dyn UnitEvents,
+) -> Result<WorkerExit, RunError> {
+    let todo = remaining_visits(&study.plan(), &read_done(dir)?);
+    if todo.is_empty() {
+        return Ok(WorkerExit::Finished);
+    }
+    dispatch(
+        &study.config.backend,
+        SweepTask {
+            study,
+            dir,
+            events,
+            todo,
+        },
+    )?
+}
+
+/// Writes summary.csv, figures and report.md; returns the headline findings.
+pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Vec<String>, RunError> {
+    let config = &study.config;
+    let meta = Meta::read(dir).ok();
+    let backend = meta
+        .as_ref()
+        .map_or_else(|| config.backend.name.clone(), |m| m.backend.clone());
+    let device = meta
+        .as_ref()
+        .map_or_else(|| backend::device_name(&config.backend), |m| m.device.clone());
+    let memory_kind = match BackendKind::parse(&backend) {
+        Ok(BackendKind::Flex) => "peak resident set size of the batchlab process during a visit, lowest over the rounds (memory the allocator kept from an earlier, larger visit can only inflate a reading)",
+        _ => "not measured on this backend",
+    };
+    let context = StepTimeContext {
+        experiment: config.experiment.name.clone(),
+        description: config.experiment.description.clone(),
+        reproduces: config.experiment.reproduces.clone(),
+        claim: config.experiment.claim.clone(),
+        claimed_jumps: config.analysis.claimed_jumps.clone(),
+        model: study.model_line(),
+        backend,
+        device,
+        memory_kind: memory_kind.into(),
+        protocol: study.protocol(),
+        bootstrap_resamples: config.analysis.bootstrap_resamples,
+        seed: config.sweep.seed,
+    };
+    let findings = render_step_time(dir, &context)?;
+    let mut lines = Vec::new();
+    if let Some(fit) = &findings.fit {
+        lines.push(format!(
+            "linear fit: {:.2} ms + {:.3} ms per example (R^2 {:.3})",
+            fit.intercept, fit.slope, fit.r_squared
+        ));
+    }
+    if findings.jumps.is_empty() {
+        lines.push("no jumps stand out of the noise".into());
+    } else {
+        let jumps: Vec<String> = findings
+            .jumps
+            .iter()
+            .map(|j| format!("{} (+{:.1} ms, {:.0}%)", j.batch_size, j.height_ms, j.relative * 100.0))
+            .collect();
+        lines.push(format!("jumps at batch size {}", jumps.join(", ")));
+    }
+    if let Some(best) = findings.best_batch_size {
+        lines.push(format!("highest throughput at batch size {best}"));
+    }
+    Ok(lines)
+}
+
+fn read_done(dir: &Path) -> Result<Vec<StepSample>, RunError> {
+    let results = dir.join("results.csv");
+    if results.exists() {
+        Ok(read_step_samples(&results)?)
+    } else {
+        Ok(Vec::new())
+    }
+}
+
+/// Child processes get the configured thread count (flex reads RAYON_NUM_THREADS at start-up).
+fn thread_env(study: &StepTimeStudy) -> Vec<(String, String)> {
+    match study.config.backend.threads {
+        0 => Vec::new(),
+        n => vec![("RAYON_NUM_THREADS".into(), n.to_string())],
+    }
+}
+
+fn failure_row(study: &StepTimeStudy, visit: Visit, status: &str, message: &str) -> StepSample {
+    StepSample {
+        batch_size: visit.batch_size,
+        round: visit.round,
+        sample: None,
+        step_ms: None,
+        status: status.into(),
+        backend: study.config.backend.name.clone(),
+        device: backend::device_name(&study.config.backend),
+        peak_mem_mb: None,
+        message: message.into(),
+    }
+}
+
+/// An out-of-memory failure says so in its message on every backend we know.
+fn failure_status(message: &str) -> &'static str {
+    let lower = message.to_lowercase();
+    if lower.contains("out of memory") || lower.contains("outofmemory") || lower.contains("memory allocation") {
+        "oom"
+    } else {
+        "error"
+    }
+}
+
+struct SweepTask<'a> {
+    study: &'a StepTimeStudy,
+    dir: &'a Path,
+    events: &'a dyn UnitEvents,
+    todo: Vec<Visit>,
+}
+
+impl OnBackend for SweepTask<'_> {
+    type Output = Result<WorkerExit, RunError>;
+
+    fn run<B: AutodiffBackend>(self, device: B::Device) -> Self::Output {
+        let study = self.study;
+        B::seed(&device, study.config.sweep.seed);
+        let model = study
+            .spec
+            .init::<B>(&device)
+            .map_err(|e| RunError::Other(e.to_string()))?;
+        with_optimizer::<B, Model<B>, _>(
+            &study.config.optimizer,
+            SweepWithOptimizer {
+                task: self,
+                model,
+                device,
+            },
+        )
+    }
+}
+
+struct SweepWithOptimizer<'a, B: AutodiffBackend> {
+    task: SweepTask<'a>,
+    model: Model<B>,
+    device: B::Device,
+}
+
+impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for SweepWithOptimizer<'_, B> {
+    type Output = Result<WorkerExit, RunError>;
+
+    fn run<O: Optimizer<Model<B>, B>>(self, optimizer: O) -> Self::Output {
+        let SweepTask {
+            study,
+            dir,
+            events,
+            todo,
+        } = self.task;
+        let config = &study.config;
+        let results = dir.join("results.csv");
+        let backend_name = config.backend.name.clone();
+        let device_name = backend::device_name(&config.backend);
+        let track_memory = BackendKind::parse(&backend_name) == Ok(BackendKind::Flex);
+        let images = SyntheticImages {
+            shape: study.spec.input,
+            classes: study.spec.classes,
+        };
+        let learning_rate = config.optimizer.learning_rate();
+        let mut timer = StepTimer::new(self.model, optimizer, learning_rate, self.device.clone());
+        for visit in todo {
+            events.begin(&visit.id());
+            let batch_size = visit.batch_size as usize;
+            let measured = catch_unwind(AssertUnwindSafe(|| {
+                // Same data for a batch size in every round; made before the timed region.
+                let batch = images.batch::<B>(batch_size, config.sweep.seed ^ u64::from(visit.batch_size), &self.device);
+                timer.visit(&batch, config.sweep.warmup_steps, config.sweep.samples, track_memory)
+            }))
+            .unwrap_or_else(|panic| Err(panic_message(&panic)));
+            match measured {
+                Ok(result) => {
+                    let message = if result.last_loss.is_finite() {
+                        String::new()
+                    } else {
+                        format!("loss was {} after the visit", result.last_loss)
+                    };
+                    let rows: Vec<StepSample> = result
+                        .step_ms
+                        .iter()
+                        .enumerate()
+                        .map(|(i, ms)| StepSample {
+                            batch_size: visit.batch_size,
+                            round: visit.round,
+                            sample: Some(i as u32),
+                            step_ms: Some(*ms),
+                            status: "ok".into(),
+                            backend: backend_name.clone(),
+                            device: device_name.clone(),
+                            peak_mem_mb: result.peak_mem_mb,
+                            message: message.clone(),
+                        })
+                        .collect();
+                    append_step_samples(&results, &rows)?;
+                    events.end(&visit.id(), &format!("{:.1} ms", median(&result.step_ms)));
+                }
+                Err(message) => {
+                    let status = failure_status(&message);
+                    let row = failure_row(study, visit, status, &message);
+                    append_step_samples(&results, &[row])?;
+                    eprintln!("batch size {} failed ({status}): {message}", visit.batch_size);
+                    events.end(&visit.id(), status);
+                    return Ok(WorkerExit::PointFailed);
+                }
+            }
+        }
+        Ok(WorkerExit::Finished)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_of_memory_messages_are_recognised() {
+        assert_eq!(failure_status("CUDA_ERROR_OUT_OF_MEMORY: out of memory"), "oom");
+        assert_eq!(failure_status("memory allocation of 4096 bytes failed"), "oom");
+        assert_eq!(failure_status("index out of bounds"), "error");
+    }
+}

@@ -1,0 +1,162 @@
+//! Facts about the machine and the moment, recorded beside every measurement.
+
+use std::{
+    path::Path,
+    process::Command,
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+/// The CPU's model name from /proc/cpuinfo, or the architecture where that is not readable.
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+/// Logical CPUs the process may use.
+pub fn available_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Operating system: the distribution's pretty name and the kernel release where known.
+pub fn os_description() -> String {
+    let pretty = std::fs::read_to_string("/etc/os-release").ok().and_then(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+            .map(|v| v.trim_matches('"').to_string())
+    });
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|s| s.trim().to_string());
+    match (pretty, kernel) {
+        (Some(p), Some(k)) => format!("{p}, Linux {k}"),
+        (Some(p), None) => p,
+        (None, Some(k)) => format!("{} {k}", std::env::consts::OS),
+        (None, None) => std::env::consts::OS.to_string(),
+    }
+}
+
+/// The git commit of the working directory (with `-dirty` when it has uncommitted changes to
+/// tracked files), or `unknown` outside a repository.
+pub fn git_commit() -> String {
+    let run = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match run(&["rev-parse", "HEAD"]) {
+        Some(commit) => {
+            let dirty = run(&["status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.is_empty());
+            if dirty {
+                format!("{commit}-dirty")
+            } else {
+                commit
+            }
+        }
+        None => "unknown".into(),
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for a Unix time.
+pub fn rfc3339(unix: u64) -> String {
+    let (y, m, d, hh, mm, ss) = civil(unix);
+    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
+}
+
+/// `YYYYMMDDTHHMMSSZ`, which sorts in time order as text (used in run ids).
+pub fn compact_timestamp(unix: u64) -> String {
+    let (y, m, d, hh, mm, ss) = civil(unix);
+    format!("{y:04}{m:02}{d:02}T{hh:02}{mm:02}{ss:02}Z")
+}
+
+/// Calendar date and time (UTC) of a Unix time: Howard Hinnant's days-from-civil inverse.
+fn civil(unix: u64) -> (i64, u32, u32, u64, u64, u64) {
+    let days = (unix / 86_400) as i64;
+    let secs = unix % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d, secs / 3600, secs % 3600 / 60, secs % 60)
+}
+
+/// Process memory readings from /proc (Linux). Elsewhere every reading is `None`.
+pub mod memory {
+    use super::Path;
+
+    /// Resets the process's peak resident set size to its current size, so that the next
+    /// [`peak_rss_mb`] covers only what follows. Returns false where the kernel does not allow it.
+    pub fn reset_peak_rss() -> bool {
+        // "5" resets the peak RSS counter (Linux >= 4.0, Documentation/filesystems/proc.rst).
+        std::fs::write("/proc/self/clear_refs", "5").is_ok()
+    }
+
+    /// Peak resident set size (VmHWM) in MiB.
+    pub fn peak_rss_mb() -> Option<f64> {
+        status_kib("VmHWM:").map(|kib| kib as f64 / 1024.0)
+    }
+
+    /// Current resident set size (VmRSS) in MiB.
+    pub fn rss_mb() -> Option<f64> {
+        status_kib("VmRSS:").map(|kib| kib as f64 / 1024.0)
+    }
+
+    fn status_kib(field: &str) -> Option<u64> {
+        let status = std::fs::read_to_string(Path::new("/proc/self/status")).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_correct_and_sortable() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_795_310_625), "2026-11-22T01:23:45Z");
+        assert_eq!(compact_timestamp(1_795_310_625), "20261122T012345Z");
+        assert!(compact_timestamp(1_795_310_625) < compact_timestamp(1_795_310_626));
+    }
+
+    #[test]
+    fn peak_rss_follows_a_large_allocation_and_resets() {
+        if !memory::reset_peak_rss() {
+            return; // not Linux, or /proc not writable: the runner records no memory then
+        }
+        let before = memory::peak_rss_mb().unwrap();
+        let block = vec![1u8; 64 << 20];
+        let during = memory::peak_rss_mb().unwrap();
+        drop(block);
+        assert!(during - before > 60.0, "{before} -> {during}");
+        assert!(memory::reset_peak_rss());
+        let after = memory::peak_rss_mb().unwrap();
+        assert!(after < during - 60.0, "reset: {during} -> {after}");
+    }
+}

@@ -1,0 +1,61 @@
+//! A multilayer perceptron on the flattened input: Linear + ReLU for each hidden width, then a
+//! Linear to the classes. With hidden [512, 512] on MNIST (784 inputs, 10 classes) it is the
+//! classic 784-512-512-10 network (Keras `mnist_mlp.py` minus its dropout) and must have
+//! 669,706 trainable parameters (401,920 + 262,656 + 5,130). PyTorch/burn default init.
+
+use burn::nn::Linear;
+use burn::prelude::*;
+use burn::tensor::activation::relu;
+
+use crate::layers::{Cost, Init, LinearSpec};
+
+/// The layer table of one MLP.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct MlpPlan {
+    /// Hidden layers then the output layer.
+    layers: Vec<LinearSpec>,
+}
+
+impl MlpPlan {
+    pub fn new(input: [usize; 3], classes: usize, hidden: &[usize]) -> Self {
+        let mut fin = input.iter().product();
+        let mut layers = Vec::with_capacity(hidden.len() + 1);
+        for &fout in hidden.iter().chain(std::iter::once(&classes)) {
+            layers.push(LinearSpec::new(fin, fout, Init::Torch));
+            fin = fout;
+        }
+        Self { layers }
+    }
+
+    pub fn cost(&self) -> Cost {
+        let mut cost = Cost::default();
+        for layer in &self.layers {
+            cost.linear(layer);
+        }
+        cost
+    }
+
+    pub fn init<B: Backend>(&self, device: &B::Device) -> Mlp<B> {
+        Mlp {
+            layers: self.layers.iter().map(|layer| layer.init(device)).collect(),
+        }
+    }
+}
+
+/// A ReLU MLP; see the [module docs](self).
+#[derive(Module, Debug)]
+pub struct Mlp<B: Backend> {
+    /// Hidden layers then the output layer.
+    layers: Vec<Linear<B>>,
+}
+
+impl<B: Backend> Mlp<B> {
+    /// # Shapes
+    /// images `[batch, C, H, W]` -> logits `[batch, classes]` (the input is flattened first)
+    pub fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
+        let x = images.flatten(1, 3); // [batch, C x H x W]
+        let (head, hidden) = self.layers.split_last().expect("an MLP has an output layer");
+        let x = hidden.iter().fold(x, |x, layer| relu(layer.forward(x))); // [batch, last hidden]
+        head.forward(x) // [batch, classes]
+    }
+}

@@ -1,0 +1,32 @@
+//! Writing report files so that a reader never sees half of one (DESIGN.md, reliability
+//! rules: "write then rename").
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::ReportError;
+
+/// Writes `bytes` to a temporary sibling of `path`, syncs it and renames it over `path`.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    let tmp = temporary_sibling(path);
+    let mut file = std::fs::File::create(&tmp).map_err(ReportError::io("create", &tmp))?;
+    file.write_all(bytes).map_err(ReportError::io("write", &tmp))?;
+    file.sync_all().map_err(ReportError::io("sync", &tmp))?;
+    rename(&tmp, path)
+}
+
+/// `dir/name.ext` -> `dir/.name.tmp.ext`: hidden, and keeping the extension, which
+/// plotters' bitmap backend reads to choose the image format.
+pub(crate) fn temporary_sibling(path: &Path) -> PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!(".{stem}.tmp.{}", ext.to_string_lossy()),
+        None => format!(".{stem}.tmp"),
+    };
+    path.with_file_name(name)
+}
+
+/// Renames `from` over `to`, naming both on failure.
+pub(crate) fn rename(from: &Path, to: &Path) -> Result<(), ReportError> {
+    std::fs::rename(from, to).map_err(ReportError::io("move a finished file onto", to))
+}

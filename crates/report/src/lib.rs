@@ -1,0 +1,21 @@
+//! Results tables, statistics, figures and `report.md` for batchlab runs.
+//!
+//! Runners in `batchlab-experiments` write raw results through this crate's writers and
+//! call its renderers once a run is finished; nothing here knows about burn (DESIGN.md:
+//! "reporting is separate from training").
+//!
+//! - [`stats`]: medians, type-7 quantiles, bootstrap intervals, least-squares lines.
+//! - [`jumps`]: discontinuities ("jumps") in a step-time-versus-batch-size curve.
+//! - [`figures`]: x/y charts with error bars and vertical markers, to SVG and PNG.
+//! - [`markdown`]: markdown tables for `report.md`.
+//! - [`step_time`]: the step-time sweep's `results.csv`, `summary.csv`, figures and report.
+
+pub mod error;
+mod io;
+pub mod figures;
+pub mod jumps;
+pub mod markdown;
+pub mod stats;
+pub mod step_time;
+
+pub use error::ReportError;

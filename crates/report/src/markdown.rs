@@ -1,0 +1,42 @@
+//! Markdown tables for `report.md`.
+
+/// A GitHub-flavoured markdown table: a header row, a separator and one line per row.
+///
+/// Cells are escaped so that a `|` or a newline in a value (an error message, say) cannot
+/// break the table. Rows shorter than the header are padded with empty cells.
+pub fn table<H: AsRef<str>, C: AsRef<str>>(headers: &[H], rows: &[Vec<C>]) -> String {
+    let mut out = String::new();
+    let header: Vec<String> = headers.iter().map(|h| escape(h.as_ref())).collect();
+    out.push_str(&format!("| {} |\n", header.join(" | ")));
+    out.push_str(&format!("|{}\n", " --- |".repeat(headers.len())));
+    for row in rows {
+        let mut cells: Vec<String> = row.iter().map(|c| escape(c.as_ref())).collect();
+        cells.resize(headers.len().max(cells.len()), String::new());
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out
+}
+
+/// Makes a value safe inside one table cell.
+pub fn escape(cell: &str) -> String {
+    cell.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace("\r\n", "<br>")
+        .replace(['\n', '\r'], "<br>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_header_separator_and_rows() {
+        let t = table(&["a", "b"], &[vec!["1", "2"], vec!["3"]]);
+        assert_eq!(t, "| a | b |\n| --- | --- |\n| 1 | 2 |\n| 3 |  |\n");
+    }
+
+    #[test]
+    fn escapes_pipes_and_newlines() {
+        assert_eq!(escape("a|b\nc"), "a\\|b<br>c");
+    }
+}

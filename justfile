@@ -1,0 +1,41 @@
+# batchlab's commands. Logic lives in the `batchlab` binary; these are one-line shortcuts.
+# Everything runs in the release profile: one build serves running, benchmarking and testing.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+batchlab := "cargo run --release --quiet -p batchlab-cli --"
+
+# Run experiments/NAME.toml (default: the quick CPU sweep); the last line printed is the report directory.
+# Usage: just run | just run experiment=vgg16-step-time-cpu | just run vgg16-step-time-cpu --set sweep.rounds=3
+run experiment="quickstart" *ARGS:
+    {{batchlab}} run "{{trim_start_match(experiment, "experiment=")}}" {{ARGS}}
+
+# The whole test suite (what CI runs).
+test:
+    cargo test --release --workspace
+
+# Training-step benchmarks on flex and the sweep harness's overhead.
+bench *ARGS:
+    {{batchlab}} bench {{ARGS}}
+
+# Any other batchlab command, e.g. `just batchlab list`.
+batchlab *ARGS:
+    {{batchlab}} {{ARGS}}
+
+# Re-render a run's tables, figures and report.md from its results.csv.
+report dir:
+    {{batchlab}} report "{{dir}}"
+
+# Build the GPU binary (target/release/batchlab with CUDA). CUDARC_CUDA_VERSION fixes the CUDA API
+# version cudarc binds (13000 = CUDA 13.0, driver 580); set it to match the GPU machine's driver.
+build-cuda:
+    CUDARC_CUDA_VERSION="${CUDARC_CUDA_VERSION:-13000}" cargo build --release -p batchlab-cli --features cuda
+
+# Check that the GPU build compiles (no GPU needed).
+check-cuda:
+    CUDARC_CUDA_VERSION="${CUDARC_CUDA_VERSION:-13000}" cargo check --release -p batchlab-cli --features cuda
+
+# Formatting and lints, as required before every commit.
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --release --workspace --all-targets -- -D warnings

@@ -58,6 +58,17 @@ pub fn dispatch<T: OnBackend>(config: &BackendConfig, task: T) -> Result<T::Outp
     }
 }
 
+/// Fails early, before a report directory exists, if the configured backend cannot run here.
+pub fn ensure_available(config: &BackendConfig) -> Result<(), BackendError> {
+    match BackendKind::parse(&config.name).map_err(BackendError::Unknown)? {
+        BackendKind::Flex => Ok(()),
+        #[cfg(feature = "cuda")]
+        BackendKind::Cuda => check_cuda(config.device),
+        #[cfg(not(feature = "cuda"))]
+        BackendKind::Cuda => Err(BackendError::NotBuilt),
+    }
+}
+
 #[cfg(feature = "cuda")]
 fn run_cuda<T: OnBackend>(config: &BackendConfig, task: T) -> Result<T::Output, BackendError> {
     use burn::backend::{cuda::CudaDevice, Autodiff, Cuda};

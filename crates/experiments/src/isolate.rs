@@ -74,10 +74,23 @@ impl UnitEvents for ProgressEvents<'_> {
     }
 }
 
+/// `oom` for a failure whose message says memory ran out (as every backend we know says it),
+/// else `error`.
+pub fn failure_status(message: &str) -> &'static str {
+    let lower = message.to_lowercase();
+    let markers = ["out of memory", "outofmemory", "memory allocation", "cannot allocate memory"];
+    if markers.iter().any(|m| lower.contains(m)) {
+        "oom"
+    } else {
+        "error"
+    }
+}
+
 /// How a unit's process died, for the supervisor's record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Crash {
-    /// `oom` when the process was killed by SIGKILL (what the OOM killer sends), else `error`.
+    /// `oom` when the process was killed by SIGKILL (what the OOM killer sends) or said memory
+    /// ran out, else `error`.
     pub status: &'static str,
     /// Exit status and the end of the child's stderr.
     pub message: String,
@@ -160,7 +173,11 @@ fn run_child(
     match current {
         Some(unit) => {
             let crash = Crash {
-                status: if killed_by_sigkill(&status) { "oom" } else { "error" },
+                status: if killed_by_sigkill(&status) {
+                    "oom"
+                } else {
+                    failure_status(&stderr_text)
+                },
                 message: format!("worker process died ({status}): {tail}"),
             };
             events
@@ -198,4 +215,23 @@ fn tail(text: &str, max_chars: usize) -> &str {
 
 fn last_line(text: &str) -> &str {
     text.trim_end().lines().last().unwrap_or("a point failed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_of_memory_messages_are_recognised() {
+        assert_eq!(failure_status("CUDA_ERROR_OUT_OF_MEMORY: out of memory"), "oom");
+        assert_eq!(failure_status("memory allocation of 4096 bytes failed"), "oom");
+        assert_eq!(failure_status("index out of bounds"), "error");
+    }
+
+    #[test]
+    fn tails_keep_the_end() {
+        assert_eq!(tail("abcdef\n", 3), "def");
+        assert_eq!(tail("ab", 3), "ab");
+        assert_eq!(last_line("one\ntwo\n"), "two");
+    }
 }

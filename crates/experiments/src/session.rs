@@ -157,6 +157,7 @@ pub fn run_study(
     options: &RunOptions,
     progress: &dyn Progress,
 ) -> Result<PathBuf, RunError> {
+    backend::ensure_available(study.backend())?;
     let root = options
         .out
         .clone()

@@ -3,7 +3,6 @@
 
 use burn::tensor::backend::Backend;
 
-use crate::error::shape;
 use crate::mlp::MlpPlan;
 use crate::mobilenet_v1::MobileNetV1Plan;
 use crate::mobilenet_v2::MobileNetV2Plan;
@@ -163,10 +162,5 @@ impl ModelSpec {
                 Plan::Mlp(MlpPlan::new(input, classes, &self.hidden))
             }
         })
-    }
-
-    /// The input as `CxHxW`, for messages.
-    pub fn input_label(&self) -> String {
-        shape(&self.input)
     }
 }

@@ -17,7 +17,7 @@ use burn::{optim::Optimizer, tensor::backend::AutodiffBackend};
 use super::{measure::StepTimer, plan::Visit, remaining_visits, StepTimeStudy};
 use crate::{
     backend::{self, dispatch, panic_message, BackendKind, OnBackend},
-    isolate::{supervise, Crash, UnitEvents, WorkerExit},
+    isolate::{failure_status, supervise, Crash, UnitEvents, WorkerExit},
     optim::{with_optimizer, WithOptimizer},
     progress::Progress,
     session::{Isolation, Meta, RunError},
@@ -156,16 +156,6 @@ fn failure_row(study: &StepTimeStudy, visit: Visit, status: &str, message: &str)
     }
 }
 
-/// An out-of-memory failure says so in its message on every backend we know.
-fn failure_status(message: &str) -> &'static str {
-    let lower = message.to_lowercase();
-    if lower.contains("out of memory") || lower.contains("outofmemory") || lower.contains("memory allocation") {
-        "oom"
-    } else {
-        "error"
-    }
-}
-
 struct SweepTask<'a> {
     study: &'a StepTimeStudy,
     dir: &'a Path,
@@ -267,17 +257,5 @@ impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for SweepWithOptimizer<'_, B
             }
         }
         Ok(WorkerExit::Finished)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn out_of_memory_messages_are_recognised() {
-        assert_eq!(failure_status("CUDA_ERROR_OUT_OF_MEMORY: out of memory"), "oom");
-        assert_eq!(failure_status("memory allocation of 4096 bytes failed"), "oom");
-        assert_eq!(failure_status("index out of bounds"), "error");
     }
 }

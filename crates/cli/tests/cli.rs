@@ -1,0 +1,231 @@
+//! The `batchlab` binary end to end: commands, a tiny sweep in child processes, resume, re-render,
+//! crash isolation, and clear errors.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+const TINY: &str = r#"
+[experiment]
+name = "tiny"
+kind = "step-time"
+description = "a few-second sweep for the tests"
+
+[model]
+architecture = "mlp"
+input = [1, 8, 8]
+classes = 4
+hidden = [16]
+
+[sweep]
+batch_sizes = [1, 2, 3, 4]
+warmup_steps = 1
+samples = 3
+rounds = 2
+
+[analysis]
+claimed_jumps = [3]
+bootstrap_resamples = 200
+"#;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn batchlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_batchlab"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn tiny_config(dir: &Path, extra: &str) -> PathBuf {
+    let path = dir.join("tiny.toml");
+    fs::write(&path, format!("{TINY}{extra}")).unwrap();
+    path
+}
+
+fn last_line(output: &Output) -> PathBuf {
+    let stdout = text(&output.stdout);
+    PathBuf::from(stdout.trim_end().lines().last().expect("stdout has lines"))
+}
+
+fn run_ok(args: &[&str]) -> PathBuf {
+    let output = batchlab(args);
+    assert!(
+        output.status.success(),
+        "batchlab {args:?} failed:\n{}\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    last_line(&output)
+}
+
+const REPORT_FILES: [&str; 9] = [
+    "config.toml",
+    "meta.json",
+    "results.csv",
+    "summary.csv",
+    "step_time.svg",
+    "step_time.png",
+    "throughput.svg",
+    "throughput.png",
+    "report.md",
+];
+
+fn ok_rows(results: &Path) -> Vec<(u32, u32, u32)> {
+    let csv = fs::read_to_string(results).unwrap();
+    let mut rows: Vec<(u32, u32, u32)> = csv
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains(",ok,"))
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap())
+        })
+        .collect();
+    rows.sort_unstable();
+    rows
+}
+
+#[test]
+fn a_sweep_writes_the_whole_report_and_resumes_without_repeating() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tiny_config(tmp.path(), "");
+    let out = tmp.path().join("reports");
+    let dir = run_ok(&["run", config.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(dir.starts_with(out.join("tiny")), "{}", dir.display());
+    for file in REPORT_FILES {
+        assert!(dir.join(file).is_file(), "{file} missing from {}", dir.display());
+    }
+    let all = ok_rows(&dir.join("results.csv"));
+    assert_eq!(all.len(), 4 * 2 * 3, "4 batch sizes x 2 rounds x 3 samples");
+    let meta = fs::read_to_string(dir.join("meta.json")).unwrap();
+    assert!(meta.contains("\"status\": \"complete\""), "{meta}");
+    assert!(meta.contains("\"burn_version\": \"0.21.0\""), "{meta}");
+    assert!(fs::read_link(out.join("tiny/latest")).is_ok());
+
+    // Interrupt it after three visits: keep the header and the first 9 rows, mark it running.
+    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let kept: Vec<&str> = csv.lines().take(1 + 9).collect();
+    fs::write(dir.join("results.csv"), format!("{}\n", kept.join("\n"))).unwrap();
+    let first_rows = ok_rows(&dir.join("results.csv"));
+    fs::write(dir.join("meta.json"), meta.replace("\"complete\"", "\"running\"")).unwrap();
+
+    let resumed = run_ok(&["run", config.to_str().unwrap(), "--out", out.to_str().unwrap(), "--resume"]);
+    assert_eq!(resumed, dir, "resume continues the same directory");
+    let after = ok_rows(&dir.join("results.csv"));
+    assert_eq!(after, all, "every (batch, round, sample) exactly once");
+    let csv_after = fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert!(csv_after.starts_with(&kept.join("\n")), "finished rows kept as they were");
+    assert_eq!(first_rows.len(), 9);
+
+    // Nothing left to resume now.
+    let again = batchlab(&["run", config.to_str().unwrap(), "--out", out.to_str().unwrap(), "--resume"]);
+    assert!(!again.status.success());
+    assert!(text(&again.stderr).contains("nothing to resume"), "{}", text(&again.stderr));
+
+    // The report re-renders from results.csv alone.
+    for file in ["summary.csv", "report.md", "step_time.svg", "step_time.png", "throughput.svg", "throughput.png"] {
+        fs::remove_file(dir.join(file)).unwrap();
+    }
+    let rendered = run_ok(&["report", dir.to_str().unwrap()]);
+    assert_eq!(rendered, dir);
+    for file in REPORT_FILES {
+        assert!(dir.join(file).is_file(), "{file} not re-rendered");
+    }
+    let report = fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("tiny"));
+}
+
+#[test]
+fn a_point_that_kills_its_process_is_recorded_and_the_sweep_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Batch 3 of a wide MLP needs far more memory than the address-space limit set below; the
+    // allocation fails, the worker aborts, and the supervisor records the point.
+    let config = tiny_config(tmp.path(), "")
+        .to_str()
+        .unwrap()
+        .to_string();
+    fs::write(
+        &config,
+        TINY.replace("batch_sizes = [1, 2, 3, 4]", "batch_sizes = [1, 2, 300000]"),
+    )
+    .unwrap();
+    let out = tmp.path().join("reports");
+    let script = format!(
+        "ulimit -v 3000000 && exec {} run {config} --out {}",
+        env!("CARGO_BIN_EXE_batchlab"),
+        out.display()
+    );
+    let output = Command::new("bash").args(["-c", &script]).current_dir(root()).output().unwrap();
+    assert!(output.status.success(), "{}\n{}", text(&output.stdout), text(&output.stderr));
+    let dir = last_line(&output);
+    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let failed: Vec<&str> = csv.lines().filter(|l| l.starts_with("300000,")).collect();
+    assert_eq!(failed.len(), 1, "one failure row, no retry in the next round:\n{csv}");
+    assert!(failed[0].contains(",oom,"), "{}", failed[0]);
+    assert_eq!(ok_rows(&dir.join("results.csv")).len(), 2 * 2 * 3);
+    let summary = fs::read_to_string(dir.join("summary.csv")).unwrap();
+    assert!(summary.contains("oom"), "{summary}");
+}
+
+#[test]
+fn list_check_and_models_work_from_the_repository_root() {
+    let list = batchlab(&["list"]);
+    assert!(list.status.success(), "{}", text(&list.stderr));
+    let listed = text(&list.stdout);
+    for name in ["quickstart", "vgg16-step-time", "vgg16-step-time-cpu"] {
+        assert!(listed.lines().any(|l| l.starts_with(name)), "{name} not listed:\n{listed}");
+    }
+    assert!(listed.contains("reproduces: seed 000/001"));
+
+    let check = batchlab(&["check", "quickstart"]);
+    assert!(check.status.success(), "{}", text(&check.stderr));
+
+    let models = batchlab(&["models"]);
+    let table = text(&models.stdout);
+    assert!(table.contains("138,357,544"), "{table}");
+    assert!(table.contains("25,557,032"), "{table}");
+}
+
+#[test]
+fn bad_input_gets_a_clear_error_and_no_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tiny_config(tmp.path(), "");
+    let bad = tmp.path().join("bad.toml");
+    fs::write(&bad, TINY.replace("rounds = 2", "roundz = 2")).unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["check".into(), bad.display().to_string()], ":20:1: key `sweep.roundz`: unknown field"),
+        (vec!["check".into(), "no-such-experiment".into()], "Known experiments:"),
+        (
+            vec!["check".into(), config.display().to_string(), "--set".into(), "sweep.rounds=0".into()],
+            "sweep.rounds",
+        ),
+        (
+            vec!["check".into(), config.display().to_string(), "--set".into(), "model.input=[1,2,2]".into()],
+            "model",
+        ),
+        (vec!["report".into(), tmp.path().display().to_string()], "not a batchlab report directory"),
+        #[cfg(not(feature = "cuda"))]
+        (
+            vec!["run".into(), config.display().to_string(), "--backend".into(), "cuda".into(), "--out".into(), tmp.path().join("r").display().to_string()],
+            "--features cuda",
+        ),
+    ];
+    for (args, expected) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = batchlab(&args);
+        let stderr = text(&output.stderr);
+        assert!(!output.status.success(), "{args:?} should fail");
+        assert!(stderr.contains(expected), "{args:?}: expected {expected:?} in:\n{stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?} panicked:\n{stderr}");
+    }
+}

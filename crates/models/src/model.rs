@@ -1,0 +1,48 @@
+//! [`Model`]: any of the networks behind one type, so runners and optimisers need not be generic
+//! over the architecture. Built by [`ModelSpec::init`](crate::ModelSpec::init).
+
+use burn::prelude::*;
+
+use crate::{Mlp, MobileNetV1, MobileNetV2, MobileNetV3, ResNet, SimpleCnn, SmallCnn, Vgg};
+
+/// One of batchlab's networks.
+#[derive(Module, Debug)]
+pub enum Model<B: Backend> {
+    /// VGG16 or VGG19.
+    Vgg(Vgg<B>),
+    /// ResNet-18 or ResNet-50.
+    ResNet(ResNet<B>),
+    /// MobileNet v1.
+    MobileNetV1(MobileNetV1<B>),
+    /// MobileNetV2.
+    MobileNetV2(MobileNetV2<B>),
+    /// MobileNetV3-Large or -Small.
+    MobileNetV3(MobileNetV3<B>),
+    /// The seed-003 Keras CNN.
+    SmallCnn(SmallCnn<B>),
+    /// Shallue et al.'s Simple CNN.
+    SimpleCnn(SimpleCnn<B>),
+    /// A ReLU MLP.
+    Mlp(Mlp<B>),
+}
+
+impl<B: Backend> Model<B> {
+    /// Raw logits (no softmax or sigmoid: [`classification_loss`](crate::classification_loss)
+    /// applies it). BatchNorm uses batch statistics and dropout is active on an autodiff
+    /// backend; call `valid()` for evaluation.
+    ///
+    /// # Shapes
+    /// images `[batch, C, H, W]` -> logits `[batch, classes]` (the MLP flattens its input)
+    pub fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
+        match self {
+            Model::Vgg(model) => model.forward(images),
+            Model::ResNet(model) => model.forward(images),
+            Model::MobileNetV1(model) => model.forward(images),
+            Model::MobileNetV2(model) => model.forward(images),
+            Model::MobileNetV3(model) => model.forward(images),
+            Model::SmallCnn(model) => model.forward(images),
+            Model::SimpleCnn(model) => model.forward(images),
+            Model::Mlp(model) => model.forward(images),
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! The plotters side of [`super::render`]: one generic drawing routine for any backend and
+//! any pair of axis scales.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{Chart, LegendPosition, LineStyle, Rgb, Scale, FONT};
+
+pub(super) fn to_svg(chart: &Chart, out: &mut String) -> Result<(), String> {
+    let root = SVGBackend::with_string(out, chart.size).into_drawing_area();
+    draw(&root, chart)?;
+    root.present().map_err(|e| e.to_string())
+}
+
+pub(super) fn to_png(chart: &Chart, path: &Path) -> Result<(), String> {
+    let root = BitMapBackend::new(path, chart.size).into_drawing_area();
+    draw(&root, chart)?;
+    root.present().map_err(|e| e.to_string())
+}
+
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String> {
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let (x0, x1) = range(x_values(chart), chart.x_scale, false, 0.03, 0.03);
+    // Headroom above the data for the vertical markers' text.
+    let top = if chart.vlines.iter().any(|v| !v.text.is_empty()) { 0.14 } else { 0.06 };
+    let (y0, y1) = range(y_values(chart), chart.y_scale, chart.y_includes_zero, 0.06, top);
+    match (chart.x_scale, chart.y_scale) {
+        (Scale::Linear, Scale::Linear) => draw_in(root, chart, x0..x1, y0..y1),
+        (Scale::Log, Scale::Linear) => draw_in(root, chart, (x0..x1).log_scale(), y0..y1),
+        (Scale::Linear, Scale::Log) => draw_in(root, chart, x0..x1, (y0..y1).log_scale()),
+        (Scale::Log, Scale::Log) => draw_in(root, chart, (x0..x1).log_scale(), (y0..y1).log_scale()),
+    }
+}
+
+fn draw_in<DB, X, Y>(root: &DrawingArea<DB, Shift>, chart: &Chart, x_spec: X, y_spec: Y) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let mut ctx = ChartBuilder::on(root)
+        .caption(&chart.title, (FONT, 22))
+        .margin(14)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(x_spec, y_spec)
+        .map_err(err)?;
+    ctx.configure_mesh()
+        .x_desc(&chart.x_label)
+        .y_desc(&chart.y_label)
+        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 13))
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .draw()
+        .map_err(err)?;
+
+    let (ylo, yhi) = (ctx.y_range().start, ctx.y_range().end);
+    let x_span = ctx.x_range().end - ctx.x_range().start;
+    let mut legended = BTreeSet::new();
+    let mut previous_text_x = f64::NEG_INFINITY;
+    let mut row = 0;
+    let mut vlines: Vec<_> = chart.vlines.iter().filter(|v| v.x.is_finite()).collect();
+    vlines.sort_by(|a, b| a.x.total_cmp(&b.x));
+    for v in vlines {
+        let color = rgb(v.color);
+        let ends = [(v.x, ylo), (v.x, yhi)];
+        let anno = if v.dashed {
+            ctx.draw_series(std::iter::once(DashedPathElement::new(ends, 6, 4, color.stroke_width(2))))
+        } else {
+            ctx.draw_series(std::iter::once(PathElement::new(ends, color.stroke_width(2))))
+        }
+        .map_err(err)?;
+        if !v.legend.is_empty() && legended.insert(v.legend.clone()) {
+            anno.label(&v.legend).legend(move |(x, y)| PathElement::new([(x + 10, y - 7), (x + 10, y + 7)], color.stroke_width(2)));
+        }
+        if !v.text.is_empty() {
+            // Stagger labels of neighbouring lines over three rows so they do not overlap.
+            let relative = (v.x - previous_text_x).abs() / x_span;
+            row = if relative.is_finite() && relative < 0.05 { (row + 1) % 3 } else { 0 };
+            previous_text_x = v.x;
+            let text = Text::new(v.text.clone(), (3, 4 + 15 * row), (FONT, 13).into_font().color(&color));
+            ctx.draw_series(std::iter::once(EmptyElement::at((v.x, yhi)) + text)).map_err(err)?;
+        }
+    }
+
+    for s in &chart.series {
+        let color = rgb(s.color);
+        let points: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+        for (&(x, _), &(lo, hi)) in s.points.iter().zip(&s.error_bars) {
+            if !(x.is_finite() && lo.is_finite() && hi.is_finite()) {
+                continue;
+            }
+            let style = color.stroke_width(1);
+            let bar = PathElement::new([(x, lo), (x, hi)], style);
+            let cap = |y| EmptyElement::at((x, y)) + PathElement::new([(-4, 0), (4, 0)], style);
+            ctx.draw_series([cap(lo), cap(hi)]).map_err(err)?;
+            ctx.draw_series(std::iter::once(bar)).map_err(err)?;
+        }
+        let anno = match s.line {
+            LineStyle::Solid => Some(ctx.draw_series(LineSeries::new(points.clone(), color.stroke_width(2))).map_err(err)?),
+            LineStyle::Dashed => Some(
+                ctx.draw_series(DashedLineSeries::new(points.clone(), 8, 5, color.stroke_width(2))).map_err(err)?,
+            ),
+            LineStyle::None => None,
+        };
+        let anno = if s.markers {
+            Some(ctx.draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(err)?)
+        } else {
+            anno
+        };
+        if let Some(anno) = anno.filter(|_| !s.label.is_empty()) {
+            let (line, markers) = (s.line, s.markers);
+            anno.label(&s.label).legend(move |(x, y)| legend_glyph(x, y, color, line, markers));
+        }
+    }
+
+    ctx.configure_series_labels()
+        .position(match chart.legend {
+            LegendPosition::UpperLeft => SeriesLabelPosition::UpperLeft,
+            LegendPosition::UpperRight => SeriesLabelPosition::UpperRight,
+            LegendPosition::LowerLeft => SeriesLabelPosition::LowerLeft,
+            LegendPosition::LowerRight => SeriesLabelPosition::LowerRight,
+        })
+        .label_font((FONT, 13))
+        .background_style(WHITE.mix(0.9))
+        .border_style(RGBColor(120, 120, 120))
+        .margin(12)
+        .draw()
+        .map_err(err)
+}
+
+fn legend_glyph(x: i32, y: i32, color: RGBColor, line: LineStyle, markers: bool) -> DynElement<'static, impl DrawingBackend, (i32, i32)> {
+    let stroke = match line {
+        LineStyle::Solid => vec![PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))],
+        LineStyle::Dashed => {
+            vec![PathElement::new([(x, y), (x + 7, y)], color.stroke_width(2)), PathElement::new([(x + 13, y), (x + 20, y)], color.stroke_width(2))]
+        }
+        LineStyle::None => vec![],
+    };
+    let dot = Circle::new((x + 10, y), if markers { 3 } else { 0 }, color.filled());
+    (EmptyElement::at((0, 0)) + dot + stroke.into_iter().fold(EmptyElement::at((0, 0)), |acc, p| acc + p)).into_dyn()
+}
+
+fn rgb((r, g, b): Rgb) -> RGBColor {
+    RGBColor(r, g, b)
+}
+
+fn x_values(chart: &Chart) -> Vec<f64> {
+    let series = chart.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    series.chain(chart.vlines.iter().map(|v| v.x)).collect()
+}
+
+fn y_values(chart: &Chart) -> Vec<f64> {
+    let points = chart.series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let bars = chart.series.iter().flat_map(|s| s.error_bars.iter().flat_map(|b| [b.0, b.1]));
+    points.chain(bars).collect()
+}
+
+/// The axis range covering `values` with `pad_low` / `pad_high` of the span added (in log
+/// space on a log axis, where non-positive values are left out).
+fn range(values: Vec<f64>, scale: Scale, include_zero: bool, pad_low: f64, pad_high: f64) -> (f64, f64) {
+    let log = scale == Scale::Log;
+    let usable = values.into_iter().filter(|v| v.is_finite() && (!log || *v > 0.0));
+    let map = |v: f64| if log { v.log10() } else { v };
+    let (mut lo, mut hi) = usable.map(map).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    if !lo.is_finite() {
+        (lo, hi) = (0.0, 1.0);
+    }
+    if include_zero && !log {
+        lo = lo.min(0.0);
+        hi = hi.max(0.0);
+    }
+    let span = if hi > lo { hi - lo } else { lo.abs().max(1.0) * 0.1 };
+    let (lo, hi) = (lo - pad_low * span - if hi > lo { 0.0 } else { span }, hi + pad_high * span + if hi > lo { 0.0 } else { span });
+    let lo = if include_zero && !log && lo < 0.0 && hi > 0.0 && lo > -pad_low * span * 1.01 { 0.0 } else { lo };
+    if log {
+        (10f64.powf(lo), 10f64.powf(hi))
+    } else {
+        (lo, hi)
+    }
+}
+
+/// A tick label without float noise: "16", "0.25", "1.5k"-free plain numbers, at most
+/// three significant decimals.
+fn tick(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 || v == v.round() {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        trim(format!("{v:.2}"))
+    } else {
+        trim(format!("{v:.3}"))
+    }
+}
+
+fn trim(s: String) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_plain_numbers() {
+        assert_eq!(tick(16.0), "16");
+        assert_eq!(tick(2.50), "2.5");
+        assert_eq!(tick(0.125), "0.125");
+        assert_eq!(tick(1234.56), "1235");
+        assert_eq!(tick(-3.0), "-3");
+    }
+
+    #[test]
+    fn ranges_pad_and_handle_degenerate_data() {
+        let (lo, hi) = range(vec![10.0, 20.0], Scale::Linear, false, 0.1, 0.1);
+        assert!((lo - 9.0).abs() < 1e-9 && (hi - 21.0).abs() < 1e-9);
+        let (lo, hi) = range(vec![5.0], Scale::Linear, false, 0.1, 0.1);
+        assert!(lo < 5.0 && hi > 5.0);
+        let (lo, hi) = range(vec![], Scale::Linear, false, 0.0, 0.0);
+        assert!(lo < hi);
+        let (lo, hi) = range(vec![1.0, 100.0, -1.0], Scale::Log, false, 0.0, 0.0);
+        assert!((lo - 1.0).abs() < 1e-9 && (hi - 100.0).abs() < 1e-6);
+        let (lo, _) = range(vec![10.0, 20.0], Scale::Linear, true, 0.05, 0.05);
+        assert_eq!(lo, 0.0);
+    }
+}

@@ -1,0 +1,196 @@
+//! x/y charts with error bars, extra series and vertical markers, written as SVG and PNG.
+//!
+//! A [`Chart`] is plain data (no plotters types), so runners can build one without knowing
+//! plotters; [`render`] draws it. Every chart has a title, axis labels (put the unit in
+//! them) and a legend, so that a figure read on its own says what it shows.
+//!
+//! plotters is built without system fonts (no fontconfig, so it builds and renders the same
+//! everywhere); the DejaVu Sans font in `assets/` is embedded and registered once as
+//! `sans-serif` before the first drawing.
+
+mod draw;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::ReportError;
+
+/// A colour as (red, green, blue).
+pub type Rgb = (u8, u8, u8);
+
+/// The Okabe-Ito palette, distinguishable with the common colour-vision deficiencies:
+/// blue, orange, bluish green, vermillion, reddish purple, sky blue, black.
+pub const PALETTE: [Rgb; 7] = [(0, 114, 178), (230, 159, 0), (0, 158, 115), (213, 94, 0), (204, 121, 167), (86, 180, 233), (0, 0, 0)];
+
+/// Grey, for reference marks that should not compete with the data.
+pub const GREY: Rgb = (150, 150, 150);
+
+/// How an axis maps values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Evenly spaced values.
+    Linear,
+    /// Evenly spaced powers (e.g. batch sizes 1, 2, 4, ...); values must be positive.
+    Log,
+}
+
+/// How the points of a series are joined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineStyle {
+    /// A solid line.
+    Solid,
+    /// A dashed line (fits, references).
+    Dashed,
+    /// No line: markers only.
+    None,
+}
+
+/// Where the legend box sits inside the plotting area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LegendPosition {
+    /// Top left corner.
+    UpperLeft,
+    /// Top right corner.
+    UpperRight,
+    /// Bottom left corner.
+    LowerLeft,
+    /// Bottom right corner.
+    LowerRight,
+}
+
+/// One data series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend text; an empty label keeps the series out of the legend.
+    pub label: String,
+    /// (x, y) points; non-finite points are skipped.
+    pub points: Vec<(f64, f64)>,
+    /// Per point (low, high) of an error bar; empty for none, else as long as `points`.
+    pub error_bars: Vec<(f64, f64)>,
+    /// How points are joined.
+    pub line: LineStyle,
+    /// Whether each point gets a dot.
+    pub markers: bool,
+    /// Colour of line, markers and bars.
+    pub color: Rgb,
+}
+
+impl Series {
+    /// A solid line with markers.
+    pub fn new(label: impl Into<String>, points: Vec<(f64, f64)>, color: Rgb) -> Self {
+        Series { label: label.into(), points, error_bars: vec![], line: LineStyle::Solid, markers: true, color }
+    }
+
+    /// Adds error bars, one (low, high) per point.
+    pub fn with_error_bars(mut self, bars: Vec<(f64, f64)>) -> Self {
+        self.error_bars = bars;
+        self
+    }
+
+    /// Sets how points are joined.
+    pub fn with_line(mut self, line: LineStyle) -> Self {
+        self.line = line;
+        self
+    }
+
+    /// Sets whether points get dots.
+    pub fn with_markers(mut self, markers: bool) -> Self {
+        self.markers = markers;
+        self
+    }
+}
+
+/// A vertical line across the plot at `x`, e.g. a detected jump or a failed batch size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VLine {
+    /// Position on the x axis.
+    pub x: f64,
+    /// Short text printed at the top of the line (e.g. the batch size); may be empty.
+    pub text: String,
+    /// Legend entry; lines with the same legend text share one entry; empty for none.
+    pub legend: String,
+    /// Colour of line and text.
+    pub color: Rgb,
+    /// Dashed rather than solid.
+    pub dashed: bool,
+}
+
+/// A chart: data plus everything a reader needs to read it alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    /// Title above the plot.
+    pub title: String,
+    /// x axis label, with unit.
+    pub x_label: String,
+    /// y axis label, with unit.
+    pub y_label: String,
+    /// x axis scale.
+    pub x_scale: Scale,
+    /// y axis scale.
+    pub y_scale: Scale,
+    /// Data series, drawn in order.
+    pub series: Vec<Series>,
+    /// Vertical markers, drawn under the series.
+    pub vlines: Vec<VLine>,
+    /// Legend placement.
+    pub legend: LegendPosition,
+    /// Image size in pixels (width, height).
+    pub size: (u32, u32),
+    /// Whether the y axis must include 0 (on a linear axis).
+    pub y_includes_zero: bool,
+}
+
+impl Chart {
+    /// An empty 900 x 560 linear chart with the legend in the upper left.
+    pub fn new(title: impl Into<String>, x_label: impl Into<String>, y_label: impl Into<String>) -> Self {
+        Chart {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            series: vec![],
+            vlines: vec![],
+            legend: LegendPosition::UpperLeft,
+            size: (900, 560),
+            y_includes_zero: false,
+        }
+    }
+}
+
+/// Draws `chart` to an SVG file and a PNG file. Each is written under a temporary name and
+/// renamed, so an interrupted run never leaves a half-drawn figure under its final name.
+pub fn render(chart: &Chart, svg: &Path, png: &Path) -> Result<(), ReportError> {
+    register_font().map_err(|message| ReportError::Plot { path: svg.to_path_buf(), message })?;
+    let mut text = String::new();
+    draw::to_svg(chart, &mut text).map_err(|message| ReportError::Plot { path: svg.to_path_buf(), message })?;
+    crate::io::write_atomic(svg, text.as_bytes())?;
+    let tmp = crate::io::temporary_sibling(png);
+    draw::to_png(chart, &tmp).map_err(|message| ReportError::Plot { path: png.to_path_buf(), message })?;
+    crate::io::rename(&tmp, png)
+}
+
+/// [`render`] to `dir/stem.svg` and `dir/stem.png`; returns both paths.
+pub fn render_pair(chart: &Chart, dir: &Path, stem: &str) -> Result<(PathBuf, PathBuf), ReportError> {
+    let svg = dir.join(format!("{stem}.svg"));
+    let png = dir.join(format!("{stem}.png"));
+    render(chart, &svg, &png)?;
+    Ok((svg, png))
+}
+
+/// The font family name charts use.
+pub(crate) const FONT: &str = "sans-serif";
+
+fn register_font() -> Result<(), String> {
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            let bytes: &'static [u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+            plotters::style::register_font(FONT, plotters::style::FontStyle::Normal, bytes)
+                .map_err(|_| "the embedded DejaVu Sans font could not be parsed".to_string())
+        })
+        .clone()
+}
+
+#[cfg(test)]
+mod tests;

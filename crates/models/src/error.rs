@@ -51,7 +51,9 @@ pub enum ModelError {
         width: f64,
     },
     /// A width multiplier so small that some layer would get no channels.
-    #[error("{architecture} at width {width} has a layer with 0 channels ({layer}); use a larger width")]
+    #[error(
+        "{architecture} at width {width} has a layer with 0 channels ({layer}); use a larger width"
+    )]
     WidthTooSmall {
         /// The architecture.
         architecture: Architecture,
@@ -61,7 +63,9 @@ pub enum ModelError {
         layer: &'static str,
     },
     /// An MLP hidden layer of width 0.
-    #[error("mlp hidden layer {index} has width 0; every hidden width must be >= 1 (got {hidden:?})")]
+    #[error(
+        "mlp hidden layer {index} has width 0; every hidden width must be >= 1 (got {hidden:?})"
+    )]
     EmptyHiddenLayer {
         /// Position of the offending layer in `hidden`.
         index: usize,

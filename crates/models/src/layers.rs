@@ -149,7 +149,14 @@ pub(crate) struct ConvSpec {
 
 impl ConvSpec {
     /// A dense (groups = 1) convolution without bias, the usual one before a BatchNorm.
-    pub fn new(cin: usize, cout: usize, kernel: usize, stride: usize, pad: Pad, init: Init) -> Self {
+    pub fn new(
+        cin: usize,
+        cout: usize,
+        kernel: usize,
+        stride: usize,
+        pad: Pad,
+        init: Init,
+    ) -> Self {
         Self {
             cin,
             cout,
@@ -314,11 +321,6 @@ pub(crate) struct ConvBnSpec {
 }
 
 impl ConvBnSpec {
-    pub fn params(&self) -> usize {
-        // BatchNorm trains gamma and beta per channel; its running mean/var are not trained.
-        self.conv.params() + 2 * self.conv.cout
-    }
-
     pub fn init<B: Backend>(&self, device: &B::Device) -> ConvBn<B> {
         ConvBn {
             conv: self.conv.init(device),
@@ -364,6 +366,7 @@ impl Cost {
     }
 
     pub fn conv_bn(&mut self, spec: &ConvBnSpec, hw: [usize; 2]) -> [usize; 2] {
+        // BatchNorm trains gamma and beta per channel; its running mean/var are not trained.
         self.params += 2 * spec.conv.cout;
         self.conv(&spec.conv, hw)
     }

@@ -19,14 +19,16 @@
 //! [`ModelSpec::forward_flops`]. A training step costs about 3x the forward FLOPs (forward, and
 //! two matrix products per layer backward).
 
+#![warn(missing_docs)]
+
 mod architecture;
 mod error;
 mod layers;
-mod model;
 pub mod mlp;
 pub mod mobilenet_v1;
 pub mod mobilenet_v2;
 pub mod mobilenet_v3;
+mod model;
 pub mod resnet;
 pub mod simple_cnn;
 pub mod small_cnn;

@@ -54,7 +54,10 @@ impl<B: Backend> Mlp<B> {
     /// images `[batch, C, H, W]` -> logits `[batch, classes]` (the input is flattened first)
     pub fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
         let x = images.flatten(1, 3); // [batch, C x H x W]
-        let (head, hidden) = self.layers.split_last().expect("an MLP has an output layer");
+        let (head, hidden) = self
+            .layers
+            .split_last()
+            .expect("an MLP has an output layer");
         let x = hidden.iter().fold(x, |x, layer| relu(layer.forward(x))); // [batch, last hidden]
         head.forward(x) // [batch, classes]
     }

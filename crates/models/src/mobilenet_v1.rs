@@ -17,7 +17,9 @@ use burn::nn::pool::{AdaptiveAvgPool2d, AdaptiveAvgPool2dConfig};
 use burn::nn::{Dropout, DropoutConfig, Linear};
 use burn::prelude::*;
 
-use crate::layers::{Activation, ConvBn, ConvBnSpec, ConvSpec, Cost, Init, LinearSpec, Pad, BN_KERAS};
+use crate::layers::{
+    Activation, ConvBn, ConvBnSpec, ConvSpec, Cost, Init, LinearSpec, Pad, BN_KERAS,
+};
 use crate::{Architecture, ModelError};
 
 /// (pointwise filters, depthwise stride) of the 13 blocks, `_depthwise_conv_block` calls 1-13.
@@ -67,10 +69,21 @@ impl MobileNetV1Plan {
             });
         }
         let glorot = Init::KerasGlorot;
-        let mut layers = vec![conv_bn(ConvSpec::new(input[0], scaled(32), 3, 2, Pad::TfSame, glorot))];
+        let mut layers = vec![conv_bn(ConvSpec::new(
+            input[0],
+            scaled(32),
+            3,
+            2,
+            Pad::TfSame,
+            glorot,
+        ))];
         let mut cin = scaled(32);
         for &(filters, stride) in &BLOCKS {
-            let pad = if stride == 1 { Pad::Half } else { Pad::BottomRight1 };
+            let pad = if stride == 1 {
+                Pad::Half
+            } else {
+                Pad::BottomRight1
+            };
             layers.push(conv_bn(ConvSpec::depthwise(cin, 3, stride, pad, glorot)));
             let cout = scaled(filters);
             layers.push(conv_bn(ConvSpec::new(cin, cout, 1, 1, Pad::Valid, glorot)));

@@ -40,7 +40,14 @@ fn conv_bn(conv: ConvSpec, act: Activation) -> ConvBnSpec {
 
 /// torchvision's `Conv2dNormActivation`: padding (k - 1) / 2, no bias, kaiming fan-out init.
 fn conv(cin: usize, cout: usize, kernel: usize, stride: usize) -> ConvSpec {
-    ConvSpec::new(cin, cout, kernel, stride, Pad::Half, Init::TorchKaimingFanOut)
+    ConvSpec::new(
+        cin,
+        cout,
+        kernel,
+        stride,
+        Pad::Half,
+        Init::TorchKaimingFanOut,
+    )
 }
 
 /// The layer table of one inverted residual block.
@@ -76,7 +83,8 @@ impl MobileNetV2Plan {
                 if t != 1 {
                     layers.push(conv_bn(conv(cin, hidden, 1, 1), Activation::Relu6));
                 }
-                let depthwise = ConvSpec::depthwise(hidden, 3, stride, Pad::Half, Init::TorchKaimingFanOut);
+                let depthwise =
+                    ConvSpec::depthwise(hidden, 3, stride, Pad::Half, Init::TorchKaimingFanOut);
                 layers.push(conv_bn(depthwise, Activation::Relu6));
                 // Linear bottleneck: no activation after the projection (paper section 3.2).
                 layers.push(conv_bn(conv(hidden, cout, 1, 1), Activation::Identity));
@@ -119,7 +127,11 @@ impl MobileNetV2Plan {
                 .blocks
                 .iter()
                 .map(|block| InvertedResidual {
-                    layers: block.layers.iter().map(|layer| layer.init(device)).collect(),
+                    layers: block
+                        .layers
+                        .iter()
+                        .map(|layer| layer.init(device))
+                        .collect(),
                     residual: block.residual,
                 })
                 .collect(),
@@ -143,7 +155,10 @@ impl<B: Backend> InvertedResidual<B> {
     /// # Shapes
     /// `[batch, cin, h, w]` -> `[batch, cout, h / stride, w / stride]`
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
-        let out = self.layers.iter().fold(x.clone(), |x, layer| layer.forward(x));
+        let out = self
+            .layers
+            .iter()
+            .fold(x.clone(), |x, layer| layer.forward(x));
         if self.residual {
             out + x
         } else {

@@ -17,7 +17,8 @@ use burn::prelude::*;
 use burn::tensor::activation::{hard_sigmoid, relu};
 
 use crate::layers::{
-    make_divisible, Activation, ConvBn, ConvBnSpec, ConvSpec, Cost, Init, LinearSpec, Pad, BN_TORCH_V3,
+    make_divisible, Activation, ConvBn, ConvBnSpec, ConvSpec, Cost, Init, LinearSpec, Pad,
+    BN_TORCH_V3,
 };
 use crate::Architecture;
 
@@ -45,7 +46,7 @@ const LARGE: [Row; 15] = [
     (160, 5, 960, 160, true, HS, 1),
 ];
 const SMALL: [Row; 11] = [
-    (16, 3, 16, 16, true, RE, 2), // C1
+    (16, 3, 16, 16, true, RE, 2),  // C1
     (16, 3, 72, 24, false, RE, 2), // C2
     (24, 3, 88, 24, false, RE, 1),
     (24, 5, 96, 40, true, HS, 2), // C3
@@ -72,7 +73,14 @@ fn conv_bn(conv: ConvSpec, act: Activation) -> ConvBnSpec {
 }
 
 fn conv(cin: usize, cout: usize, kernel: usize, stride: usize) -> ConvSpec {
-    ConvSpec::new(cin, cout, kernel, stride, Pad::Half, Init::TorchKaimingFanOut)
+    ConvSpec::new(
+        cin,
+        cout,
+        kernel,
+        stride,
+        Pad::Half,
+        Init::TorchKaimingFanOut,
+    )
 }
 
 /// The layer table of one bottleneck.
@@ -114,11 +122,20 @@ impl MobileNetV3Plan {
                 if expanded != cin {
                     convs.push(conv_bn(conv(cin, expanded, 1, 1), act));
                 }
-                let depthwise = ConvSpec::depthwise(expanded, kernel, stride, Pad::Half, Init::TorchKaimingFanOut);
+                let depthwise = ConvSpec::depthwise(
+                    expanded,
+                    kernel,
+                    stride,
+                    Pad::Half,
+                    Init::TorchKaimingFanOut,
+                );
                 convs.push(conv_bn(depthwise, act));
                 let se = use_se.then(|| {
                     let squeeze = make_divisible((expanded / 4) as f64, 8);
-                    [conv(expanded, squeeze, 1, 1).with_bias(), conv(squeeze, expanded, 1, 1).with_bias()]
+                    [
+                        conv(expanded, squeeze, 1, 1).with_bias(),
+                        conv(squeeze, expanded, 1, 1).with_bias(),
+                    ]
                 });
                 BneckPlan {
                     convs,
@@ -169,11 +186,14 @@ impl MobileNetV3Plan {
             .iter()
             .map(|block| Bneck {
                 convs: block.convs.iter().map(|layer| layer.init(device)).collect(),
-                se: block.se.as_ref().map(|[reduce, restore]| SqueezeExcitation {
-                    pool: AdaptiveAvgPool2dConfig::new([1, 1]).init(),
-                    reduce: reduce.init(device),
-                    restore: restore.init(device),
-                }),
+                se: block
+                    .se
+                    .as_ref()
+                    .map(|[reduce, restore]| SqueezeExcitation {
+                        pool: AdaptiveAvgPool2dConfig::new([1, 1]).init(),
+                        reduce: reduce.init(device),
+                        restore: restore.init(device),
+                    }),
                 project: block.project.init(device),
                 residual: block.residual,
             })
@@ -205,7 +225,7 @@ impl<B: Backend> SqueezeExcitation<B> {
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
         let scale = self.pool.forward(x.clone()); // [batch, c, 1, 1]
         let scale = relu(self.reduce.forward(scale)); // [batch, squeeze, 1, 1]
-        // torchvision's nn.Hardsigmoid is relu6(x + 3) / 6.
+                                                      // torchvision's nn.Hardsigmoid is relu6(x + 3) / 6.
         let scale = hard_sigmoid(self.restore.forward(scale), 1.0 / 6.0, 0.5); // [batch, c, 1, 1]
         x * scale
     }
@@ -224,7 +244,10 @@ impl<B: Backend> Bneck<B> {
     /// # Shapes
     /// `[batch, cin, h, w]` -> `[batch, cout, h / stride, w / stride]`
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
-        let mut out = self.convs.iter().fold(x.clone(), |x, layer| layer.forward(x));
+        let mut out = self
+            .convs
+            .iter()
+            .fold(x.clone(), |x, layer| layer.forward(x));
         if let Some(se) = &self.se {
             out = se.forward(out);
         }

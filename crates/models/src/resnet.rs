@@ -17,7 +17,9 @@ use burn::nn::{Linear, PaddingConfig2d};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
 
-use crate::layers::{Activation, ConvBn, ConvBnSpec, ConvSpec, Cost, Init, LinearSpec, Pad, BN_TORCH};
+use crate::layers::{
+    Activation, ConvBn, ConvBnSpec, ConvSpec, Cost, Init, LinearSpec, Pad, BN_TORCH,
+};
 use crate::{Architecture, ModelError};
 
 /// Blocks per stage (torchvision `layers`).
@@ -46,7 +48,14 @@ pub(crate) struct ResNetPlan {
 fn conv_bn(cin: usize, cout: usize, kernel: usize, stride: usize, act: Activation) -> ConvBnSpec {
     ConvBnSpec {
         // torchvision: kaiming_normal_(mode="fan_out", nonlinearity="relu") for every conv.
-        conv: ConvSpec::new(cin, cout, kernel, stride, Pad::Half, Init::TorchKaimingFanOut),
+        conv: ConvSpec::new(
+            cin,
+            cout,
+            kernel,
+            stride,
+            Pad::Half,
+            Init::TorchKaimingFanOut,
+        ),
         bn: BN_TORCH,
         act,
     }

@@ -31,7 +31,9 @@ pub(crate) struct SimpleCnnPlan {
 
 impl SimpleCnnPlan {
     pub fn new(input: [usize; 3], classes: usize) -> Self {
-        let conv = |cin, cout| ConvSpec::new(cin, cout, KERNEL, 1, Pad::Half, Init::KerasGlorot).with_bias();
+        let conv = |cin, cout| {
+            ConvSpec::new(cin, cout, KERNEL, 1, Pad::Half, Init::KerasGlorot).with_bias()
+        };
         let convs = [conv(input[0], FILTERS[0]), conv(FILTERS[0], FILTERS[1])];
         let [h, w] = convs.iter().fold([input[1], input[2]], |hw, conv| {
             Pad::Valid.out_hw(conv.out_hw(hw), 2, 2)

@@ -50,8 +50,8 @@ struct TrainableCounter {
 
 impl<B: Backend> ModuleVisitor<B> for TrainableCounter {
     fn enter_module(&mut self, name: &str, container_type: &str) {
-        let running = container_type == "Struct:BatchNorm"
-            && matches!(name, "running_mean" | "running_var");
+        let running =
+            container_type == "Struct:BatchNorm" && matches!(name, "running_mean" | "running_var");
         self.running.push(running);
     }
 

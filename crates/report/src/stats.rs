@@ -152,9 +152,10 @@ mod tests {
         let xs: Vec<f64> = (0..41).map(|i| 10.0 + ((i * 37) % 41) as f64 * 0.1).collect();
         let a = bootstrap_median_ci(&xs, 2000, 0.95, 7);
         let b = bootstrap_median_ci(&xs, 2000, 0.95, 7);
-        let c = bootstrap_median_ci(&xs, 2000, 0.95, 8);
         assert_eq!(a, b);
-        assert_ne!(a, c);
+        // Interval ends are order statistics, so two seeds can agree; most must not.
+        let differing = (8..28).filter(|&s| bootstrap_median_ci(&xs, 200, 0.95, s) != a).count();
+        assert!(differing > 5, "{differing}");
         let m = median(&xs);
         assert!(a.0 <= m && m <= a.1, "{a:?} should contain {m}");
         assert!(a.0 < a.1);

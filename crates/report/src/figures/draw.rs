@@ -6,6 +6,7 @@ use std::path::Path;
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 use super::{Chart, LegendPosition, LineStyle, Rgb, Scale, FONT};
@@ -28,11 +29,24 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
     // Headroom above the data for the vertical markers' text.
     let top = if chart.vlines.iter().any(|v| !v.text.is_empty()) { 0.14 } else { 0.06 };
     let (y0, y1) = range(y_values(chart), chart.y_scale, chart.y_includes_zero, 0.06, top);
-    match (chart.x_scale, chart.y_scale) {
-        (Scale::Linear, Scale::Linear) => draw_in(root, chart, x0..x1, y0..y1),
-        (Scale::Log, Scale::Linear) => draw_in(root, chart, (x0..x1).log_scale(), y0..y1),
-        (Scale::Linear, Scale::Log) => draw_in(root, chart, x0..x1, (y0..y1).log_scale()),
-        (Scale::Log, Scale::Log) => draw_in(root, chart, (x0..x1).log_scale(), (y0..y1).log_scale()),
+    match chart.x_scale {
+        Scale::Linear => with_x(root, chart, x0..x1, (y0, y1)),
+        Scale::Log => with_x(root, chart, (x0..x1).log_scale(), (y0, y1)),
+        Scale::Log2 => with_x(root, chart, (x0..x1).log_scale().base(2.0), (y0, y1)),
+    }
+}
+
+/// Second half of the scale dispatch: each axis's coordinate type is a type parameter.
+fn with_x<DB, X>(root: &DrawingArea<DB, Shift>, chart: &Chart, x: X, (y0, y1): (f64, f64)) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    X: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+{
+    match chart.y_scale {
+        Scale::Linear => draw_in(root, chart, x, y0..y1),
+        Scale::Log => draw_in(root, chart, x, (y0..y1).log_scale()),
+        Scale::Log2 => draw_in(root, chart, x, (y0..y1).log_scale().base(2.0)),
     }
 }
 
@@ -88,8 +102,16 @@ where
             let relative = (v.x - previous_text_x).abs() / x_span;
             row = if relative.is_finite() && relative < 0.05 { (row + 1) % 3 } else { 0 };
             previous_text_x = v.x;
-            let text = Text::new(v.text.clone(), (3, 4 + 15 * row), (FONT, 13).into_font().color(&color));
-            ctx.draw_series(std::iter::once(EmptyElement::at((v.x, yhi)) + text)).map_err(err)?;
+            // On a white box, right of the line, or left of it near the right edge where
+            // the text would be cut off. Width estimated at 7.5 px per character at 13 px.
+            let width = (7.5 * v.text.chars().count() as f64) as i32 + 4;
+            let near_right = (ctx.x_range().end - v.x) / x_span < 0.12;
+            let left = if near_right { -width - 3 } else { 3 };
+            let top = 3 + 15 * row;
+            let label = EmptyElement::at((v.x, yhi))
+                + Rectangle::new([(left, top), (left + width, top + 14)], WHITE.mix(0.85).filled())
+                + Text::new(v.text.clone(), (left + 2, top + 1), (FONT, 13).into_font().color(&color));
+            ctx.draw_series(std::iter::once(label)).map_err(err)?;
         }
     }
 
@@ -119,8 +141,14 @@ where
             anno
         };
         if let Some(anno) = anno.filter(|_| !s.label.is_empty()) {
-            let (line, markers) = (s.line, s.markers);
-            anno.label(&s.label).legend(move |(x, y)| legend_glyph(x, y, color, line, markers));
+            let (outer, middle, dot) = legend_styles(color, s.line, s.markers);
+            anno.label(&s.label).legend(move |(x, y)| {
+                EmptyElement::at((x, y))
+                    + PathElement::new([(0, 0), (7, 0)], outer)
+                    + PathElement::new([(7, 0), (13, 0)], middle)
+                    + PathElement::new([(13, 0), (20, 0)], outer)
+                    + Circle::new((10, 0), 3, dot)
+            });
         }
     }
 
@@ -139,16 +167,13 @@ where
         .map_err(err)
 }
 
-fn legend_glyph(x: i32, y: i32, color: RGBColor, line: LineStyle, markers: bool) -> DynElement<'static, impl DrawingBackend, (i32, i32)> {
-    let stroke = match line {
-        LineStyle::Solid => vec![PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))],
-        LineStyle::Dashed => {
-            vec![PathElement::new([(x, y), (x + 7, y)], color.stroke_width(2)), PathElement::new([(x + 13, y), (x + 20, y)], color.stroke_width(2))]
-        }
-        LineStyle::None => vec![],
-    };
-    let dot = Circle::new((x + 10, y), if markers { 3 } else { 0 }, color.filled());
-    (EmptyElement::at((0, 0)) + dot + stroke.into_iter().fold(EmptyElement::at((0, 0)), |acc, p| acc + p)).into_dyn()
+/// Styles of the legend's sample of a series, a 20-pixel line in three pieces and a dot:
+/// (outer pieces, middle piece, dot). Invisible parts are transparent, so that every style
+/// is the same composite element.
+fn legend_styles(color: RGBColor, line: LineStyle, markers: bool) -> (ShapeStyle, ShapeStyle, ShapeStyle) {
+    let visible = |on: bool| if on { color.stroke_width(2) } else { TRANSPARENT.stroke_width(0) };
+    let dot = if markers { color.filled() } else { TRANSPARENT.filled() };
+    (visible(line != LineStyle::None), visible(line == LineStyle::Solid), dot)
 }
 
 fn rgb((r, g, b): Rgb) -> RGBColor {
@@ -166,23 +191,28 @@ fn y_values(chart: &Chart) -> Vec<f64> {
     points.chain(bars).collect()
 }
 
-/// The axis range covering `values` with `pad_low` / `pad_high` of the span added (in log
-/// space on a log axis, where non-positive values are left out).
+/// The axis range covering `values`, widened by `pad_low` / `pad_high` of its span (in log
+/// space on a log axis, where non-positive values are left out). With `include_zero` on a
+/// linear axis the range reaches 0 and is not padded past it.
 fn range(values: Vec<f64>, scale: Scale, include_zero: bool, pad_low: f64, pad_high: f64) -> (f64, f64) {
-    let log = scale == Scale::Log;
+    let log = scale != Scale::Linear;
     let usable = values.into_iter().filter(|v| v.is_finite() && (!log || *v > 0.0));
-    let map = |v: f64| if log { v.log10() } else { v };
-    let (mut lo, mut hi) = usable.map(map).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let mapped = usable.map(|v| if log { v.log10() } else { v });
+    let (mut lo, mut hi) = mapped.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
     if !lo.is_finite() {
         (lo, hi) = (0.0, 1.0);
     }
+    let zero_floor = include_zero && !log && lo >= 0.0;
     if include_zero && !log {
-        lo = lo.min(0.0);
-        hi = hi.max(0.0);
+        (lo, hi) = (lo.min(0.0), hi.max(0.0));
     }
-    let span = if hi > lo { hi - lo } else { lo.abs().max(1.0) * 0.1 };
-    let (lo, hi) = (lo - pad_low * span - if hi > lo { 0.0 } else { span }, hi + pad_high * span + if hi > lo { 0.0 } else { span });
-    let lo = if include_zero && !log && lo < 0.0 && hi > 0.0 && lo > -pad_low * span * 1.01 { 0.0 } else { lo };
+    if hi <= lo {
+        let d = lo.abs().max(1.0) * 0.1;
+        (lo, hi) = (lo - d, hi + d);
+    }
+    let span = hi - lo;
+    let lo = if zero_floor { lo.max(0.0) } else { lo - pad_low * span };
+    let hi = hi + pad_high * span;
     if log {
         (10f64.powf(lo), 10f64.powf(hi))
     } else {

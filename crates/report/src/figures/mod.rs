@@ -30,8 +30,11 @@ pub const GREY: Rgb = (150, 150, 150);
 pub enum Scale {
     /// Evenly spaced values.
     Linear,
-    /// Evenly spaced powers (e.g. batch sizes 1, 2, 4, ...); values must be positive.
+    /// Evenly spaced powers of ten, ticks at 1, 10, 100, ...; values must be positive.
     Log,
+    /// Evenly spaced powers of two, ticks at 1, 2, 4, ... (batch sizes); values must be
+    /// positive.
+    Log2,
 }
 
 /// How the points of a series are joined.

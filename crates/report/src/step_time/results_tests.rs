@@ -1,5 +1,4 @@
 use super::*;
-use std::io::Write as _;
 
 pub(crate) fn ok(batch_size: u32, round: u32, sample: u32, step_ms: f64) -> StepSample {
     StepSample {

@@ -4,83 +4,15 @@
 //! [`ModelSpec::forward_flops`](crate::ModelSpec::forward_flops) and
 //! [`ModelSpec::trainable_params`](crate::ModelSpec::trainable_params) honest when a layout changes.
 
-use burn::module::{Initializer, Module};
+use burn::module::Module;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d};
 use burn::tensor::activation::{hard_sigmoid, relu};
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 
-/// How weights are drawn at init: each family uses its reference framework's default, so a run
-/// starts from the same distribution as the reference's would.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Init {
-    /// PyTorch's `nn.Conv2d`/`nn.Linear` default (also burn's): weights and biases
-    /// U(±1/sqrt(fan_in)), fan_in = in/groups x k x k.
-    Torch,
-    /// torchvision ResNet/MobileNet convs: `kaiming_normal_(mode="fan_out")`, N(0, 2 / fan_out)
-    /// with PyTorch's fan_out = out x k x k (not divided by groups), zero bias.
-    TorchKaimingFanOut,
-    /// torchvision MobileNet classifiers: `normal_(0, 0.01)`, zero bias.
-    TorchNormal001,
-    /// Keras default `glorot_uniform`, zero bias. Keras fans for a conv kernel
-    /// (k, k, in, out / groups): fan_in = k x k x in, fan_out = k x k x out / groups.
-    KerasGlorot,
-    /// Keras `he_uniform` (U(±sqrt(6 / fan_in)), Keras fan_in), zero bias.
-    KerasHe,
-}
-
-impl Init {
-    /// The weight initializer for a layer with `fan_in` inputs per output in PyTorch's sense
-    /// (`cin / groups x k x k`), `cin_total x k x k` in Keras's sense, and the two fan_outs.
-    fn weight(self, fans: Fans) -> Initializer {
-        match self {
-            // burn's default is PyTorch's: KaimingUniform with gain 1/sqrt(3) gives U(±1/sqrt(fan_in)).
-            Init::Torch => Initializer::KaimingUniform {
-                gain: 1.0 / 3f64.sqrt(),
-                fan_out_only: false,
-            },
-            Init::TorchKaimingFanOut => Initializer::Normal {
-                mean: 0.0,
-                std: (2.0 / fans.torch_out as f64).sqrt(),
-            },
-            Init::TorchNormal001 => Initializer::Normal {
-                mean: 0.0,
-                std: 0.01,
-            },
-            Init::KerasGlorot => {
-                let limit = (6.0 / (fans.keras_in + fans.keras_out) as f64).sqrt();
-                Initializer::Uniform {
-                    min: -limit,
-                    max: limit,
-                }
-            }
-            Init::KerasHe => {
-                let limit = (6.0 / fans.keras_in as f64).sqrt();
-                Initializer::Uniform {
-                    min: -limit,
-                    max: limit,
-                }
-            }
-        }
-    }
-
-    /// The bias initializer: PyTorch's default draws biases like weights, the others start at 0.
-    fn bias(self) -> Initializer {
-        match self {
-            Init::Torch => self.weight(Fans::default()),
-            _ => Initializer::Zeros,
-        }
-    }
-}
-
-/// Fan-in and fan-out in the two conventions (they differ for grouped convolutions).
-#[derive(Clone, Copy, Debug, Default)]
-struct Fans {
-    torch_out: usize,
-    keras_in: usize,
-    keras_out: usize,
-}
+use crate::init::Fans;
+pub(crate) use crate::init::Init;
 
 /// Spatial padding of a convolution or pooling.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -402,6 +334,28 @@ mod tests {
         assert_eq!(make_divisible(960.0 / 4.0, 8), 240);
         assert_eq!(make_divisible(72.0 / 4.0, 8), 24); // 18 -> 16 < 16.2 -> 24
         assert_eq!(make_divisible(1280.0 * 0.75, 8), 960);
+    }
+
+    /// Weights fall in the reference's range and biases start where the reference's do.
+    #[test]
+    fn initialisers_follow_the_references() {
+        type Cpu = burn_flex::Flex;
+        let device = Default::default();
+        let _rng = crate::tests::seeded::<Cpu>(0);
+        let max_abs = |t: Tensor<Cpu, 4>| t.abs().max().into_scalar();
+        // Keras he_uniform on a 3x3 conv from 3 channels: U(±sqrt(6 / 27)), zero bias.
+        let he = ConvSpec::new(3, 32, 3, 1, Pad::Half, Init::KerasHe).with_bias();
+        let conv = he.init::<Cpu>(&device);
+        assert!(max_abs(conv.weight.val()) <= (6.0f32 / 27.0).sqrt());
+        let bias = conv.bias.expect("with_bias").val();
+        assert_eq!(bias.abs().max().into_scalar(), 0.0);
+        // torchvision depthwise 3x3 over 512 channels: N(0, 2 / (512 x 9)), PyTorch's fan_out
+        // not divided by groups (burn's own KaimingNormal would divide it).
+        let depthwise = ConvSpec::depthwise(512, 3, 1, Pad::Half, Init::TorchKaimingFanOut);
+        let weight = depthwise.init::<Cpu>(&device).weight.val();
+        let std = weight.powi_scalar(2).mean().sqrt().into_scalar();
+        let expected = (2.0f32 / (512.0 * 9.0)).sqrt();
+        assert!((std / expected - 1.0).abs() < 0.05, "{std} vs {expected}");
     }
 
     #[test]

@@ -23,6 +23,7 @@
 
 mod architecture;
 mod error;
+mod init;
 mod layers;
 pub mod mlp;
 pub mod mobilenet_v1;

@@ -46,9 +46,16 @@ pub enum ReportError {
 
 impl ReportError {
     /// Shorthand for [`ReportError::Io`], used with `map_err`.
-    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> Self {
         let path = path.into();
-        move |source| ReportError::Io { action, path, source }
+        move |source| ReportError::Io {
+            action,
+            path,
+            source,
+        }
     }
 
     /// Shorthand for [`ReportError::Table`], used with `map_err`.
@@ -57,6 +64,10 @@ impl ReportError {
         path: impl Into<PathBuf>,
     ) -> impl FnOnce(polars::error::PolarsError) -> Self {
         let path = path.into();
-        move |source| ReportError::Table { action, path, source }
+        move |source| ReportError::Table {
+            action,
+            path,
+            source,
+        }
     }
 }

@@ -10,7 +10,8 @@ use crate::ReportError;
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     let tmp = temporary_sibling(path);
     let mut file = std::fs::File::create(&tmp).map_err(ReportError::io("create", &tmp))?;
-    file.write_all(bytes).map_err(ReportError::io("write", &tmp))?;
+    file.write_all(bytes)
+        .map_err(ReportError::io("write", &tmp))?;
     file.sync_all().map_err(ReportError::io("sync", &tmp))?;
     rename(&tmp, path)
 }
@@ -18,7 +19,10 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError>
 /// `dir/name.ext` -> `dir/.name.tmp.ext`: hidden, and keeping the extension, which
 /// plotters' bitmap backend reads to choose the image format.
 pub(crate) fn temporary_sibling(path: &Path) -> PathBuf {
-    let stem = path.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default();
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy())
+        .unwrap_or_default();
     let name = match path.extension() {
         Some(ext) => format!(".{stem}.tmp.{}", ext.to_string_lossy()),
         None => format!(".{stem}.tmp"),

@@ -133,7 +133,10 @@ pub fn detect_jumps(points: &[(u32, f64, &[f64])], opts: &JumpOptions) -> Vec<Ju
     passing.sort_by(|a, b| b.z.abs().total_cmp(&a.z.abs()).then(a.index.cmp(&b.index)));
     let mut kept: Vec<Candidate> = Vec::new();
     for c in passing {
-        if kept.iter().all(|k| k.index.abs_diff(c.index) > opts.suppress_radius) {
+        if kept
+            .iter()
+            .all(|k| k.index.abs_diff(c.index) > opts.suppress_radius)
+        {
             kept.push(c);
         }
     }
@@ -198,23 +201,56 @@ fn test_gap(i: usize, x: &[f64], y: &[f64], noise: f64, opts: &JumpOptions) -> O
     let x0 = (x[i - 1] + x[i]) / 2.0;
     let height = fit_r.predict(x0) - fit_l.predict(x0);
     let before = fit_l.predict(x[i - 1]);
-    let relative = if before > 0.0 { height / before } else { f64::NAN };
+    let relative = if before > 0.0 {
+        height / before
+    } else {
+        f64::NAN
+    };
     let spread = (leverage(&x[left.clone()], x0) + leverage(&x[right.clone()], x0)).sqrt();
     // A floor of 1e-6 of the level keeps z finite on a noiseless curve; min_relative then
     // decides alone.
-    let se = (noise * spread).max(1e-6 * before.abs()).max(f64::MIN_POSITIVE);
+    let se = (noise * spread)
+        .max(1e-6 * before.abs())
+        .max(f64::MIN_POSITIVE);
     let z = height / se;
     let passes = z.abs() >= opts.z_threshold
         && relative.abs() >= opts.min_relative
-        && agrees(&fit_l, &x[right.clone()], &y[right], height, opts.agreement, 1.0)
-        && agrees(&fit_r, &x[left.clone()], &y[left], height, opts.agreement, -1.0);
-    Some(Candidate { index: i, height, relative, z, passes })
+        && agrees(
+            &fit_l,
+            &x[right.clone()],
+            &y[right],
+            height,
+            opts.agreement,
+            1.0,
+        )
+        && agrees(
+            &fit_r,
+            &x[left.clone()],
+            &y[left],
+            height,
+            opts.agreement,
+            -1.0,
+        );
+    Some(Candidate {
+        index: i,
+        height,
+        relative,
+        z,
+        passes,
+    })
 }
 
 /// Whether enough of the points (x, y) lie past `other_side`'s line by more than half the
 /// height, in the direction of the step as seen from that line (`side` = 1 for points right
 /// of the gap, -1 for points left of it).
-fn agrees(other_side: &LinearFit, x: &[f64], y: &[f64], height: f64, fraction: f64, side: f64) -> bool {
+fn agrees(
+    other_side: &LinearFit,
+    x: &[f64],
+    y: &[f64],
+    height: f64,
+    fraction: f64,
+    side: f64,
+) -> bool {
     let direction = height.signum() * side;
     let past = x
         .iter()
@@ -256,7 +292,8 @@ fn pseudo_residuals(x: &[f64], y: &[f64]) -> Vec<Option<f64>> {
 /// three samples.
 fn median_standard_error(samples: &[f64]) -> Option<f64> {
     (samples.len() >= 3).then(|| {
-        std::f64::consts::FRAC_PI_2.sqrt() * MAD_TO_SD * mad(samples) / (samples.len() as f64).sqrt()
+        std::f64::consts::FRAC_PI_2.sqrt() * MAD_TO_SD * mad(samples)
+            / (samples.len() as f64).sqrt()
     })
 }
 
@@ -266,16 +303,37 @@ fn median_standard_error(samples: &[f64]) -> Option<f64> {
 /// estimate when the noise is proportional to the step time, which a local estimate from
 /// ~24 correlated values is not), and (c) the typical sample-based standard error near the
 /// gap. Taking the largest errs towards missing a small jump rather than reporting noise.
-fn local_noise(i: usize, y: &[f64], residuals: &[Option<f64>], sample_se: &[Option<f64>], half_width: usize) -> f64 {
+fn local_noise(
+    i: usize,
+    y: &[f64],
+    residuals: &[Option<f64>],
+    sample_se: &[Option<f64>],
+    half_width: usize,
+) -> f64 {
     let range = i.saturating_sub(half_width)..(i + half_width).min(residuals.len());
-    let abs_res: Vec<f64> = residuals[range.clone()].iter().flatten().map(|r| r.abs()).collect();
-    let local = if abs_res.len() >= 5 { MAD_TO_SD * median(&abs_res) } else { f64::NAN };
-    let relative: Vec<f64> =
-        residuals.iter().zip(y).filter_map(|(r, level)| r.map(|r| (r / level).abs())).filter(|r| r.is_finite()).collect();
+    let abs_res: Vec<f64> = residuals[range.clone()]
+        .iter()
+        .flatten()
+        .map(|r| r.abs())
+        .collect();
+    let local = if abs_res.len() >= 5 {
+        MAD_TO_SD * median(&abs_res)
+    } else {
+        f64::NAN
+    };
+    let relative: Vec<f64> = residuals
+        .iter()
+        .zip(y)
+        .filter_map(|(r, level)| r.map(|r| (r / level).abs()))
+        .filter(|r| r.is_finite())
+        .collect();
     let global = MAD_TO_SD * median(&relative) * (y[i - 1] + y[i]) / 2.0;
     let ses: Vec<f64> = sample_se[range].iter().flatten().copied().collect();
     let from_samples = median(&ses);
-    [local, global, from_samples].into_iter().filter(|v| v.is_finite()).fold(0.0, f64::max)
+    [local, global, from_samples]
+        .into_iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max)
 }
 
 #[cfg(test)]

@@ -10,9 +10,11 @@
 //! - [`markdown`]: markdown tables for `report.md`.
 //! - [`step_time`]: the step-time sweep's `results.csv`, `summary.csv`, figures and report.
 
+#![warn(missing_docs)]
+
 pub mod error;
-mod io;
 pub mod figures;
+mod io;
 pub mod jumps;
 pub mod markdown;
 pub mod stats;

@@ -63,7 +63,10 @@ pub fn bootstrap_median_ci(xs: &[f64], resamples: usize, level: f64, seed: u64) 
         .collect();
     medians.sort_by(f64::total_cmp);
     let tail = (1.0 - level.clamp(0.0, 1.0)) / 2.0;
-    (quantile_sorted(&medians, tail), quantile_sorted(&medians, 1.0 - tail))
+    (
+        quantile_sorted(&medians, tail),
+        quantile_sorted(&medians, 1.0 - tail),
+    )
 }
 
 /// An ordinary-least-squares line `y = intercept + slope * x`.
@@ -104,19 +107,40 @@ pub fn linear_fit(x: &[f64], y: &[f64]) -> Option<LinearFit> {
     if sxx <= 0.0 {
         return None;
     }
-    let sxy: f64 = x.iter().zip(y).map(|(xi, yi)| (xi - x_mean) * (yi - y_mean)).sum();
+    let sxy: f64 = x
+        .iter()
+        .zip(y)
+        .map(|(xi, yi)| (xi - x_mean) * (yi - y_mean))
+        .sum();
     let slope = sxy / sxx;
     let intercept = y_mean - slope * x_mean;
-    let ss_res: f64 = x.iter().zip(y).map(|(xi, yi)| (yi - intercept - slope * xi).powi(2)).sum();
+    let ss_res: f64 = x
+        .iter()
+        .zip(y)
+        .map(|(xi, yi)| (yi - intercept - slope * xi).powi(2))
+        .sum();
     let ss_tot: f64 = y.iter().map(|yi| (yi - y_mean).powi(2)).sum();
-    let r_squared = if ss_tot > 0.0 { 1.0 - ss_res / ss_tot } else { 1.0 };
+    let r_squared = if ss_tot > 0.0 {
+        1.0 - ss_res / ss_tot
+    } else {
+        1.0
+    };
     let (intercept_se, slope_se) = if n > 2 {
         let s2 = ss_res / (nf - 2.0);
-        ((s2 * (1.0 / nf + x_mean * x_mean / sxx)).sqrt(), (s2 / sxx).sqrt())
+        (
+            (s2 * (1.0 / nf + x_mean * x_mean / sxx)).sqrt(),
+            (s2 / sxx).sqrt(),
+        )
     } else {
         (f64::NAN, f64::NAN)
     };
-    Some(LinearFit { intercept, slope, r_squared, intercept_se, slope_se })
+    Some(LinearFit {
+        intercept,
+        slope,
+        r_squared,
+        intercept_se,
+        slope_se,
+    })
 }
 
 #[cfg(test)]
@@ -149,12 +173,16 @@ mod tests {
 
     #[test]
     fn bootstrap_is_seeded_and_contains_the_median() {
-        let xs: Vec<f64> = (0..41).map(|i| 10.0 + ((i * 37) % 41) as f64 * 0.1).collect();
+        let xs: Vec<f64> = (0..41)
+            .map(|i| 10.0 + ((i * 37) % 41) as f64 * 0.1)
+            .collect();
         let a = bootstrap_median_ci(&xs, 2000, 0.95, 7);
         let b = bootstrap_median_ci(&xs, 2000, 0.95, 7);
         assert_eq!(a, b);
         // Interval ends are order statistics, so two seeds can agree; most must not.
-        let differing = (8..28).filter(|&s| bootstrap_median_ci(&xs, 200, 0.95, s) != a).count();
+        let differing = (8..28)
+            .filter(|&s| bootstrap_median_ci(&xs, 200, 0.95, s) != a)
+            .count();
         assert!(differing > 5, "{differing}");
         let m = median(&xs);
         assert!(a.0 <= m && m <= a.1, "{a:?} should contain {m}");
@@ -189,6 +217,9 @@ mod tests {
         assert!(linear_fit(&[1.0], &[1.0]).is_none());
         assert!(linear_fit(&[2.0, 2.0], &[1.0, 3.0]).is_none());
         assert!(linear_fit(&[1.0, 2.0], &[1.0]).is_none());
-        assert!(linear_fit(&[1.0, 2.0], &[1.0, 3.0]).unwrap().slope_se.is_nan());
+        assert!(linear_fit(&[1.0, 2.0], &[1.0, 3.0])
+            .unwrap()
+            .slope_se
+            .is_nan());
     }
 }

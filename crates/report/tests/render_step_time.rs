@@ -3,22 +3,29 @@
 
 use std::path::PathBuf;
 
-use batchlab_report::step_time::{append_step_samples, render_step_time, StepSample, StepTimeContext, OUTPUT_FILES};
+use batchlab_report::step_time::{
+    append_step_samples, render_step_time, StepSample, StepTimeContext, OUTPUT_FILES,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 fn context() -> StepTimeContext {
     StepTimeContext {
         experiment: "synthetic-step-time".into(),
-        description: "A synthetic sweep: 20 ms + 3 ms per example, one planted 8% step at batch size 32.".into(),
+        description:
+            "A synthetic sweep: 20 ms + 3 ms per example, one planted 8% step at batch size 32."
+                .into(),
         reproduces: Some("seed 000, figure 2 (shape only)".into()),
-        claim: Some("Step time grows linearly with batch size but jumps at 16, 32, 48 and 64.".into()),
+        claim: Some(
+            "Step time grows linearly with batch size but jumps at 16, 32, 48 and 64.".into(),
+        ),
         claimed_jumps: vec![16, 32, 48, 64],
         model: "none (synthetic), 3x64x64 inputs".into(),
         backend: "flex".into(),
         device: "cpu, \"test\" device".into(),
         memory_kind: "process peak resident set size".into(),
-        protocol: "2 warm-up steps dropped, 12 samples per visit, 1 round, synchronised clock".into(),
+        protocol: "2 warm-up steps dropped, 12 samples per visit, 1 round, synchronised clock"
+            .into(),
         bootstrap_resamples: 500,
         seed: 42,
     }
@@ -40,15 +47,25 @@ fn synthetic_sweep() -> Vec<StepSample> {
             message: String::new(),
         };
         if b == 70 {
-            let message = "out of memory: tried to allocate 1.5 GiB, \"device\" full\nsecond line".to_string();
-            rows.push(StepSample { status: "oom".into(), peak_mem_mb: None, message, ..base });
+            let message = "out of memory: tried to allocate 1.5 GiB, \"device\" full\nsecond line"
+                .to_string();
+            rows.push(StepSample {
+                status: "oom".into(),
+                peak_mem_mb: None,
+                message,
+                ..base
+            });
             continue;
         }
         let level = 20.0 + 3.0 * f64::from(b) + if b >= 32 { 0.08 * 116.0 } else { 0.0 };
         for i in 0..12 {
             // Uniform noise of +-1.5%: simple, seeded.
             let noise = 1.0 + 0.03 * (rng.random::<f64>() - 0.5);
-            rows.push(StepSample { sample: Some(i), step_ms: Some(level * noise), ..base.clone() });
+            rows.push(StepSample {
+                sample: Some(i),
+                step_ms: Some(level * noise),
+                ..base.clone()
+            });
         }
     }
     rows
@@ -57,7 +74,8 @@ fn synthetic_sweep() -> Vec<StepSample> {
 #[test]
 fn render_writes_every_file_and_reports_the_planted_jump() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir: PathBuf = std::env::var_os("BATCHLAB_FIGURE_DIR").map_or_else(|| tmp.path().to_path_buf(), PathBuf::from);
+    let dir: PathBuf = std::env::var_os("BATCHLAB_FIGURE_DIR")
+        .map_or_else(|| tmp.path().to_path_buf(), PathBuf::from);
     let results = dir.join("results.csv");
     let _ = std::fs::remove_file(&results);
     let rows = synthetic_sweep();
@@ -67,22 +85,40 @@ fn render_writes_every_file_and_reports_the_planted_jump() {
     let findings = render_step_time(&dir, &context()).unwrap();
 
     for file in OUTPUT_FILES {
-        let len = std::fs::metadata(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}")).len();
+        let len = std::fs::metadata(dir.join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+            .len();
         assert!(len > 0, "{file} is empty");
     }
     assert_eq!(findings.points.len(), 70);
-    assert_eq!(findings.jumps.iter().map(|j| j.batch_size).collect::<Vec<_>>(), [32]);
+    assert_eq!(
+        findings
+            .jumps
+            .iter()
+            .map(|j| j.batch_size)
+            .collect::<Vec<_>>(),
+        [32]
+    );
     let fit = findings.fit.unwrap();
     assert!((fit.slope - 3.0).abs() < 0.3, "{fit:?}");
     assert!(findings.best_batch_size.unwrap() >= 60);
 
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(md.contains("jumps detected at 32"), "{md}");
-    assert!(md.contains("| 32 | 31 → 32 |"), "the jump table lists the planted jump");
-    assert!(md.contains("| 32 | detected |"), "the claim table marks 32 as detected");
+    assert!(
+        md.contains("| 32 | 31 → 32 |"),
+        "the jump table lists the planted jump"
+    );
+    assert!(
+        md.contains("| 32 | detected |"),
+        "the claim table marks 32 as detected"
+    );
     assert!(md.contains("| 16 | not detected |"));
     assert!(md.contains("![Median step time versus batch size](step_time.png)"));
-    assert!(md.contains("| 70 | oom | 1 | out of memory"), "failed points are listed");
+    assert!(
+        md.contains("| 70 | oom | 1 | out of memory"),
+        "failed points are listed"
+    );
     assert!(md.contains("two-sided local-regression step test"));
     let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     assert_eq!(summary.lines().count(), 71);
@@ -95,15 +131,22 @@ fn render_of_an_all_failed_sweep_still_writes_a_report() {
     rows.retain(|r| r.batch_size == 70);
     append_step_samples(&tmp.path().join("results.csv"), &rows).unwrap();
     let findings = render_step_time(tmp.path(), &context()).unwrap();
-    assert!(findings.fit.is_none() && findings.jumps.is_empty() && findings.best_batch_size.is_none());
+    assert!(
+        findings.fit.is_none() && findings.jumps.is_empty() && findings.best_batch_size.is_none()
+    );
     let md = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
-    assert!(md.contains("No ok batch size") && md.contains("not tested"), "{md}");
+    assert!(
+        md.contains("No ok batch size") && md.contains("not tested"),
+        "{md}"
+    );
 }
 
 #[test]
 fn render_names_a_missing_results_file() {
     let tmp = tempfile::tempdir().unwrap();
-    let err = render_step_time(tmp.path(), &context()).unwrap_err().to_string();
+    let err = render_step_time(tmp.path(), &context())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("results.csv"), "{err}");
 }
 
@@ -117,6 +160,10 @@ fn results_parquet_holds_every_row() {
     let file = std::fs::File::open(tmp.path().join("results.parquet")).unwrap();
     let df = ParquetReader::new(file).finish().unwrap();
     assert_eq!(df.height(), rows.len());
-    let names: Vec<String> = df.get_column_names().iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
     assert_eq!(names.join(","), batchlab_report::step_time::RESULTS_HEADER);
 }

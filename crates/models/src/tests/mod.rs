@@ -22,7 +22,7 @@ type Cpu = Flex;
 /// so its numbers do not depend on which other tests run beside it.
 static RNG: Mutex<()> = Mutex::new(());
 
-fn seeded<B: Backend>(seed: u64) -> MutexGuard<'static, ()> {
+pub(crate) fn seeded<B: Backend>(seed: u64) -> MutexGuard<'static, ()> {
     // A test that panicked while holding the lock leaves nothing to repair.
     let guard = RNG.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     B::seed(&Default::default(), seed);

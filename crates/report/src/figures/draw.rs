@@ -27,8 +27,18 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let (x0, x1) = range(x_values(chart), chart.x_scale, false, 0.03, 0.03);
     // Headroom above the data for the vertical markers' text.
-    let top = if chart.vlines.iter().any(|v| !v.text.is_empty()) { 0.14 } else { 0.06 };
-    let (y0, y1) = range(y_values(chart), chart.y_scale, chart.y_includes_zero, 0.06, top);
+    let top = if chart.vlines.iter().any(|v| !v.text.is_empty()) {
+        0.14
+    } else {
+        0.06
+    };
+    let (y0, y1) = range(
+        y_values(chart),
+        chart.y_scale,
+        chart.y_includes_zero,
+        0.06,
+        top,
+    );
     match chart.x_scale {
         Scale::Linear => with_x(root, chart, x0..x1, (y0, y1)),
         Scale::Log => with_x(root, chart, (x0..x1).log_scale(), (y0, y1)),
@@ -37,7 +47,12 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
 }
 
 /// Second half of the scale dispatch: each axis's coordinate type is a type parameter.
-fn with_x<DB, X>(root: &DrawingArea<DB, Shift>, chart: &Chart, x: X, (y0, y1): (f64, f64)) -> Result<(), String>
+fn with_x<DB, X>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    x: X,
+    (y0, y1): (f64, f64),
+) -> Result<(), String>
 where
     DB: DrawingBackend,
     X: AsRangedCoord<Value = f64>,
@@ -50,7 +65,12 @@ where
     }
 }
 
-fn draw_in<DB, X, Y>(root: &DrawingArea<DB, Shift>, chart: &Chart, x_spec: X, y_spec: Y) -> Result<(), String>
+fn draw_in<DB, X, Y>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    x_spec: X,
+    y_spec: Y,
+) -> Result<(), String>
 where
     DB: DrawingBackend,
     X: AsRangedCoord<Value = f64>,
@@ -89,18 +109,32 @@ where
         let color = rgb(v.color);
         let ends = [(v.x, ylo), (v.x, yhi)];
         let anno = if v.dashed {
-            ctx.draw_series(std::iter::once(DashedPathElement::new(ends, 6, 4, color.stroke_width(2))))
+            ctx.draw_series(std::iter::once(DashedPathElement::new(
+                ends,
+                6,
+                4,
+                color.stroke_width(2),
+            )))
         } else {
-            ctx.draw_series(std::iter::once(PathElement::new(ends, color.stroke_width(2))))
+            ctx.draw_series(std::iter::once(PathElement::new(
+                ends,
+                color.stroke_width(2),
+            )))
         }
         .map_err(err)?;
         if !v.legend.is_empty() && legended.insert(v.legend.clone()) {
-            anno.label(&v.legend).legend(move |(x, y)| PathElement::new([(x + 10, y - 7), (x + 10, y + 7)], color.stroke_width(2)));
+            anno.label(&v.legend).legend(move |(x, y)| {
+                PathElement::new([(x + 10, y - 7), (x + 10, y + 7)], color.stroke_width(2))
+            });
         }
         if !v.text.is_empty() {
             // Stagger labels of neighbouring lines over three rows so they do not overlap.
             let relative = (v.x - previous_text_x).abs() / x_span;
-            row = if relative.is_finite() && relative < 0.05 { (row + 1) % 3 } else { 0 };
+            row = if relative.is_finite() && relative < 0.05 {
+                (row + 1) % 3
+            } else {
+                0
+            };
             previous_text_x = v.x;
             // On a white box, right of the line, or left of it near the right edge where
             // the text would be cut off. Width estimated at 7.5 px per character at 13 px.
@@ -109,15 +143,27 @@ where
             let left = if near_right { -width - 3 } else { 3 };
             let top = 3 + 15 * row;
             let label = EmptyElement::at((v.x, yhi))
-                + Rectangle::new([(left, top), (left + width, top + 14)], WHITE.mix(0.85).filled())
-                + Text::new(v.text.clone(), (left + 2, top + 1), (FONT, 13).into_font().color(&color));
+                + Rectangle::new(
+                    [(left, top), (left + width, top + 14)],
+                    WHITE.mix(0.85).filled(),
+                )
+                + Text::new(
+                    v.text.clone(),
+                    (left + 2, top + 1),
+                    (FONT, 13).into_font().color(&color),
+                );
             ctx.draw_series(std::iter::once(label)).map_err(err)?;
         }
     }
 
     for s in &chart.series {
         let color = rgb(s.color);
-        let points: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+        let points: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .copied()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
         for (&(x, _), &(lo, hi)) in s.points.iter().zip(&s.error_bars) {
             if !(x.is_finite() && lo.is_finite() && hi.is_finite()) {
                 continue;
@@ -129,14 +175,26 @@ where
             ctx.draw_series(std::iter::once(bar)).map_err(err)?;
         }
         let anno = match s.line {
-            LineStyle::Solid => Some(ctx.draw_series(LineSeries::new(points.clone(), color.stroke_width(2))).map_err(err)?),
+            LineStyle::Solid => Some(
+                ctx.draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+                    .map_err(err)?,
+            ),
             LineStyle::Dashed => Some(
-                ctx.draw_series(DashedLineSeries::new(points.clone(), 8, 5, color.stroke_width(2))).map_err(err)?,
+                ctx.draw_series(DashedLineSeries::new(
+                    points.clone(),
+                    8,
+                    5,
+                    color.stroke_width(2),
+                ))
+                .map_err(err)?,
             ),
             LineStyle::None => None,
         };
         let anno = if s.markers {
-            Some(ctx.draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(err)?)
+            Some(
+                ctx.draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                    .map_err(err)?,
+            )
         } else {
             anno
         };
@@ -170,10 +228,28 @@ where
 /// Styles of the legend's sample of a series, a 20-pixel line in three pieces and a dot:
 /// (outer pieces, middle piece, dot). Invisible parts are transparent, so that every style
 /// is the same composite element.
-fn legend_styles(color: RGBColor, line: LineStyle, markers: bool) -> (ShapeStyle, ShapeStyle, ShapeStyle) {
-    let visible = |on: bool| if on { color.stroke_width(2) } else { TRANSPARENT.stroke_width(0) };
-    let dot = if markers { color.filled() } else { TRANSPARENT.filled() };
-    (visible(line != LineStyle::None), visible(line == LineStyle::Solid), dot)
+fn legend_styles(
+    color: RGBColor,
+    line: LineStyle,
+    markers: bool,
+) -> (ShapeStyle, ShapeStyle, ShapeStyle) {
+    let visible = |on: bool| {
+        if on {
+            color.stroke_width(2)
+        } else {
+            TRANSPARENT.stroke_width(0)
+        }
+    };
+    let dot = if markers {
+        color.filled()
+    } else {
+        TRANSPARENT.filled()
+    };
+    (
+        visible(line != LineStyle::None),
+        visible(line == LineStyle::Solid),
+        dot,
+    )
 }
 
 fn rgb((r, g, b): Rgb) -> RGBColor {
@@ -181,24 +257,43 @@ fn rgb((r, g, b): Rgb) -> RGBColor {
 }
 
 fn x_values(chart: &Chart) -> Vec<f64> {
-    let series = chart.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let series = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0));
     series.chain(chart.vlines.iter().map(|v| v.x)).collect()
 }
 
 fn y_values(chart: &Chart) -> Vec<f64> {
-    let points = chart.series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
-    let bars = chart.series.iter().flat_map(|s| s.error_bars.iter().flat_map(|b| [b.0, b.1]));
+    let points = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1));
+    let bars = chart
+        .series
+        .iter()
+        .flat_map(|s| s.error_bars.iter().flat_map(|b| [b.0, b.1]));
     points.chain(bars).collect()
 }
 
 /// The axis range covering `values`, widened by `pad_low` / `pad_high` of its span (in log
 /// space on a log axis, where non-positive values are left out). With `include_zero` on a
 /// linear axis the range reaches 0 and is not padded past it.
-fn range(values: Vec<f64>, scale: Scale, include_zero: bool, pad_low: f64, pad_high: f64) -> (f64, f64) {
+fn range(
+    values: Vec<f64>,
+    scale: Scale,
+    include_zero: bool,
+    pad_low: f64,
+    pad_high: f64,
+) -> (f64, f64) {
     let log = scale != Scale::Linear;
-    let usable = values.into_iter().filter(|v| v.is_finite() && (!log || *v > 0.0));
+    let usable = values
+        .into_iter()
+        .filter(|v| v.is_finite() && (!log || *v > 0.0));
     let mapped = usable.map(|v| if log { v.log10() } else { v });
-    let (mut lo, mut hi) = mapped.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (mut lo, mut hi) = mapped.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
     if !lo.is_finite() {
         (lo, hi) = (0.0, 1.0);
     }
@@ -211,7 +306,11 @@ fn range(values: Vec<f64>, scale: Scale, include_zero: bool, pad_low: f64, pad_h
         (lo, hi) = (lo - d, hi + d);
     }
     let span = hi - lo;
-    let lo = if zero_floor { lo.max(0.0) } else { lo - pad_low * span };
+    let lo = if zero_floor {
+        lo.max(0.0)
+    } else {
+        lo - pad_low * span
+    };
     let hi = hi + pad_high * span;
     if log {
         (10f64.powf(lo), 10f64.powf(hi))

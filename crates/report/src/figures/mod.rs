@@ -20,7 +20,15 @@ pub type Rgb = (u8, u8, u8);
 
 /// The Okabe-Ito palette, distinguishable with the common colour-vision deficiencies:
 /// blue, orange, bluish green, vermillion, reddish purple, sky blue, black.
-pub const PALETTE: [Rgb; 7] = [(0, 114, 178), (230, 159, 0), (0, 158, 115), (213, 94, 0), (204, 121, 167), (86, 180, 233), (0, 0, 0)];
+pub const PALETTE: [Rgb; 7] = [
+    (0, 114, 178),
+    (230, 159, 0),
+    (0, 158, 115),
+    (213, 94, 0),
+    (204, 121, 167),
+    (86, 180, 233),
+    (0, 0, 0),
+];
 
 /// Grey, for reference marks that should not compete with the data.
 pub const GREY: Rgb = (150, 150, 150);
@@ -81,7 +89,14 @@ pub struct Series {
 impl Series {
     /// A solid line with markers.
     pub fn new(label: impl Into<String>, points: Vec<(f64, f64)>, color: Rgb) -> Self {
-        Series { label: label.into(), points, error_bars: vec![], line: LineStyle::Solid, markers: true, color }
+        Series {
+            label: label.into(),
+            points,
+            error_bars: vec![],
+            line: LineStyle::Solid,
+            markers: true,
+            color,
+        }
     }
 
     /// Adds error bars, one (low, high) per point.
@@ -145,7 +160,11 @@ pub struct Chart {
 
 impl Chart {
     /// An empty 900 x 560 linear chart with the legend in the upper left.
-    pub fn new(title: impl Into<String>, x_label: impl Into<String>, y_label: impl Into<String>) -> Self {
+    pub fn new(
+        title: impl Into<String>,
+        x_label: impl Into<String>,
+        y_label: impl Into<String>,
+    ) -> Self {
         Chart {
             title: title.into(),
             x_label: x_label.into(),
@@ -164,17 +183,30 @@ impl Chart {
 /// Draws `chart` to an SVG file and a PNG file. Each is written under a temporary name and
 /// renamed, so an interrupted run never leaves a half-drawn figure under its final name.
 pub fn render(chart: &Chart, svg: &Path, png: &Path) -> Result<(), ReportError> {
-    register_font().map_err(|message| ReportError::Plot { path: svg.to_path_buf(), message })?;
+    register_font().map_err(|message| ReportError::Plot {
+        path: svg.to_path_buf(),
+        message,
+    })?;
     let mut text = String::new();
-    draw::to_svg(chart, &mut text).map_err(|message| ReportError::Plot { path: svg.to_path_buf(), message })?;
+    draw::to_svg(chart, &mut text).map_err(|message| ReportError::Plot {
+        path: svg.to_path_buf(),
+        message,
+    })?;
     crate::io::write_atomic(svg, text.as_bytes())?;
     let tmp = crate::io::temporary_sibling(png);
-    draw::to_png(chart, &tmp).map_err(|message| ReportError::Plot { path: png.to_path_buf(), message })?;
+    draw::to_png(chart, &tmp).map_err(|message| ReportError::Plot {
+        path: png.to_path_buf(),
+        message,
+    })?;
     crate::io::rename(&tmp, png)
 }
 
 /// [`render`] to `dir/stem.svg` and `dir/stem.png`; returns both paths.
-pub fn render_pair(chart: &Chart, dir: &Path, stem: &str) -> Result<(PathBuf, PathBuf), ReportError> {
+pub fn render_pair(
+    chart: &Chart,
+    dir: &Path,
+    stem: &str,
+) -> Result<(PathBuf, PathBuf), ReportError> {
     let svg = dir.join(format!("{stem}.svg"));
     let png = dir.join(format!("{stem}.png"));
     render(chart, &svg, &png)?;

@@ -3,17 +3,48 @@ use super::*;
 /// A chart using every feature: error bars, a dashed fit, markers-only series, vertical
 /// markers with staggered text.
 fn sample_chart() -> Chart {
-    let points: Vec<(f64, f64)> = (1..=40).map(|b| (f64::from(b), 20.0 + 3.0 * f64::from(b) + if b >= 16 { 8.0 } else { 0.0 })).collect();
+    let points: Vec<(f64, f64)> = (1..=40)
+        .map(|b| {
+            (
+                f64::from(b),
+                20.0 + 3.0 * f64::from(b) + if b >= 16 { 8.0 } else { 0.0 },
+            )
+        })
+        .collect();
     let bars = points.iter().map(|p| (p.1 - 1.5, p.1 + 1.5)).collect();
-    let mut chart = Chart::new("Step time versus batch size (test)", "batch size (examples)", "step time (ms)");
-    chart.series.push(Series::new("median, 95% CI", points, PALETTE[0]).with_error_bars(bars));
+    let mut chart = Chart::new(
+        "Step time versus batch size (test)",
+        "batch size (examples)",
+        "step time (ms)",
+    );
+    chart
+        .series
+        .push(Series::new("median, 95% CI", points, PALETTE[0]).with_error_bars(bars));
     let fit = vec![(1.0, 23.0), (40.0, 140.0)];
-    chart.series.push(Series::new("linear fit", fit, PALETTE[1]).with_line(LineStyle::Dashed).with_markers(false));
-    chart.series.push(Series::new("markers only", vec![(30.0, 60.0)], PALETTE[2]).with_line(LineStyle::None));
+    chart.series.push(
+        Series::new("linear fit", fit, PALETTE[1])
+            .with_line(LineStyle::Dashed)
+            .with_markers(false),
+    );
+    chart.series.push(
+        Series::new("markers only", vec![(30.0, 60.0)], PALETTE[2]).with_line(LineStyle::None),
+    );
     for (x, text) in [(16.0, "16"), (17.0, "17"), (18.0, "18")] {
-        chart.vlines.push(VLine { x, text: text.into(), legend: "detected jump".into(), color: PALETTE[3], dashed: true });
+        chart.vlines.push(VLine {
+            x,
+            text: text.into(),
+            legend: "detected jump".into(),
+            color: PALETTE[3],
+            dashed: true,
+        });
     }
-    chart.vlines.push(VLine { x: 38.0, text: "oom".into(), legend: "failed".into(), color: (200, 0, 0), dashed: false });
+    chart.vlines.push(VLine {
+        x: 38.0,
+        text: "oom".into(),
+        legend: "failed".into(),
+        color: (200, 0, 0),
+        dashed: false,
+    });
     chart
 }
 
@@ -35,32 +66,60 @@ fn renders_svg_and_png() {
     let (_keep, dir) = out_dir();
     let (svg, png) = render_pair(&sample_chart(), &dir, "figure_test").unwrap();
     let svg_text = std::fs::read_to_string(&svg).unwrap();
-    assert!(svg_text.starts_with("<svg") && svg_text.contains("Step time versus batch size (test)"));
+    assert!(
+        svg_text.starts_with("<svg") && svg_text.contains("Step time versus batch size (test)")
+    );
     assert!(svg_text.contains("batch size (examples)") && svg_text.contains("linear fit"));
     let png_bytes = std::fs::read(&png).unwrap();
     assert_eq!(&png_bytes[..8], b"\x89PNG\r\n\x1a\n");
-    assert!(png_bytes.len() > 10_000, "a blank PNG would be much smaller");
-    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with(".figure_test.tmp")).collect();
+    assert!(
+        png_bytes.len() > 10_000,
+        "a blank PNG would be much smaller"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".figure_test.tmp")
+        })
+        .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
 }
 
 #[test]
 fn renders_log_axes_and_empty_charts() {
     let (_keep, dir) = out_dir();
-    let mut chart = Chart::new("Steps to target (test)", "batch size (log scale)", "steps (log scale)");
+    let mut chart = Chart::new(
+        "Steps to target (test)",
+        "batch size (log scale)",
+        "steps (log scale)",
+    );
     chart.x_scale = Scale::Log2;
     chart.y_scale = Scale::Log;
     chart.legend = LegendPosition::UpperRight;
-    let points = (0..10).map(|k| (2f64.powi(k), 1e5 / 2f64.powi(k).min(64.0))).collect();
-    chart.series.push(Series::new("best trial", points, PALETTE[0]));
+    let points = (0..10)
+        .map(|k| (2f64.powi(k), 1e5 / 2f64.powi(k).min(64.0)))
+        .collect();
+    chart
+        .series
+        .push(Series::new("best trial", points, PALETTE[0]));
     render_pair(&chart, &dir, "figure_log_test").unwrap();
-    render_pair(&Chart::new("Nothing measured", "x (unit)", "y (unit)"), &dir, "figure_empty_test").unwrap();
+    render_pair(
+        &Chart::new("Nothing measured", "x (unit)", "y (unit)"),
+        &dir,
+        "figure_empty_test",
+    )
+    .unwrap();
 }
 
 #[test]
 fn errors_name_the_figure() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no/such/dir");
-    let err = render_pair(&sample_chart(), &missing, "f").unwrap_err().to_string();
+    let err = render_pair(&sample_chart(), &missing, "f")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("no/such/dir"), "{err}");
 }

@@ -63,7 +63,10 @@ impl StepTimeFindings {
 /// `dir/summary.csv`, `dir/step_time.{svg,png}`, `dir/throughput.{svg,png}` and
 /// `dir/report.md` (see [`super::OUTPUT_FILES`]). Can be rerun at any time (each file is
 /// replaced atomically); a sweep with no successful point still gets its report.
-pub fn render_step_time(dir: &Path, ctx: &StepTimeContext) -> Result<StepTimeFindings, ReportError> {
+pub fn render_step_time(
+    dir: &Path,
+    ctx: &StepTimeContext,
+) -> Result<StepTimeFindings, ReportError> {
     let results = dir.join("results.csv");
     let mut frame = super::results::read_results_frame(&results)?;
     let samples = super::results::frame_to_samples(&results, &frame)?;
@@ -93,15 +96,31 @@ pub(super) fn analyse(samples: &[StepSample], points: Vec<StepPoint>) -> Analysi
         }
     }
     let ok: Vec<&StepPoint> = points.iter().filter(|p| p.is_ok()).collect();
-    let curve: Vec<(u32, f64, &[f64])> =
-        ok.iter().map(|p| (p.batch_size, p.median_ms, times.get(&p.batch_size).map_or(&[][..], |v| v.as_slice()))).collect();
+    let curve: Vec<(u32, f64, &[f64])> = ok
+        .iter()
+        .map(|p| {
+            (
+                p.batch_size,
+                p.median_ms,
+                times.get(&p.batch_size).map_or(&[][..], |v| v.as_slice()),
+            )
+        })
+        .collect();
     let opts = JumpOptions::default();
     let x: Vec<f64> = ok.iter().map(|p| f64::from(p.batch_size)).collect();
     let y: Vec<f64> = ok.iter().map(|p| p.median_ms).collect();
-    let best_batch_size = ok.iter().max_by(|a, b| a.examples_per_s.total_cmp(&b.examples_per_s)).map(|p| p.batch_size);
+    let best_batch_size = ok
+        .iter()
+        .max_by(|a, b| a.examples_per_s.total_cmp(&b.examples_per_s))
+        .map(|p| p.batch_size);
     Analysis {
         gaps: gap_statistics(&curve, &opts),
-        findings: StepTimeFindings { fit: linear_fit(&x, &y), jumps: detect_jumps(&curve, &opts), best_batch_size, points },
+        findings: StepTimeFindings {
+            fit: linear_fit(&x, &y),
+            jumps: detect_jumps(&curve, &opts),
+            best_batch_size,
+            points,
+        },
     }
 }
 
@@ -123,11 +142,17 @@ pub(super) fn check_claim(analysis: &Analysis, claimed: u32) -> ClaimCheck<'_> {
     if let Some(j) = analysis.findings.jumps.iter().find(contains) {
         return ClaimCheck::Detected(j);
     }
-    let nearest = analysis.gaps.iter().filter(contains).max_by(|a, b| a.z.abs().total_cmp(&b.z.abs()));
+    let nearest = analysis
+        .gaps
+        .iter()
+        .filter(contains)
+        .max_by(|a, b| a.z.abs().total_cmp(&b.z.abs()));
     nearest.map_or(ClaimCheck::NotTested, ClaimCheck::NotDetected)
 }
 
 /// Whether a detected jump matches any claim.
 pub(super) fn is_claimed(jump: &Jump, claimed: &[u32]) -> bool {
-    claimed.iter().any(|&c| jump.previous_batch_size <= c && c <= jump.batch_size)
+    claimed
+        .iter()
+        .any(|&c| jump.previous_batch_size <= c && c <= jump.batch_size)
 }

@@ -26,15 +26,26 @@ fn failure_lines(points: &[StepPoint]) -> Vec<VLine> {
 }
 
 fn title(ctx: &StepTimeContext, what: &str) -> String {
-    format!("{}: {what} ({}, {})", ctx.experiment, ctx.backend, ctx.device)
+    format!(
+        "{}: {what} ({}, {})",
+        ctx.experiment, ctx.backend, ctx.device
+    )
 }
 
 /// `step_time.svg` / `.png`: median step time per batch size with its bootstrap interval,
 /// the least-squares line, detected jumps, the seed's claimed jumps and failures.
-pub(super) fn draw_step_time(dir: &Path, ctx: &StepTimeContext, analysis: &Analysis) -> Result<(), ReportError> {
+pub(super) fn draw_step_time(
+    dir: &Path,
+    ctx: &StepTimeContext,
+    analysis: &Analysis,
+) -> Result<(), ReportError> {
     let findings = &analysis.findings;
     let ok: Vec<&StepPoint> = findings.ok_points().collect();
-    let mut chart = Chart::new(title(ctx, "step time vs batch size"), X_LABEL, "median step time (ms)");
+    let mut chart = Chart::new(
+        title(ctx, "step time vs batch size"),
+        X_LABEL,
+        "median step time (ms)",
+    );
     for &c in &ctx.claimed_jumps {
         chart.vlines.push(VLine {
             x: f64::from(c),
@@ -55,14 +66,30 @@ pub(super) fn draw_step_time(dir: &Path, ctx: &StepTimeContext, analysis: &Analy
         });
     }
     chart.vlines.extend(failure_lines(&findings.points));
-    let medians = ok.iter().map(|p| (f64::from(p.batch_size), p.median_ms)).collect();
+    let medians = ok
+        .iter()
+        .map(|p| (f64::from(p.batch_size), p.median_ms))
+        .collect();
     let bars = ok.iter().map(|p| (p.ci_low_ms, p.ci_high_ms)).collect();
-    let label = format!("median step time, bars: {:.0}% bootstrap CI", 100.0 * CI_LEVEL);
-    chart.series.push(Series::new(label, medians, PALETTE[0]).with_error_bars(bars));
+    let label = format!(
+        "median step time, bars: {:.0}% bootstrap CI",
+        100.0 * CI_LEVEL
+    );
+    chart
+        .series
+        .push(Series::new(label, medians, PALETTE[0]).with_error_bars(bars));
     if let (Some(fit), Some(first), Some(last)) = (findings.fit, ok.first(), ok.last()) {
-        let ends = [first.batch_size, last.batch_size].map(|b| (f64::from(b), fit.predict(f64::from(b))));
-        let label = format!("least squares: {:.3} + {:.3} ms × batch (R² {:.3})", fit.intercept, fit.slope, fit.r_squared);
-        chart.series.push(Series::new(label, ends.to_vec(), PALETTE[1]).with_line(LineStyle::Dashed).with_markers(false));
+        let ends =
+            [first.batch_size, last.batch_size].map(|b| (f64::from(b), fit.predict(f64::from(b))));
+        let label = format!(
+            "least squares: {:.3} + {:.3} ms × batch (R² {:.3})",
+            fit.intercept, fit.slope, fit.r_squared
+        );
+        chart.series.push(
+            Series::new(label, ends.to_vec(), PALETTE[1])
+                .with_line(LineStyle::Dashed)
+                .with_markers(false),
+        );
     }
     chart.legend = LegendPosition::UpperLeft;
     render_pair(&chart, dir, "step_time").map(|_| ())
@@ -70,13 +97,23 @@ pub(super) fn draw_step_time(dir: &Path, ctx: &StepTimeContext, analysis: &Analy
 
 /// `throughput.svg` / `.png`: examples per second per batch size, the best one marked and
 /// a line at 95% of the best to show how flat the optimum is.
-pub(super) fn draw_throughput(dir: &Path, ctx: &StepTimeContext, analysis: &Analysis) -> Result<(), ReportError> {
+pub(super) fn draw_throughput(
+    dir: &Path,
+    ctx: &StepTimeContext,
+    analysis: &Analysis,
+) -> Result<(), ReportError> {
     let findings = &analysis.findings;
     let ok: Vec<&StepPoint> = findings.ok_points().collect();
-    let mut chart = Chart::new(title(ctx, "throughput vs batch size"), X_LABEL, "throughput (examples / s)");
+    let mut chart = Chart::new(
+        title(ctx, "throughput vs batch size"),
+        X_LABEL,
+        "throughput (examples / s)",
+    );
     chart.y_includes_zero = true;
     chart.legend = LegendPosition::LowerRight;
-    let best = ok.iter().find(|p| Some(p.batch_size) == findings.best_batch_size);
+    let best = ok
+        .iter()
+        .find(|p| Some(p.batch_size) == findings.best_batch_size);
     if let Some(best) = best {
         chart.vlines.push(VLine {
             x: f64::from(best.batch_size),
@@ -87,7 +124,10 @@ pub(super) fn draw_throughput(dir: &Path, ctx: &StepTimeContext, analysis: &Anal
         });
     }
     chart.vlines.extend(failure_lines(&findings.points));
-    let throughput = ok.iter().map(|p| (f64::from(p.batch_size), p.examples_per_s)).collect();
+    let throughput = ok
+        .iter()
+        .map(|p| (f64::from(p.batch_size), p.examples_per_s))
+        .collect();
     // A slower step (upper end of the time interval) means fewer examples per second.
     let bars = ok
         .iter()
@@ -96,12 +136,24 @@ pub(super) fn draw_throughput(dir: &Path, ctx: &StepTimeContext, analysis: &Anal
             (1000.0 * b / p.ci_high_ms, 1000.0 * b / p.ci_low_ms)
         })
         .collect();
-    let label = format!("examples / s at the median step time, bars: {:.0}% CI", 100.0 * CI_LEVEL);
-    chart.series.push(Series::new(label, throughput, PALETTE[0]).with_error_bars(bars));
+    let label = format!(
+        "examples / s at the median step time, bars: {:.0}% CI",
+        100.0 * CI_LEVEL
+    );
+    chart
+        .series
+        .push(Series::new(label, throughput, PALETTE[0]).with_error_bars(bars));
     if let (Some(best), Some(first), Some(last)) = (best, ok.first(), ok.last()) {
         let level = 0.95 * best.examples_per_s;
-        let line = vec![(f64::from(first.batch_size), level), (f64::from(last.batch_size), level)];
-        chart.series.push(Series::new("95% of the best", line, GREY).with_line(LineStyle::Dashed).with_markers(false));
+        let line = vec![
+            (f64::from(first.batch_size), level),
+            (f64::from(last.batch_size), level),
+        ];
+        chart.series.push(
+            Series::new("95% of the best", line, GREY)
+                .with_line(LineStyle::Dashed)
+                .with_markers(false),
+        );
     }
     render_pair(&chart, dir, "throughput").map(|_| ())
 }

@@ -11,7 +11,11 @@ use crate::markdown::table;
 /// Throughput within this fraction of the best counts as "as good" in the report.
 const NEAR_BEST: f64 = 0.95;
 
-pub(super) fn report_markdown(ctx: &StepTimeContext, analysis: &Analysis, samples: &[StepSample]) -> String {
+pub(super) fn report_markdown(
+    ctx: &StepTimeContext,
+    analysis: &Analysis,
+    samples: &[StepSample],
+) -> String {
     let mut md = String::new();
     let f = &analysis.findings;
     let ok: Vec<_> = f.ok_points().collect();
@@ -21,7 +25,10 @@ pub(super) fn report_markdown(ctx: &StepTimeContext, analysis: &Analysis, sample
     let _ = writeln!(md, "**In short.** {}\n", in_short(analysis));
 
     md.push_str("## What was run\n\n");
-    let timed = samples.iter().filter(|s| s.status == "ok" && s.step_ms.is_some()).count();
+    let timed = samples
+        .iter()
+        .filter(|s| s.status == "ok" && s.step_ms.is_some())
+        .count();
     let mut run = vec![["experiment".to_string(), ctx.experiment.clone()]];
     if let Some(r) = &ctx.reproduces {
         run.push(["reproduces".into(), r.clone()]);
@@ -35,7 +42,10 @@ pub(super) fn report_markdown(ctx: &StepTimeContext, analysis: &Analysis, sample
         ["peak memory".into(), ctx.memory_kind.clone()],
         ["statistics".into(), format!("median per batch size; IQR = quartiles of the samples; CI = {:.0}% percentile bootstrap of the median ({} resamples, seed {})", 100.0 * CI_LEVEL, ctx.bootstrap_resamples, ctx.seed)],
     ]);
-    md.push_str(&table(&["setting", "value"], &run.iter().map(|r| r.to_vec()).collect::<Vec<_>>()));
+    md.push_str(&table(
+        &["setting", "value"],
+        &run.iter().map(|r| r.to_vec()).collect::<Vec<_>>(),
+    ));
 
     md.push_str("\n## Findings\n\n### Linear trend\n\n");
     match f.fit {
@@ -60,7 +70,11 @@ pub(super) fn report_markdown(ctx: &StepTimeContext, analysis: &Analysis, sample
     md.push_str("\n### Throughput\n\n");
     match ok.iter().find(|p| Some(p.batch_size) == f.best_batch_size) {
         Some(best) => {
-            let near: Vec<u32> = ok.iter().filter(|p| p.examples_per_s >= NEAR_BEST * best.examples_per_s).map(|p| p.batch_size).collect();
+            let near: Vec<u32> = ok
+                .iter()
+                .filter(|p| p.examples_per_s >= NEAR_BEST * best.examples_per_s)
+                .map(|p| p.batch_size)
+                .collect();
             let _ = writeln!(
                 md,
                 "Highest throughput at batch size **{}**: {:.1} examples/s ({} ms per example). Batch sizes within {:.0}% of it: {} ({} of {} ok batch sizes).",
@@ -90,13 +104,30 @@ pub(super) fn report_markdown(ctx: &StepTimeContext, analysis: &Analysis, sample
                 format!("{} – {}", ms(p.q1_ms), ms(p.q3_ms)),
                 format!("{} – {}", ms(p.ci_low_ms), ms(p.ci_high_ms)),
                 ms(p.ms_per_example),
-                if p.examples_per_s.is_finite() { format!("{:.1}", p.examples_per_s) } else { "–".into() },
+                if p.examples_per_s.is_finite() {
+                    format!("{:.1}", p.examples_per_s)
+                } else {
+                    "–".into()
+                },
                 p.peak_mem_mb.map_or("–".into(), |m| format!("{m:.0}")),
             ]
         })
         .collect();
     let ci = format!("{:.0}% CI (ms)", 100.0 * CI_LEVEL);
-    md.push_str(&table(&["batch", "status", "n", "median (ms)", "IQR (ms)", &ci, "ms / example", "examples / s", "peak mem (MB)"], &rows));
+    md.push_str(&table(
+        &[
+            "batch",
+            "status",
+            "n",
+            "median (ms)",
+            "IQR (ms)",
+            &ci,
+            "ms / example",
+            "examples / s",
+            "peak mem (MB)",
+        ],
+        &rows,
+    ));
 
     md.push_str("\n## Method\n\n");
     md.push_str(method_description());
@@ -108,11 +139,23 @@ fn in_short(analysis: &Analysis) -> String {
     let f = &analysis.findings;
     let mut parts = vec![];
     if let Some(fit) = f.fit {
-        parts.push(format!("step time grows by {} ms per example from {} ms (R² {:.3})", ms(fit.slope), ms(fit.intercept), fit.r_squared));
+        parts.push(format!(
+            "step time grows by {} ms per example from {} ms (R² {:.3})",
+            ms(fit.slope),
+            ms(fit.intercept),
+            fit.r_squared
+        ));
     }
     parts.push(match f.jumps.len() {
         0 => "no jump detected".to_string(),
-        _ => format!("jumps detected at {}", f.jumps.iter().map(|j| j.batch_size.to_string()).collect::<Vec<_>>().join(", ")),
+        _ => format!(
+            "jumps detected at {}",
+            f.jumps
+                .iter()
+                .map(|j| j.batch_size.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     });
     if let Some(b) = f.best_batch_size {
         parts.push(format!("highest throughput at batch size {b}"));
@@ -140,7 +183,17 @@ fn jump_table(jumps: &[Jump], claimed: &[u32]) -> String {
             ]
         })
         .collect();
-    table(&["batch size", "between", "height (ms)", "% of the step", "z", "claimed by the seed"], &rows)
+    table(
+        &[
+            "batch size",
+            "between",
+            "height (ms)",
+            "% of the step",
+            "z",
+            "claimed by the seed",
+        ],
+        &rows,
+    )
 }
 
 fn claim_section(ctx: &StepTimeContext, analysis: &Analysis) -> String {
@@ -158,16 +211,33 @@ fn claim_section(ctx: &StepTimeContext, analysis: &Analysis) -> String {
             let (verdict, gap) = match check_claim(analysis, c) {
                 ClaimCheck::Detected(j) => ("detected".to_string(), Some(j)),
                 ClaimCheck::NotDetected(g) => ("not detected".to_string(), Some(g)),
-                ClaimCheck::NotTested => ("not tested (outside the ok batch sizes or at an end of the sweep)".to_string(), None),
+                ClaimCheck::NotTested => (
+                    "not tested (outside the ok batch sizes or at an end of the sweep)".to_string(),
+                    None,
+                ),
             };
             let measured = gap.map_or("–".into(), |g| {
-                format!("{} → {}: {:+.3} ms ({:+.1}%), z {:.1}", g.previous_batch_size, g.batch_size, g.height_ms, 100.0 * g.relative, g.z)
+                format!(
+                    "{} → {}: {:+.3} ms ({:+.1}%), z {:.1}",
+                    g.previous_batch_size,
+                    g.batch_size,
+                    g.height_ms,
+                    100.0 * g.relative,
+                    g.z
+                )
             });
             vec![c.to_string(), verdict, measured]
         })
         .collect();
     if !rows.is_empty() {
-        md.push_str(&table(&["claimed jump at", "here", "measured step (largest |z| of the gaps touching it)"], &rows));
+        md.push_str(&table(
+            &[
+                "claimed jump at",
+                "here",
+                "measured step (largest |z| of the gaps touching it)",
+            ],
+            &rows,
+        ));
         let others: Vec<String> = analysis
             .findings
             .jumps
@@ -175,28 +245,61 @@ fn claim_section(ctx: &StepTimeContext, analysis: &Analysis) -> String {
             .filter(|j| !is_claimed(j, &ctx.claimed_jumps))
             .map(|j| format!("{} ({:+.1}%)", j.batch_size, 100.0 * j.relative))
             .collect();
-        let _ = writeln!(md, "\nJumps detected at batch sizes the seed does not name: {}.", if others.is_empty() { "none".into() } else { others.join(", ") });
+        let _ = writeln!(
+            md,
+            "\nJumps detected at batch sizes the seed does not name: {}.",
+            if others.is_empty() {
+                "none".into()
+            } else {
+                others.join(", ")
+            }
+        );
     }
     md
 }
 
 fn failure_section(analysis: &Analysis, samples: &[StepSample]) -> String {
-    let failed: Vec<_> = analysis.findings.points.iter().filter(|p| !p.is_ok()).collect();
+    let failed: Vec<_> = analysis
+        .findings
+        .points
+        .iter()
+        .filter(|p| !p.is_ok())
+        .collect();
     if failed.is_empty() {
         return String::from("\n### Failed batch sizes\n\nNone.\n");
     }
     let rows: Vec<Vec<String>> = failed
         .iter()
         .map(|p| {
-            let rows: Vec<&StepSample> = samples.iter().filter(|s| s.batch_size == p.batch_size && s.status != "ok").collect();
+            let rows: Vec<&StepSample> = samples
+                .iter()
+                .filter(|s| s.batch_size == p.batch_size && s.status != "ok")
+                .collect();
             let message = rows.first().map_or("", |s| s.message.as_str());
             let short: String = message.chars().take(200).collect();
-            let ellipsis = if message.chars().count() > 200 { "…" } else { "" };
-            vec![p.batch_size.to_string(), p.status.clone(), rows.len().to_string(), format!("{short}{ellipsis}")]
+            let ellipsis = if message.chars().count() > 200 {
+                "…"
+            } else {
+                ""
+            };
+            vec![
+                p.batch_size.to_string(),
+                p.status.clone(),
+                rows.len().to_string(),
+                format!("{short}{ellipsis}"),
+            ]
         })
         .collect();
     let mut md = String::from("\n### Failed batch sizes\n\nExcluded from the fit, the jumps and the throughput optimum.\n\n");
-    md.push_str(&table(&["batch size", "status", "failed visits", "first error message"], &rows));
+    md.push_str(&table(
+        &[
+            "batch size",
+            "status",
+            "failed visits",
+            "first error message",
+        ],
+        &rows,
+    ));
     md
 }
 
@@ -206,7 +309,17 @@ fn ms(v: f64) -> String {
         return "–".into();
     }
     let a = v.abs();
-    let decimals = if a >= 1000.0 { 0 } else if a >= 100.0 { 1 } else if a >= 10.0 { 2 } else if a >= 1.0 { 3 } else { 4 };
+    let decimals = if a >= 1000.0 {
+        0
+    } else if a >= 100.0 {
+        1
+    } else if a >= 10.0 {
+        2
+    } else if a >= 1.0 {
+        3
+    } else {
+        4
+    };
     format!("{v:.decimals$}")
 }
 
@@ -233,7 +346,11 @@ fn ranges(values: &[u32]) -> String {
         while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
             j += 1;
         }
-        out.push(if j > i { format!("{}–{}", sorted[i], sorted[j]) } else { sorted[i].to_string() });
+        out.push(if j > i {
+            format!("{}–{}", sorted[i], sorted[j])
+        } else {
+            sorted[i].to_string()
+        });
         i = j + 1;
     }
     if out.is_empty() {

@@ -16,7 +16,8 @@ use polars::prelude::*;
 use crate::ReportError;
 
 /// The header of `results.csv`, exactly.
-pub const RESULTS_HEADER: &str = "batch_size,round,sample,step_ms,status,backend,device,peak_mem_mb,message";
+pub const RESULTS_HEADER: &str =
+    "batch_size,round,sample,step_ms,status,backend,device,peak_mem_mb,message";
 
 /// One row of `results.csv`: a timed step, or one failed visit of a batch size.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,7 +46,9 @@ pub struct StepSample {
 /// Appends `rows` to `path` as whole CSV lines, creating the file with [`RESULTS_HEADER`]
 /// if it is missing or empty, then flushes and syncs it. A partial trailing record left by
 /// an interrupted write is cut off first (see the module docs). Fails if the file exists
-/// with a different header.
+/// with a different header. One writer per file at a time: a second process appending
+/// concurrently could see the first one's write in progress as a partial line (shards of a
+/// job array should each write their own file, merged when reporting).
 pub fn append_step_samples(path: &Path, rows: &[StepSample]) -> Result<(), ReportError> {
     let mut file = OpenOptions::new()
         .read(true)
@@ -63,13 +66,15 @@ pub fn append_step_samples(path: &Path, rows: &[StepSample]) -> Result<(), Repor
         check_header(path, &existing)?;
     }
     if complete < existing.len() {
-        file.set_len(complete as u64).map_err(ReportError::io("cut the partial last line of", path))?;
+        file.set_len(complete as u64)
+            .map_err(ReportError::io("cut the partial last line of", path))?;
     }
     for row in rows {
         push_row(&mut out, row);
     }
     // One write call: with O_APPEND, the whole batch lands after the last complete line.
-    file.write_all(out.as_bytes()).map_err(ReportError::io("append to", path))?;
+    file.write_all(out.as_bytes())
+        .map_err(ReportError::io("append to", path))?;
     file.flush().map_err(ReportError::io("flush", path))?;
     file.sync_all().map_err(ReportError::io("sync", path))
 }
@@ -129,24 +134,52 @@ fn results_schema() -> Schema {
         ("peak_mem_mb", Float64),
         ("message", Str),
     ];
-    Schema::from_iter(columns.into_iter().map(|(name, dtype)| Field::new(name.into(), dtype)))
+    Schema::from_iter(
+        columns
+            .into_iter()
+            .map(|(name, dtype)| Field::new(name.into(), dtype)),
+    )
 }
 
-pub(crate) fn frame_to_samples(path: &Path, df: &DataFrame) -> Result<Vec<StepSample>, ReportError> {
-    let column = |name: &str| df.column(name).map_err(ReportError::table("find a column of", path));
+pub(crate) fn frame_to_samples(
+    path: &Path,
+    df: &DataFrame,
+) -> Result<Vec<StepSample>, ReportError> {
+    let column = |name: &str| {
+        df.column(name)
+            .map_err(ReportError::table("find a column of", path))
+    };
     let u32s = |name: &str| -> Result<Vec<Option<u32>>, ReportError> {
-        Ok(column(name)?.u32().map_err(ReportError::table("read a column of", path))?.into_iter().collect())
+        Ok(column(name)?
+            .u32()
+            .map_err(ReportError::table("read a column of", path))?
+            .into_iter()
+            .collect())
     };
     let f64s = |name: &str| -> Result<Vec<Option<f64>>, ReportError> {
-        Ok(column(name)?.f64().map_err(ReportError::table("read a column of", path))?.into_iter().collect())
+        Ok(column(name)?
+            .f64()
+            .map_err(ReportError::table("read a column of", path))?
+            .into_iter()
+            .collect())
     };
     let strs = |name: &str| -> Result<Vec<String>, ReportError> {
-        let ca = column(name)?.str().map_err(ReportError::table("read a column of", path))?;
-        Ok(ca.into_iter().map(|s| s.unwrap_or("").to_string()).collect())
+        let ca = column(name)?
+            .str()
+            .map_err(ReportError::table("read a column of", path))?;
+        Ok(ca
+            .into_iter()
+            .map(|s| s.unwrap_or("").to_string())
+            .collect())
     };
     let (batch_size, round, sample) = (u32s("batch_size")?, u32s("round")?, u32s("sample")?);
     let (step_ms, peak_mem_mb) = (f64s("step_ms")?, f64s("peak_mem_mb")?);
-    let (status, backend, device, message) = (strs("status")?, strs("backend")?, strs("device")?, strs("message")?);
+    let (status, backend, device, message) = (
+        strs("status")?,
+        strs("backend")?,
+        strs("device")?,
+        strs("message")?,
+    );
     let mut rows = Vec::with_capacity(df.height());
     for i in 0..df.height() {
         let (Some(b), Some(r)) = (batch_size[i], round[i]) else {
@@ -201,7 +234,11 @@ pub(crate) fn complete_prefix_len(bytes: &[u8]) -> usize {
 fn push_row(out: &mut String, row: &StepSample) {
     let opt_u32 = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
     // `{}` prints the shortest string that parses back to the same f64.
-    let opt_f64 = |v: Option<f64>| v.filter(|v| v.is_finite()).map(|v| v.to_string()).unwrap_or_default();
+    let opt_f64 = |v: Option<f64>| {
+        v.filter(|v| v.is_finite())
+            .map(|v| v.to_string())
+            .unwrap_or_default()
+    };
     let fields = [
         row.batch_size.to_string(),
         row.round.to_string(),

@@ -32,9 +32,22 @@ fn awkward_rows() -> Vec<StepSample> {
         ok(1, 0, 0, 12.5),
         ok(1, 0, 1, 12.25),
         device,
-        failed(70, 0, "oom", "CUDA out of memory. Tried to allocate 2.00 GiB, \"free\": 1.2 GiB\nline two"),
-        failed(71, 1, "error", "panicked at 'x | y', src/lib.rs:3:5\r\nwindows line, é ü ∞"),
-        StepSample { peak_mem_mb: None, ..ok(3, 2, 4, 1e-7) },
+        failed(
+            70,
+            0,
+            "oom",
+            "CUDA out of memory. Tried to allocate 2.00 GiB, \"free\": 1.2 GiB\nline two",
+        ),
+        failed(
+            71,
+            1,
+            "error",
+            "panicked at 'x | y', src/lib.rs:3:5\r\nwindows line, é ü ∞",
+        ),
+        StepSample {
+            peak_mem_mb: None,
+            ..ok(3, 2, 4, 1e-7)
+        },
     ]
 }
 
@@ -47,7 +60,11 @@ fn round_trip_with_awkward_text() {
     append_step_samples(&path, &rows[2..]).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with(&format!("{RESULTS_HEADER}\n")));
-    assert_eq!(text.matches(RESULTS_HEADER).count(), 1, "header written once");
+    assert_eq!(
+        text.matches(RESULTS_HEADER).count(),
+        1,
+        "header written once"
+    );
     assert_eq!(read_step_samples(&path).unwrap(), rows);
 }
 
@@ -56,7 +73,10 @@ fn empty_file_gets_a_header_and_reads_as_no_rows() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("results.csv");
     append_step_samples(&path, &[]).unwrap();
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("{RESULTS_HEADER}\n"));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        format!("{RESULTS_HEADER}\n")
+    );
     assert_eq!(read_step_samples(&path).unwrap(), vec![]);
 }
 
@@ -66,7 +86,10 @@ fn a_truncated_last_line_is_ignored_then_cut_off() {
     let path = dir.path().join("results.csv");
     let rows = awkward_rows();
     append_step_samples(&path, &rows).unwrap();
-    for partial in ["5,0,3,12.5,o", "7,0,,,error,flex,cpu,,\"killed, mid\nmessage"] {
+    for partial in [
+        "5,0,3,12.5,o",
+        "7,0,,,error,flex,cpu,,\"killed, mid\nmessage",
+    ] {
         let mut file = OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(partial.as_bytes()).unwrap();
         drop(file);
@@ -90,13 +113,22 @@ fn errors_name_the_file() {
 
     let other = dir.path().join("other.csv");
     std::fs::write(&other, "a,b\n1,2\n").unwrap();
-    let err = append_step_samples(&other, &[ok(1, 0, 0, 1.0)]).unwrap_err().to_string();
-    assert!(err.contains("other.csv") && err.contains("expected"), "{err}");
+    let err = append_step_samples(&other, &[ok(1, 0, 0, 1.0)])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("other.csv") && err.contains("expected"),
+        "{err}"
+    );
     let err = read_step_samples(&other).unwrap_err().to_string();
     assert!(err.contains("other.csv"), "{err}");
 
     let bad = dir.path().join("bad.csv");
-    std::fs::write(&bad, format!("{RESULTS_HEADER}\nnot-a-number,0,0,1.0,ok,flex,cpu,,\n")).unwrap();
+    std::fs::write(
+        &bad,
+        format!("{RESULTS_HEADER}\nnot-a-number,0,0,1.0,ok,flex,cpu,,\n"),
+    )
+    .unwrap();
     let err = read_step_samples(&bad).unwrap_err().to_string();
     assert!(err.contains("bad.csv"), "{err}");
 }

@@ -38,7 +38,10 @@ pub struct StepPoint {
     pub ms_per_example: f64,
     /// Batch size divided by the median step time, per second.
     pub examples_per_s: f64,
-    /// Largest peak memory recorded over the batch size's rows, if any was measured.
+    /// The smallest per-visit peak memory recorded over the batch size's rows (its rounds),
+    /// if any was measured. Smallest, because a process's peak resident set size also counts
+    /// memory the allocator kept from an earlier, larger visit: every reading is an upper
+    /// bound of what the batch size needs, and the lowest is the tightest.
     pub peak_mem_mb: Option<f64>,
 }
 
@@ -67,15 +70,22 @@ pub fn summarize(samples: &[StepSample], bootstrap_resamples: usize, seed: u64) 
                 .filter(|t| t.is_finite())
                 .collect();
             times.sort_by(f64::total_cmp);
-            let failure = rows.iter().find(|r| r.status != "ok").map(|r| r.status.clone());
+            let failure = rows
+                .iter()
+                .find(|r| r.status != "ok")
+                .map(|r| r.status.clone());
             let status = match failure {
                 Some(status) => status,
                 None if times.is_empty() => "error".to_string(),
                 None => "ok".to_string(),
             };
             let median_ms = quantile_sorted(&times, 0.5);
-            let (ci_low_ms, ci_high_ms) =
-                bootstrap_median_ci(&times, bootstrap_resamples, CI_LEVEL, point_seed(seed, batch_size));
+            let (ci_low_ms, ci_high_ms) = bootstrap_median_ci(
+                &times,
+                bootstrap_resamples,
+                CI_LEVEL,
+                point_seed(seed, batch_size),
+            );
             let b = f64::from(batch_size);
             StepPoint {
                 batch_size,
@@ -88,7 +98,7 @@ pub fn summarize(samples: &[StepSample], bootstrap_resamples: usize, seed: u64) 
                 ci_high_ms,
                 ms_per_example: median_ms / b,
                 examples_per_s: 1000.0 * b / median_ms,
-                peak_mem_mb: rows.iter().filter_map(|r| r.peak_mem_mb).reduce(f64::max),
+                peak_mem_mb: rows.iter().filter_map(|r| r.peak_mem_mb).reduce(f64::min),
             }
         })
         .collect()
@@ -105,7 +115,8 @@ fn point_seed(seed: u64, batch_size: u32) -> u64 {
 /// Writes `points` to `path` as CSV with polars (columns named as the fields; NaN and
 /// missing values are empty), atomically.
 pub fn write_summary(path: &Path, points: &[StepPoint]) -> Result<(), ReportError> {
-    let mut df = summary_frame(points).map_err(ReportError::table("build the summary table for", path))?;
+    let mut df =
+        summary_frame(points).map_err(ReportError::table("build the summary table for", path))?;
     let mut buffer = Vec::new();
     CsvWriter::new(&mut buffer)
         .finish(&mut df)
@@ -115,12 +126,30 @@ pub fn write_summary(path: &Path, points: &[StepPoint]) -> Result<(), ReportErro
 
 fn summary_frame(points: &[StepPoint]) -> PolarsResult<DataFrame> {
     let finite = |f: fn(&StepPoint) -> f64| -> Vec<Option<f64>> {
-        points.iter().map(|p| Some(f(p)).filter(|v| v.is_finite())).collect()
+        points
+            .iter()
+            .map(|p| Some(f(p)).filter(|v| v.is_finite()))
+            .collect()
     };
     let columns = vec![
-        Column::new("batch_size".into(), points.iter().map(|p| p.batch_size).collect::<Vec<u32>>()),
-        Column::new("status".into(), points.iter().map(|p| p.status.as_str()).collect::<Vec<&str>>()),
-        Column::new("samples".into(), points.iter().map(|p| p.samples as u32).collect::<Vec<u32>>()),
+        Column::new(
+            "batch_size".into(),
+            points.iter().map(|p| p.batch_size).collect::<Vec<u32>>(),
+        ),
+        Column::new(
+            "status".into(),
+            points
+                .iter()
+                .map(|p| p.status.as_str())
+                .collect::<Vec<&str>>(),
+        ),
+        Column::new(
+            "samples".into(),
+            points
+                .iter()
+                .map(|p| p.samples as u32)
+                .collect::<Vec<u32>>(),
+        ),
         Column::new("median_ms".into(), finite(|p| p.median_ms)),
         Column::new("q1_ms".into(), finite(|p| p.q1_ms)),
         Column::new("q3_ms".into(), finite(|p| p.q3_ms)),
@@ -128,7 +157,13 @@ fn summary_frame(points: &[StepPoint]) -> PolarsResult<DataFrame> {
         Column::new("ci_high_ms".into(), finite(|p| p.ci_high_ms)),
         Column::new("ms_per_example".into(), finite(|p| p.ms_per_example)),
         Column::new("examples_per_s".into(), finite(|p| p.examples_per_s)),
-        Column::new("peak_mem_mb".into(), points.iter().map(|p| p.peak_mem_mb).collect::<Vec<Option<f64>>>()),
+        Column::new(
+            "peak_mem_mb".into(),
+            points
+                .iter()
+                .map(|p| p.peak_mem_mb)
+                .collect::<Vec<Option<f64>>>(),
+        ),
     ];
     DataFrame::new(points.len(), columns)
 }
@@ -143,7 +178,15 @@ mod tests {
         for (i, t) in [10.0, 12.0, 11.0, 13.0].into_iter().enumerate() {
             rows.push(ok(2, 0, i as u32, t));
         }
-        rows.push(StepSample { peak_mem_mb: Some(600.0), ..ok(1, 0, 0, 5.0) });
+        rows.push(StepSample {
+            peak_mem_mb: Some(600.0),
+            ..ok(1, 0, 0, 5.0)
+        });
+        // A later round after a larger batch size: inflated by retained memory.
+        rows.push(StepSample {
+            peak_mem_mb: Some(900.0),
+            ..ok(1, 1, 0, 5.0)
+        });
         rows.push(ok(64, 0, 0, 300.0)); // ran once, then ran out of memory
         rows.push(failed(64, 1, "oom", "out of memory"));
         rows.push(failed(128, 0, "oom", "out of memory"));
@@ -153,7 +196,10 @@ mod tests {
     #[test]
     fn summarizes_per_batch_size() {
         let points = summarize(&fixture(), 500, 1);
-        assert_eq!(points.iter().map(|p| p.batch_size).collect::<Vec<_>>(), [1, 2, 64, 128]);
+        assert_eq!(
+            points.iter().map(|p| p.batch_size).collect::<Vec<_>>(),
+            [1, 2, 64, 128]
+        );
         let p2 = &points[1];
         assert_eq!((p2.status.as_str(), p2.samples), ("ok", 4));
         assert_eq!(p2.median_ms, 11.5);
@@ -162,15 +208,26 @@ mod tests {
         assert_eq!(p2.ms_per_example, 5.75);
         assert!((p2.examples_per_s - 2000.0 / 11.5).abs() < 1e-9);
         assert_eq!(p2.peak_mem_mb, Some(512.25));
-        assert_eq!(points[0].peak_mem_mb, Some(600.0));
+        assert_eq!(points[0].peak_mem_mb, Some(600.0), "lowest over the rounds");
         // A failed visit makes the point failed even with ok samples, which are still summarised.
-        assert_eq!((points[2].status.as_str(), points[2].samples, points[2].median_ms), ("oom", 1, 300.0));
+        assert_eq!(
+            (
+                points[2].status.as_str(),
+                points[2].samples,
+                points[2].median_ms
+            ),
+            ("oom", 1, 300.0)
+        );
         assert!(!points[2].is_ok());
         let p128 = &points[3];
         assert_eq!((p128.status.as_str(), p128.samples), ("oom", 0));
         assert!(p128.median_ms.is_nan() && p128.ci_low_ms.is_nan() && p128.peak_mem_mb.is_none());
         // NaN != NaN, so compare the printed form.
-        assert_eq!(format!("{:?}", summarize(&fixture(), 500, 1)), format!("{points:?}"), "seeded");
+        assert_eq!(
+            format!("{:?}", summarize(&fixture(), 500, 1)),
+            format!("{points:?}"),
+            "seeded"
+        );
     }
 
     #[test]
@@ -184,7 +241,8 @@ mod tests {
             lines.next().unwrap(),
             "batch_size,status,samples,median_ms,q1_ms,q3_ms,ci_low_ms,ci_high_ms,ms_per_example,examples_per_s,peak_mem_mb"
         );
-        assert!(lines.next().unwrap().starts_with("1,ok,1,5.0,"));
+        let first = lines.next().unwrap();
+        assert!(first.starts_with("1,ok,2,5.0,"), "{first}");
         assert_eq!(lines.last().unwrap(), "128,oom,0,,,,,,,,");
     }
 }

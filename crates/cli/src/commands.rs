@@ -7,8 +7,8 @@ use std::{
 
 use anyhow::{anyhow, bail, Context, Result};
 use batchlab_experiments::{
-    bench, config::BackendConfig, isolate::POINT_FAILED_EXIT, load_study, render_report,
-    run_study, run_worker, Isolation, RunOptions, Source, WorkerExit,
+    bench, config::BackendConfig, isolate::POINT_FAILED_EXIT, load_study, render_report, run_study,
+    run_worker, Isolation, RunOptions, Source, WorkerExit,
 };
 use batchlab_models::{Architecture, ModelSpec};
 
@@ -91,7 +91,10 @@ pub fn list(dir: &Path) -> Result<()> {
         }
     }
     if broken > 0 {
-        bail!("{broken} experiment file(s) in {} do not load", dir.display());
+        bail!(
+            "{broken} experiment file(s) in {} do not load",
+            dir.display()
+        );
     }
     Ok(())
 }
@@ -99,7 +102,12 @@ pub fn list(dir: &Path) -> Result<()> {
 pub fn check(experiment: &str, overrides: &[String]) -> Result<()> {
     let source = source(experiment, overrides)?;
     let study = load_study(&source)?;
-    println!("{}: ok ({} experiment {:?})", source.origin, study.header().kind, study.header().name);
+    println!(
+        "{}: ok ({} experiment {:?})",
+        source.origin,
+        study.header().kind,
+        study.header().name
+    );
     for line in study.plan() {
         println!("  {line}");
     }
@@ -162,7 +170,10 @@ pub fn worker(dir: &Path) -> ExitCode {
 pub fn models(input: [usize; 3], classes: usize) -> Result<()> {
     let [c, h, w] = input;
     println!("input {c}x{h}x{w}, {classes} classes");
-    println!("{:<20} {:>22} {:>22}", "model", "trainable parameters", "forward GFLOPs/sample");
+    println!(
+        "{:<20} {:>22} {:>22}",
+        "model", "trainable parameters", "forward GFLOPs/sample"
+    );
     for architecture in Architecture::ALL {
         let spec = ModelSpec::new(architecture, input, classes);
         match (spec.trainable_params(), spec.forward_flops()) {
@@ -188,7 +199,10 @@ pub fn bench(samples: usize, backend: &str) -> Result<()> {
     let cases = bench::standard_cases();
     for case in &cases {
         let t = bench::time_case(&config, case, 2, samples)?;
-        println!("{:<32} {:>12.1} {:>10.1} .. {:<10.1}", t.name, t.median_ms, t.q1_ms, t.q3_ms);
+        println!(
+            "{:<32} {:>12.1} {:>10.1} .. {:<10.1}",
+            t.name, t.median_ms, t.q1_ms, t.q3_ms
+        );
     }
     let mlp = cases.last().expect("the MLP case is last");
     let (harness, bare) = bench::harness_overhead(&config, mlp, 6, samples)?;
@@ -204,7 +218,7 @@ fn group_thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);

@@ -88,7 +88,11 @@ fn ok_rows(results: &Path) -> Vec<(u32, u32, u32)> {
         .filter(|l| l.contains(",ok,"))
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap())
+            (
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+            )
         })
         .collect();
     rows.sort_unstable();
@@ -100,10 +104,19 @@ fn a_sweep_writes_the_whole_report_and_resumes_without_repeating() {
     let tmp = tempfile::tempdir().unwrap();
     let config = tiny_config(tmp.path(), "");
     let out = tmp.path().join("reports");
-    let dir = run_ok(&["run", config.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let dir = run_ok(&[
+        "run",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(dir.starts_with(out.join("tiny")), "{}", dir.display());
     for file in REPORT_FILES {
-        assert!(dir.join(file).is_file(), "{file} missing from {}", dir.display());
+        assert!(
+            dir.join(file).is_file(),
+            "{file} missing from {}",
+            dir.display()
+        );
     }
     let all = ok_rows(&dir.join("results.csv"));
     assert_eq!(all.len(), 4 * 2 * 3, "4 batch sizes x 2 rounds x 3 samples");
@@ -117,23 +130,53 @@ fn a_sweep_writes_the_whole_report_and_resumes_without_repeating() {
     let kept: Vec<&str> = csv.lines().take(1 + 9).collect();
     fs::write(dir.join("results.csv"), format!("{}\n", kept.join("\n"))).unwrap();
     let first_rows = ok_rows(&dir.join("results.csv"));
-    fs::write(dir.join("meta.json"), meta.replace("\"complete\"", "\"running\"")).unwrap();
+    fs::write(
+        dir.join("meta.json"),
+        meta.replace("\"complete\"", "\"running\""),
+    )
+    .unwrap();
 
-    let resumed = run_ok(&["run", config.to_str().unwrap(), "--out", out.to_str().unwrap(), "--resume"]);
+    let resumed = run_ok(&[
+        "run",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--resume",
+    ]);
     assert_eq!(resumed, dir, "resume continues the same directory");
     let after = ok_rows(&dir.join("results.csv"));
     assert_eq!(after, all, "every (batch, round, sample) exactly once");
     let csv_after = fs::read_to_string(dir.join("results.csv")).unwrap();
-    assert!(csv_after.starts_with(&kept.join("\n")), "finished rows kept as they were");
+    assert!(
+        csv_after.starts_with(&kept.join("\n")),
+        "finished rows kept as they were"
+    );
     assert_eq!(first_rows.len(), 9);
 
     // Nothing left to resume now.
-    let again = batchlab(&["run", config.to_str().unwrap(), "--out", out.to_str().unwrap(), "--resume"]);
+    let again = batchlab(&[
+        "run",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--resume",
+    ]);
     assert!(!again.status.success());
-    assert!(text(&again.stderr).contains("nothing to resume"), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains("nothing to resume"),
+        "{}",
+        text(&again.stderr)
+    );
 
     // The report re-renders from results.csv alone.
-    for file in ["summary.csv", "report.md", "step_time.svg", "step_time.png", "throughput.svg", "throughput.png"] {
+    for file in [
+        "summary.csv",
+        "report.md",
+        "step_time.svg",
+        "step_time.png",
+        "throughput.svg",
+        "throughput.png",
+    ] {
         fs::remove_file(dir.join(file)).unwrap();
     }
     let rendered = run_ok(&["report", dir.to_str().unwrap()]);
@@ -148,29 +191,42 @@ fn a_sweep_writes_the_whole_report_and_resumes_without_repeating() {
 #[test]
 fn a_point_that_kills_its_process_is_recorded_and_the_sweep_goes_on() {
     let tmp = tempfile::tempdir().unwrap();
-    // Batch 3 of a wide MLP needs far more memory than the address-space limit set below; the
-    // allocation fails, the worker aborts, and the supervisor records the point.
-    let config = tiny_config(tmp.path(), "")
-        .to_str()
-        .unwrap()
-        .to_string();
+    // Batch 5,000,000 needs more memory than the 2 GB address-space limit set below: the
+    // allocation fails, the worker aborts, and the supervisor records the point as oom.
+    let config = tiny_config(tmp.path(), "").to_str().unwrap().to_string();
     fs::write(
         &config,
-        TINY.replace("batch_sizes = [1, 2, 3, 4]", "batch_sizes = [1, 2, 300000]"),
+        TINY.replace(
+            "batch_sizes = [1, 2, 3, 4]",
+            "batch_sizes = [1, 2, 5000000]",
+        ),
     )
     .unwrap();
     let out = tmp.path().join("reports");
     let script = format!(
-        "ulimit -v 3000000 && exec {} run {config} --out {}",
+        "ulimit -v 2000000 && exec {} run {config} --out {}",
         env!("CARGO_BIN_EXE_batchlab"),
         out.display()
     );
-    let output = Command::new("bash").args(["-c", &script]).current_dir(root()).output().unwrap();
-    assert!(output.status.success(), "{}\n{}", text(&output.stdout), text(&output.stderr));
+    let output = Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
     let dir = last_line(&output);
     let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
-    let failed: Vec<&str> = csv.lines().filter(|l| l.starts_with("300000,")).collect();
-    assert_eq!(failed.len(), 1, "one failure row, no retry in the next round:\n{csv}");
+    let failed: Vec<&str> = csv.lines().filter(|l| l.starts_with("5000000,")).collect();
+    assert_eq!(
+        failed.len(),
+        1,
+        "one failure row, no retry in the next round:\n{csv}"
+    );
     assert!(failed[0].contains(",oom,"), "{}", failed[0]);
     assert_eq!(ok_rows(&dir.join("results.csv")).len(), 2 * 2 * 3);
     let summary = fs::read_to_string(dir.join("summary.csv")).unwrap();
@@ -183,7 +239,10 @@ fn list_check_and_models_work_from_the_repository_root() {
     assert!(list.status.success(), "{}", text(&list.stderr));
     let listed = text(&list.stdout);
     for name in ["quickstart", "vgg16-step-time", "vgg16-step-time-cpu"] {
-        assert!(listed.lines().any(|l| l.starts_with(name)), "{name} not listed:\n{listed}");
+        assert!(
+            listed.lines().any(|l| l.starts_with(name)),
+            "{name} not listed:\n{listed}"
+        );
     }
     assert!(listed.contains("reproduces: seed 000/001"));
 
@@ -203,20 +262,46 @@ fn bad_input_gets_a_clear_error_and_no_panic() {
     let bad = tmp.path().join("bad.toml");
     fs::write(&bad, TINY.replace("rounds = 2", "roundz = 2")).unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (vec!["check".into(), bad.display().to_string()], ":20:1: key `sweep.roundz`: unknown field"),
-        (vec!["check".into(), "no-such-experiment".into()], "Known experiments:"),
         (
-            vec!["check".into(), config.display().to_string(), "--set".into(), "sweep.rounds=0".into()],
+            vec!["check".into(), bad.display().to_string()],
+            ":17:1: key `sweep.roundz`: unknown field",
+        ),
+        (
+            vec!["check".into(), "no-such-experiment".into()],
+            "Known experiments:",
+        ),
+        (
+            vec![
+                "check".into(),
+                config.display().to_string(),
+                "--set".into(),
+                "sweep.rounds=0".into(),
+            ],
             "sweep.rounds",
         ),
         (
-            vec!["check".into(), config.display().to_string(), "--set".into(), "model.input=[1,2,2]".into()],
-            "model",
+            vec![
+                "check".into(),
+                config.display().to_string(),
+                "--set".into(),
+                "model.architecture=vgg16".into(),
+            ],
+            "vgg16 needs height and width >= 32",
         ),
-        (vec!["report".into(), tmp.path().display().to_string()], "not a batchlab report directory"),
+        (
+            vec!["report".into(), tmp.path().display().to_string()],
+            "not a batchlab report directory",
+        ),
         #[cfg(not(feature = "cuda"))]
         (
-            vec!["run".into(), config.display().to_string(), "--backend".into(), "cuda".into(), "--out".into(), tmp.path().join("r").display().to_string()],
+            vec![
+                "run".into(),
+                config.display().to_string(),
+                "--backend".into(),
+                "cuda".into(),
+                "--out".into(),
+                tmp.path().join("r").display().to_string(),
+            ],
             "--features cuda",
         ),
     ];
@@ -225,7 +310,10 @@ fn bad_input_gets_a_clear_error_and_no_panic() {
         let output = batchlab(&args);
         let stderr = text(&output.stderr);
         assert!(!output.status.success(), "{args:?} should fail");
-        assert!(stderr.contains(expected), "{args:?}: expected {expected:?} in:\n{stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{args:?}: expected {expected:?} in:\n{stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{args:?} panicked:\n{stderr}");
     }
 }

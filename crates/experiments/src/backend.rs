@@ -178,6 +178,7 @@ pub fn threads(config: &BackendConfig) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use burn::tensor::ElementConversion;
 
     #[test]
     fn flex_runs_and_unknown_names_are_refused() {
@@ -188,7 +189,7 @@ mod tests {
                 burn::tensor::Tensor::<B, 1>::ones([3], &device)
                     .sum()
                     .into_scalar()
-                    .into()
+                    .elem()
             }
         }
         let flex = BackendConfig::default();

@@ -130,7 +130,10 @@ pub fn harness_overhead(
             }
         }
     }
-    Ok((timing("sweep harness", &harness), timing("bare loop", &bare)))
+    Ok((
+        timing("sweep harness", &harness),
+        timing("bare loop", &bare),
+    ))
 }
 
 fn timing(name: &'static str, ms: &[f64]) -> Timing {

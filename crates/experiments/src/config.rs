@@ -55,7 +55,11 @@ impl Source {
         toml::Value::Table(table)
             .try_into()
             .map_err(|e: toml::de::Error| ConfigError {
-                origin: format!("{} with --set {}", self.origin, self.overrides.join(" --set ")),
+                origin: format!(
+                    "{} with --set {}",
+                    self.origin,
+                    self.overrides.join(" --set ")
+                ),
                 location: None,
                 key: None,
                 message: e.message().to_string(),
@@ -382,7 +386,10 @@ mod tests {
         assert_eq!(err.location, Some((7, 1)));
         assert_eq!(err.key.as_deref(), Some("model.inptu"));
         let shown = err.to_string();
-        assert!(shown.starts_with("experiments/t.toml:7:1: key `model.inptu`"), "{shown}");
+        assert!(
+            shown.starts_with("experiments/t.toml:7:1: key `model.inptu`"),
+            "{shown}"
+        );
         assert!(shown.contains("expected one of"), "{shown}");
     }
 
@@ -396,10 +403,8 @@ mod tests {
 
     #[test]
     fn overrides_replace_values_and_are_validated_the_same_way() {
-        let src = source(GOOD).with_overrides(&[
-            "model.architecture=vgg19".into(),
-            "model.classes=10".into(),
-        ]);
+        let src = source(GOOD)
+            .with_overrides(&["model.architecture=vgg19".into(), "model.classes=10".into()]);
         let doc: Doc = src.parse().unwrap();
         assert_eq!(doc.model.architecture, "vgg19");
         assert_eq!(doc.model.classes, 10);
@@ -411,7 +416,11 @@ mod tests {
         assert!(err.message.contains("clases"), "{err}");
 
         let malformed = source(GOOD).with_overrides(&["model.classes".into()]);
-        assert!(malformed.parse::<Doc>().unwrap_err().message.contains("key=value"));
+        assert!(malformed
+            .parse::<Doc>()
+            .unwrap_err()
+            .message
+            .contains("key=value"));
     }
 
     #[test]

@@ -78,7 +78,12 @@ impl UnitEvents for ProgressEvents<'_> {
 /// else `error`.
 pub fn failure_status(message: &str) -> &'static str {
     let lower = message.to_lowercase();
-    let markers = ["out of memory", "outofmemory", "memory allocation", "cannot allocate memory"];
+    let markers = [
+        "out of memory",
+        "outofmemory",
+        "memory allocation",
+        "cannot allocate memory",
+    ];
     if markers.iter().any(|m| lower.contains(m)) {
         "oom"
     } else {
@@ -208,7 +213,7 @@ fn tail(text: &str, max_chars: usize) -> &str {
     let start = text
         .char_indices()
         .rev()
-        .nth(max_chars)
+        .nth(max_chars.saturating_sub(1))
         .map_or(0, |(i, _)| i);
     &text[start..]
 }
@@ -223,8 +228,14 @@ mod tests {
 
     #[test]
     fn out_of_memory_messages_are_recognised() {
-        assert_eq!(failure_status("CUDA_ERROR_OUT_OF_MEMORY: out of memory"), "oom");
-        assert_eq!(failure_status("memory allocation of 4096 bytes failed"), "oom");
+        assert_eq!(
+            failure_status("CUDA_ERROR_OUT_OF_MEMORY: out of memory"),
+            "oom"
+        );
+        assert_eq!(
+            failure_status("memory allocation of 4096 bytes failed"),
+            "oom"
+        );
         assert_eq!(failure_status("index out of bounds"), "error");
     }
 

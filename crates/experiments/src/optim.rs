@@ -93,10 +93,7 @@ impl OptimizerConfig {
             ));
         }
         if self.weight_decay < 0.0 || self.epsilon <= 0.0 {
-            return Err(source.error(
-                "optimizer",
-                "expected weight_decay >= 0 and epsilon > 0",
-            ));
+            return Err(source.error("optimizer", "expected weight_decay >= 0 and epsilon > 0"));
         }
         Ok(kind)
     }
@@ -125,7 +122,8 @@ where
     M: AutodiffModule<B>,
     T: WithOptimizer<B, M>,
 {
-    let decay = (config.weight_decay > 0.0).then(|| WeightDecayConfig::new(config.weight_decay as f32));
+    let decay =
+        (config.weight_decay > 0.0).then(|| WeightDecayConfig::new(config.weight_decay as f32));
     match config.name.as_str() {
         "adam" => task.run(
             AdamConfig::new()
@@ -140,7 +138,7 @@ where
                 .init(),
         ),
         _ => {
-            let momentum = (config.momentum > 0.0).then(|| MomentumConfig {
+            let momentum = (config.momentum > 0.0).then_some(MomentumConfig {
                 momentum: config.momentum,
                 dampening: 0.0,
                 nesterov: config.nesterov,

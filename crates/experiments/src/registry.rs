@@ -42,7 +42,12 @@ pub trait Study {
     /// A few lines on what a run will do (`batchlab check`).
     fn plan(&self) -> Vec<String>;
     /// Runs, or continues, the study in `dir`, appending raw results as they are produced.
-    fn run(&self, dir: &Path, isolation: &Isolation, progress: &dyn Progress) -> Result<(), RunError>;
+    fn run(
+        &self,
+        dir: &Path,
+        isolation: &Isolation,
+        progress: &dyn Progress,
+    ) -> Result<(), RunError>;
     /// Does the remaining work in `dir`, announcing each unit: the worker side of
     /// [`crate::isolate`], in a child process or in this one.
     fn work(&self, dir: &Path, events: &dyn UnitEvents) -> Result<WorkerExit, RunError>;

@@ -142,7 +142,8 @@ impl Meta {
     pub fn read(dir: &Path) -> Result<Self, RunError> {
         let path = dir.join("meta.json");
         let text = fs::read_to_string(&path).map_err(|e| RunError::io(&path, e))?;
-        serde_json::from_str(&text).map_err(|e| RunError::io(&path, format!("not a batchlab meta.json: {e}")))
+        serde_json::from_str(&text)
+            .map_err(|e| RunError::io(&path, format!("not a batchlab meta.json: {e}")))
     }
 
     fn write(&self, dir: &Path) -> Result<(), RunError> {
@@ -278,7 +279,8 @@ fn point_latest_at(experiment_dir: &Path, dir: &Path) -> Result<(), RunError> {
     #[cfg(unix)]
     std::os::unix::fs::symlink(name, &temporary).map_err(|e| RunError::io(&temporary, e))?;
     #[cfg(not(unix))]
-    fs::write(&temporary, name.to_string_lossy().as_bytes()).map_err(|e| RunError::io(&temporary, e))?;
+    fs::write(&temporary, name.to_string_lossy().as_bytes())
+        .map_err(|e| RunError::io(&temporary, e))?;
     fs::rename(&temporary, &latest).map_err(|e| RunError::io(&latest, e))
 }
 

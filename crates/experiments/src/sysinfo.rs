@@ -26,11 +26,13 @@ pub fn available_cpus() -> usize {
 
 /// Operating system: the distribution's pretty name and the kernel release where known.
 pub fn os_description() -> String {
-    let pretty = std::fs::read_to_string("/etc/os-release").ok().and_then(|t| {
-        t.lines()
-            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
-            .map(|v| v.trim_matches('"').to_string())
-    });
+    let pretty = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_string())
+        });
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .ok()
         .map(|s| s.trim().to_string());
@@ -151,7 +153,7 @@ mod tests {
             return; // not Linux, or /proc not writable: the runner records no memory then
         }
         let before = memory::peak_rss_mb().unwrap();
-        let block = vec![1u8; 64 << 20];
+        let block = std::hint::black_box(vec![1u8; 64 << 20]);
         let during = memory::peak_rss_mb().unwrap();
         drop(block);
         assert!(during - before > 60.0, "{before} -> {during}");

@@ -11,18 +11,28 @@ fn every_shipped_experiment_loads() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
-            let study = load_study(&Source::from_file(&path).unwrap())
-                .unwrap_or_else(|e| panic!("{e}"));
+            let study =
+                load_study(&Source::from_file(&path).unwrap()).unwrap_or_else(|e| panic!("{e}"));
             let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-            assert_eq!(study.header().name, stem, "file name and experiment.name agree");
-            assert!(!study.header().description.is_empty(), "{stem} has a description");
+            assert_eq!(
+                study.header().name,
+                stem,
+                "file name and experiment.name agree"
+            );
+            assert!(
+                !study.header().description.is_empty(),
+                "{stem} has a description"
+            );
             // The resolved config is itself a valid config that resolves to the same thing.
             let again = Source {
                 origin: format!("{stem} (resolved)"),
                 text: study.resolved_toml(),
                 overrides: vec![],
             };
-            assert_eq!(load_study(&again).unwrap().resolved_toml(), study.resolved_toml());
+            assert_eq!(
+                load_study(&again).unwrap().resolved_toml(),
+                study.resolved_toml()
+            );
             names.push(stem);
         }
     }
@@ -37,6 +47,9 @@ fn every_shipped_experiment_loads() {
         "mobilenet-step-time-cpu",
         "resnet50-step-time-cpu",
     ] {
-        assert!(names.iter().any(|n| n == required), "experiments/{required}.toml is missing");
+        assert!(
+            names.iter().any(|n| n == required),
+            "experiments/{required}.toml is missing"
+        );
     }
 }

@@ -48,7 +48,10 @@ impl<B: AutodiffBackend, O: Optimizer<Model<B>, B>> StepTimer<B, O> {
         images: Tensor<B, 4>,
         labels: Tensor<B, 1, Int>,
     ) -> Tensor<B::InnerBackend, 1> {
-        let model = self.model.take().expect("the model is put back after every step");
+        let model = self
+            .model
+            .take()
+            .expect("the model is put back after every step");
         let loss = classification_loss(model.forward(images), labels);
         let grads = GradientsParams::from_grads(loss.backward(), &model);
         self.model = Some(self.optimizer.step(self.learning_rate, model, grads));
@@ -86,7 +89,11 @@ impl<B: AutodiffBackend, O: Optimizer<Model<B>, B>> StepTimer<B, O> {
         let last_loss = last_loss.map_or(f64::NAN, |l| l.into_scalar().elem::<f64>());
         Ok(VisitResult {
             step_ms,
-            peak_mem_mb: if tracking { memory::peak_rss_mb() } else { None },
+            peak_mem_mb: if tracking {
+                memory::peak_rss_mb()
+            } else {
+                None
+            },
             last_loss,
         })
     }

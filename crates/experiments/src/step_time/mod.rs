@@ -18,9 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     backend::BackendKind,
-    config::{
-        BackendConfig, ConfigError, ExperimentHeader, ModelConfig, OutputConfig, Source,
-    },
+    config::{BackendConfig, ConfigError, ExperimentHeader, ModelConfig, OutputConfig, Source},
     isolate::{UnitEvents, WorkerExit},
     optim::OptimizerConfig,
     progress::Progress,
@@ -155,7 +153,10 @@ impl StepTimeStudy {
         if batch_sizes[0] == 0 {
             return Err(source.error("sweep.batch_sizes", "batch sizes must be at least 1"));
         }
-        for (key, value) in [("sweep.samples", sweep.samples), ("sweep.rounds", sweep.rounds)] {
+        for (key, value) in [
+            ("sweep.samples", sweep.samples),
+            ("sweep.rounds", sweep.rounds),
+        ] {
             if value == 0 {
                 return Err(source.error(key, "expected at least 1"));
             }
@@ -174,7 +175,11 @@ impl StepTimeStudy {
     }
 
     fn plan(&self) -> Vec<Visit> {
-        shuffled_rounds(&self.batch_sizes, self.config.sweep.rounds, self.config.sweep.seed)
+        shuffled_rounds(
+            &self.batch_sizes,
+            self.config.sweep.rounds,
+            self.config.sweep.seed,
+        )
     }
 
     /// The one-line protocol description for report.md.
@@ -230,7 +235,12 @@ impl Study for StepTimeStudy {
             format!("backend: {}", self.config.backend.name),
         ]
     }
-    fn run(&self, dir: &Path, isolation: &Isolation, progress: &dyn Progress) -> Result<(), RunError> {
+    fn run(
+        &self,
+        dir: &Path,
+        isolation: &Isolation,
+        progress: &dyn Progress,
+    ) -> Result<(), RunError> {
         work::run(self, dir, isolation, progress)
     }
     fn work(&self, dir: &Path, events: &dyn UnitEvents) -> Result<WorkerExit, RunError> {

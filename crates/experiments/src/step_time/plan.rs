@@ -37,7 +37,9 @@ pub fn shuffled_rounds(batch_sizes: &[u32], rounds: usize, seed: u64) -> Vec<Vis
         .flat_map(|round| {
             let mut order = batch_sizes.to_vec();
             order.shuffle(&mut rng);
-            order.into_iter().map(move |batch_size| Visit { round, batch_size })
+            order
+                .into_iter()
+                .map(move |batch_size| Visit { round, batch_size })
         })
         .collect()
 }

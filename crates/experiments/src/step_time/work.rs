@@ -10,7 +10,9 @@ use batchlab_datasets::SyntheticImages;
 use batchlab_models::Model;
 use batchlab_report::{
     stats::median,
-    step_time::{append_step_samples, read_step_samples, render_step_time, StepSample, StepTimeContext},
+    step_time::{
+        append_step_samples, read_step_samples, render_step_time, StepSample, StepTimeContext,
+    },
 };
 use burn::{optim::Optimizer, tensor::backend::AutodiffBackend};
 
@@ -80,9 +82,10 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Vec<String>, RunError
     let backend = meta
         .as_ref()
         .map_or_else(|| config.backend.name.clone(), |m| m.backend.clone());
-    let device = meta
-        .as_ref()
-        .map_or_else(|| backend::device_name(&config.backend), |m| m.device.clone());
+    let device = meta.as_ref().map_or_else(
+        || backend::device_name(&config.backend),
+        |m| m.device.clone(),
+    );
     let memory_kind = match BackendKind::parse(&backend) {
         Ok(BackendKind::Flex) => "peak resident set size of the batchlab process during a visit, lowest over the rounds (memory the allocator kept from an earlier, larger visit can only inflate a reading)",
         _ => "not measured on this backend",
@@ -115,7 +118,14 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Vec<String>, RunError
         let jumps: Vec<String> = findings
             .jumps
             .iter()
-            .map(|j| format!("{} (+{:.1} ms, {:.0}%)", j.batch_size, j.height_ms, j.relative * 100.0))
+            .map(|j| {
+                format!(
+                    "{} (+{:.1} ms, {:.0}%)",
+                    j.batch_size,
+                    j.height_ms,
+                    j.relative * 100.0
+                )
+            })
             .collect();
         lines.push(format!("jumps at batch size {}", jumps.join(", ")));
     }
@@ -216,8 +226,17 @@ impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for SweepWithOptimizer<'_, B
             let batch_size = visit.batch_size as usize;
             let measured = catch_unwind(AssertUnwindSafe(|| {
                 // Same data for a batch size in every round; made before the timed region.
-                let batch = images.batch::<B>(batch_size, config.sweep.seed ^ u64::from(visit.batch_size), &self.device);
-                timer.visit(&batch, config.sweep.warmup_steps, config.sweep.samples, track_memory)
+                let batch = images.batch::<B>(
+                    batch_size,
+                    config.sweep.seed ^ u64::from(visit.batch_size),
+                    &self.device,
+                );
+                timer.visit(
+                    &batch,
+                    config.sweep.warmup_steps,
+                    config.sweep.samples,
+                    track_memory,
+                )
             }))
             .unwrap_or_else(|panic| Err(panic_message(&panic)));
             match measured {
@@ -250,7 +269,10 @@ impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for SweepWithOptimizer<'_, B
                     let status = failure_status(&message);
                     let row = failure_row(study, visit, status, &message);
                     append_step_samples(&results, &[row])?;
-                    eprintln!("batch size {} failed ({status}): {message}", visit.batch_size);
+                    eprintln!(
+                        "batch size {} failed ({status}): {message}",
+                        visit.batch_size
+                    );
                     events.end(&visit.id(), status);
                     return Ok(WorkerExit::PointFailed);
                 }

@@ -140,11 +140,11 @@ pub fn run(
         isolation,
     };
     let bar = Bar::new();
-    let dir = run_study(study.as_ref(), &options, &bar)?;
-    for line in render_report(&dir)? {
+    let finished = run_study(study.as_ref(), &options, &bar)?;
+    for line in &finished.findings {
         println!("{line}");
     }
-    println!("{}", dir.display());
+    println!("{}", finished.dir.display());
     Ok(())
 }
 
@@ -205,11 +205,11 @@ pub fn bench(samples: usize, backend: &str) -> Result<()> {
         );
     }
     let mlp = cases.last().expect("the MLP case is last");
-    let (harness, bare) = bench::harness_overhead(&config, mlp, 6, samples)?;
+    let (harness, bare) = bench::harness_overhead(&config, mlp, 10, samples)?;
     let overhead = (harness.median_ms - bare.median_ms) / bare.median_ms * 100.0;
     println!(
-        "harness overhead on {}: sweep median {:.2} ms vs bare loop {:.2} ms per step: {overhead:+.2}% (goal < 2%; 6 alternating rounds)",
-        mlp.name, harness.median_ms, bare.median_ms
+        "harness overhead on {}: sweep median {:.2} ms (IQR {:.2} .. {:.2}) vs bare loop {:.2} ms (IQR {:.2} .. {:.2}) per step: {overhead:+.2}% (goal < 2%; 10 alternating rounds of {samples} steps)",
+        mlp.name, harness.median_ms, harness.q1_ms, harness.q3_ms, bare.median_ms, bare.q1_ms, bare.q3_ms
     );
     Ok(())
 }

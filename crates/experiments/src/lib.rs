@@ -27,4 +27,6 @@ pub use config::{ConfigError, Source};
 pub use isolate::WorkerExit;
 pub use progress::{Progress, Silent};
 pub use registry::{load_study, Study, RUNNERS};
-pub use session::{render_report, run_study, run_worker, Isolation, RunError, RunOptions};
+pub use session::{
+    render_report, run_study, run_worker, Finished, Isolation, RunError, RunOptions,
+};

@@ -152,12 +152,21 @@ impl Meta {
     }
 }
 
-/// Runs `study` into a new report directory (or resumes one) and returns its path.
+/// A finished run: its report directory and the headline findings.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// The report directory.
+    pub dir: PathBuf,
+    /// A few lines of findings for the terminal.
+    pub findings: Vec<String>,
+}
+
+/// Runs `study` into a new report directory (or resumes one) and renders its report.
 pub fn run_study(
     study: &dyn Study,
     options: &RunOptions,
     progress: &dyn Progress,
-) -> Result<PathBuf, RunError> {
+) -> Result<Finished, RunError> {
     backend::ensure_available(study.backend())?;
     let root = options
         .out
@@ -184,11 +193,11 @@ pub fn run_study(
         .and_then(|()| study.render(&dir));
     meta.ended = Some(sysinfo::rfc3339(sysinfo::unix_seconds()));
     match outcome {
-        Ok(_) => {
+        Ok(findings) => {
             meta.status = "complete".into();
             meta.write(&dir)?;
             point_latest_at(&experiment_dir, &dir)?;
-            Ok(dir)
+            Ok(Finished { dir, findings })
         }
         Err(e) => {
             meta.status = "failed".into();

@@ -101,6 +101,19 @@ impl ConvSpec {
         }
     }
 
+    /// torchvision's `Conv2dNormActivation` convolution (ResNet, MobileNetV2/V3): padding
+    /// (k - 1) / 2, no bias, `kaiming_normal_(mode="fan_out")` weights.
+    pub fn torchvision(cin: usize, cout: usize, kernel: usize, stride: usize) -> Self {
+        Self::new(
+            cin,
+            cout,
+            kernel,
+            stride,
+            Pad::Half,
+            Init::TorchKaimingFanOut,
+        )
+    }
+
     /// One filter per channel (MobileNets): groups = channels.
     pub fn depthwise(channels: usize, kernel: usize, stride: usize, pad: Pad, init: Init) -> Self {
         Self {

@@ -38,16 +38,9 @@ fn conv_bn(conv: ConvSpec, act: Activation) -> ConvBnSpec {
     }
 }
 
-/// torchvision's `Conv2dNormActivation`: padding (k - 1) / 2, no bias, kaiming fan-out init.
+/// torchvision's `Conv2dNormActivation` convolution.
 fn conv(cin: usize, cout: usize, kernel: usize, stride: usize) -> ConvSpec {
-    ConvSpec::new(
-        cin,
-        cout,
-        kernel,
-        stride,
-        Pad::Half,
-        Init::TorchKaimingFanOut,
-    )
+    ConvSpec::torchvision(cin, cout, kernel, stride)
 }
 
 /// The layer table of one inverted residual block.

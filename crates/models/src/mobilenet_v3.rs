@@ -72,15 +72,9 @@ fn conv_bn(conv: ConvSpec, act: Activation) -> ConvBnSpec {
     }
 }
 
+/// torchvision's `Conv2dNormActivation` convolution.
 fn conv(cin: usize, cout: usize, kernel: usize, stride: usize) -> ConvSpec {
-    ConvSpec::new(
-        cin,
-        cout,
-        kernel,
-        stride,
-        Pad::Half,
-        Init::TorchKaimingFanOut,
-    )
+    ConvSpec::torchvision(cin, cout, kernel, stride)
 }
 
 /// The layer table of one bottleneck.

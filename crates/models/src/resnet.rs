@@ -48,14 +48,7 @@ pub(crate) struct ResNetPlan {
 fn conv_bn(cin: usize, cout: usize, kernel: usize, stride: usize, act: Activation) -> ConvBnSpec {
     ConvBnSpec {
         // torchvision: kaiming_normal_(mode="fan_out", nonlinearity="relu") for every conv.
-        conv: ConvSpec::new(
-            cin,
-            cout,
-            kernel,
-            stride,
-            Pad::Half,
-            Init::TorchKaimingFanOut,
-        ),
+        conv: ConvSpec::torchvision(cin, cout, kernel, stride),
         bn: BN_TORCH,
         act,
     }

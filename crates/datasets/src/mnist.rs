@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::{
     error::DatasetError,
     idx::{read_idx, IdxArray},
+    images::{ImageSet, Splits},
 };
 
 /// Which of the two datasets.
@@ -45,63 +46,6 @@ impl MnistKind {
             Self::FashionMnist => Some(Path::new("/usr/share/datasets/fashion-mnist")),
         }
     }
-}
-
-/// Images and labels, in file order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImageSet {
-    /// `[N, C, H, W]` bytes, row-major.
-    pub images: Vec<u8>,
-    /// `[N]` labels.
-    pub labels: Vec<u8>,
-    /// `[C, H, W]` of one image.
-    pub shape: [usize; 3],
-}
-
-impl ImageSet {
-    /// Number of examples.
-    pub fn len(&self) -> usize {
-        self.labels.len()
-    }
-
-    /// Whether there are no examples.
-    pub fn is_empty(&self) -> bool {
-        self.labels.is_empty()
-    }
-
-    /// Examples per label value `0..classes`.
-    pub fn class_counts(&self, classes: usize) -> Vec<usize> {
-        let mut counts = vec![0; classes];
-        for &label in &self.labels {
-            if let Some(c) = counts.get_mut(usize::from(label)) {
-                *c += 1;
-            }
-        }
-        counts
-    }
-
-    /// The examples `range` (by position) as a new set.
-    pub fn slice(&self, range: std::ops::Range<usize>) -> Self {
-        let size: usize = self.shape.iter().product();
-        Self {
-            images: self.images[range.start * size..range.end * size].to_vec(),
-            labels: self.labels[range.clone()].to_vec(),
-            shape: self.shape,
-        }
-    }
-}
-
-/// Train / validation / test.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Splits {
-    /// Training examples.
-    pub train: ImageSet,
-    /// Held out from the training file.
-    pub validation: ImageSet,
-    /// The t10k file.
-    pub test: ImageSet,
-    /// The directory the files were read from.
-    pub source: PathBuf,
 }
 
 /// Loads the dataset and holds out the first `validation` training examples, as TensorFlow's

@@ -7,8 +7,8 @@ use std::{
 
 use anyhow::{anyhow, bail, Context, Result};
 use batchlab_experiments::{
-    bench, config::BackendConfig, isolate::POINT_FAILED_EXIT, load_study, render_report, run_study,
-    run_worker, Isolation, RunOptions, Source, WorkerExit,
+    bench, config::BackendConfig, isolate::POINT_FAILED_EXIT, load_study, loader_bench,
+    render_report, run_study, run_worker, Isolation, RunOptions, Source, WorkerExit,
 };
 use batchlab_models::{Architecture, ModelSpec};
 
@@ -189,23 +189,69 @@ pub fn models(input: [usize; 3], classes: usize) -> Result<()> {
     Ok(())
 }
 
-pub fn bench(samples: usize, backend: &str) -> Result<()> {
+pub fn bench(
+    samples: usize,
+    backend: &str,
+    only: &str,
+    repeats: usize,
+    data_dir: &Path,
+) -> Result<()> {
     let config = BackendConfig {
         name: backend.into(),
         ..BackendConfig::default()
     };
+    let cases = bench::standard_cases();
+    let small_cnn = &cases[1];
+    if only != "loader" {
+        step_benchmarks(&config, &cases, samples)?;
+    }
+    if only == "steps" {
+        return Ok(());
+    }
+    // What the loader has to keep up with: the seed-003 small CNN's flex training step.
+    let consumer = bench::time_case(&config, small_cnn, 2, samples.min(5))?;
+    let consumed = small_cnn.batch_size as f64 / (consumer.median_ms / 1e3);
+    println!();
+    println!(
+        "data-loader benchmarks ({} threads, {repeats} repeats, median (min .. max))",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
+    let [cold, warm, batches] = loader_bench::pets_rates(scratch.path(), repeats)?;
+    for rate in [&cold, &warm, &batches] {
+        println!("{}", rate.line());
+    }
+    match loader_bench::fashion_mnist_rates(data_dir, repeats) {
+        Some(rates) => rates.iter().for_each(|r| println!("{}", r.line())),
+        None => println!(
+            "fashion-mnist: not installed (apt-get install dataset-fashion-mnist); skipped"
+        ),
+    }
+    println!(
+        "consumer: {} on {backend}: {:.0} ms per step = {consumed:.1} images/s",
+        small_cnn.name, consumer.median_ms
+    );
+    println!(
+        "warm loader / consumer = {:.0}x (goal >= 3x); cold loader / consumer = {:.0}x (goal >= 1x)",
+        warm.median() / consumed,
+        cold.median() / consumed
+    );
+    Ok(())
+}
+
+fn step_benchmarks(config: &BackendConfig, cases: &[bench::Case], samples: usize) -> Result<()> {
+    let backend = &config.name;
     println!("training-step benchmarks on {backend} (2 warm-up steps dropped, {samples} timed steps, device synchronised)");
     println!("{:<32} {:>12} {:>22}", "case", "median ms", "IQR ms");
-    let cases = bench::standard_cases();
-    for case in &cases {
-        let t = bench::time_case(&config, case, 2, samples)?;
+    for case in cases {
+        let t = bench::time_case(config, case, 2, samples)?;
         println!(
             "{:<32} {:>12.1} {:>10.1} .. {:<10.1}",
             t.name, t.median_ms, t.q1_ms, t.q3_ms
         );
     }
     let mlp = cases.last().expect("the MLP case is last");
-    let (harness, bare) = bench::harness_overhead(&config, mlp, 10, samples)?;
+    let (harness, bare) = bench::harness_overhead(config, mlp, 10, samples)?;
     let overhead = (harness.median_ms - bare.median_ms) / bare.median_ms * 100.0;
     println!(
         "harness overhead on {}: sweep median {:.2} ms (IQR {:.2} .. {:.2}) vs bare loop {:.2} ms (IQR {:.2} .. {:.2}) per step: {overhead:+.2}% (goal < 2%; 10 alternating rounds of {samples} steps)",

@@ -2,6 +2,7 @@
 
 mod bar;
 mod commands;
+mod data;
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -11,6 +12,14 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "batchlab", version, about, long_about = None)]
 struct Cli {
+    /// Where datasets live (downloads, extracted files, decoded caches).
+    #[arg(
+        long,
+        global = true,
+        default_value = "datasets",
+        env = "BATCHLAB_DATA_DIR"
+    )]
+    data_dir: PathBuf,
     #[command(subcommand)]
     command: Command,
 }
@@ -74,6 +83,17 @@ enum Command {
         /// Backend to benchmark.
         #[arg(long, default_value = "flex", value_parser = ["flex", "cuda"])]
         backend: String,
+        /// Which benchmarks: training steps, the data loader, or both.
+        #[arg(long, default_value = "all", value_parser = ["all", "steps", "loader"])]
+        only: String,
+        /// Repeats of each loader figure.
+        #[arg(long, default_value_t = 3)]
+        repeats: usize,
+    },
+    /// Get and inspect datasets.
+    Data {
+        #[command(subcommand)]
+        action: data::Action,
     },
     /// Internal: the child process of a run (do not call by hand).
     #[command(hide = true)]
@@ -101,7 +121,13 @@ fn main() -> ExitCode {
         } => commands::run(&experiment, overrides, backend, out, resume, in_process),
         Command::Report { dir } => commands::report(&dir),
         Command::Models { input, classes } => commands::models(input, classes),
-        Command::Bench { samples, backend } => commands::bench(samples, &backend),
+        Command::Bench {
+            samples,
+            backend,
+            only,
+            repeats,
+        } => commands::bench(samples, &backend, &only, repeats, &cli.data_dir),
+        Command::Data { action } => data::run(action, &cli.data_dir),
         Command::Worker { dir } => return commands::worker(&dir),
     };
     match outcome {

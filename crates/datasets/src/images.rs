@@ -73,7 +73,6 @@ pub struct Splits {
     pub source: PathBuf,
 }
 
-
 /// One example as burn's dataset abstraction sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageItem {

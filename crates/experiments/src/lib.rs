@@ -9,6 +9,7 @@
 //! - [`optim`]: the optimizers a config can name, with the defaults of the frameworks the seeds used.
 //! - [`step_time`]: the step-time sweep (seeds 000/001).
 //! - [`bench`]: the fixed benchmarks behind `batchlab bench`.
+//! - [`loader_bench`]: the data loader's throughput beside a training step's consumption.
 //! - [`progress`]: the narrow interface through which runners report progress.
 //! - [`sysinfo`]: CPU, OS, git and memory readings recorded with every measurement.
 
@@ -16,6 +17,7 @@ pub mod backend;
 pub mod bench;
 pub mod config;
 pub mod isolate;
+pub mod loader_bench;
 pub mod optim;
 pub mod progress;
 pub mod registry;

@@ -1,0 +1,52 @@
+//! `batchlab data list|fetch|info`.
+
+use std::{io::IsTerminal, path::Path};
+
+use anyhow::{anyhow, Result};
+use batchlab_datasets::{catalog, spec::DatasetName};
+use clap::Subcommand;
+
+#[derive(Debug, Subcommand)]
+pub enum Action {
+    /// The datasets batchlab knows and whether each is on this machine.
+    List,
+    /// Download, verify and extract a dataset (resumes a broken download).
+    Fetch {
+        /// cifar10, cats-vs-dogs, fashion-mnist or mnist.
+        #[arg(value_parser = parse_name)]
+        name: DatasetName,
+    },
+    /// Where a dataset is, its checksum state, counts per split and class, skipped files.
+    Info {
+        /// cifar10, cats-vs-dogs, fashion-mnist, mnist or synthetic.
+        #[arg(value_parser = parse_name)]
+        name: DatasetName,
+    },
+}
+
+fn parse_name(text: &str) -> Result<DatasetName, String> {
+    DatasetName::parse(text)
+}
+
+pub fn run(action: Action, data_dir: &Path) -> Result<()> {
+    let lines = match action {
+        Action::List => DatasetName::ALL
+            .iter()
+            .map(|&name| match catalog::locate(name, data_dir) {
+                Ok(dir) => format!("{:<14} present: {}", name.as_str(), dir.display()),
+                Err(_) => format!(
+                    "{:<14} missing: batchlab data fetch {}",
+                    name.as_str(),
+                    name.as_str()
+                ),
+            })
+            .collect(),
+        Action::Fetch { name } => catalog::fetch(name, data_dir, std::io::stderr().is_terminal())
+            .map_err(|e| anyhow!(e))?,
+        Action::Info { name } => catalog::info(name, data_dir).map_err(|e| anyhow!(e))?,
+    };
+    for line in lines {
+        println!("{line}");
+    }
+    Ok(())
+}

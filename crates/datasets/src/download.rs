@@ -1,0 +1,823 @@
+//! Downloads a published file into the data directory: resumable, verified, and never visible
+//! under its final name until its size and checksum are right.
+//!
+//! The bytes go to `<dir>/<file>.part`. A `.part` left by an interrupted run is resumed with an
+//! HTTP range request; when the bytes are complete they are checked against the published size
+//! and checksum ([`crate::sources`]) and only then renamed to `<dir>/<file>`. So a file under its
+//! final name is always complete, and a later run that finds it verified does not touch the
+//! network. Every error says which file, from where, and where to put a copy obtained some other
+//! way (a machine without network, a mirror): the compute nodes of many clusters have no
+//! network, so that is a normal way to get the data.
+//!
+//! Two processes downloading the same file into the same directory at once would both append to
+//! the `.part`; the checksum catches that, and a later run starts again.
+
+use std::{
+    fs::{self, File, OpenOptions},
+    io::{self, IsTerminal, Read, Write},
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::{
+    checksum::{digest_file, verify},
+    error::DatasetError,
+    sources::Remote,
+};
+
+/// Read and write size while streaming.
+const BUFFER: usize = 64 * 1024;
+
+/// Downloads `remote` from its official URL; see [`download`].
+pub fn download_remote(
+    remote: &Remote,
+    dir: &Path,
+    progress: bool,
+) -> Result<PathBuf, DatasetError> {
+    download(remote.url, remote, dir, progress)
+}
+
+/// Makes `dir/<remote.file>` hold the published file, downloading it from `url` if needed, and
+/// returns its path.
+///
+/// `url` is separate from `remote.url` so a mirror (or a test's server) can serve the file while
+/// the name, size and checksum stay the published ones.
+///
+/// - A file already at `dir/<file>` with the published size and checksum is returned without
+///   touching the network; one that does not match is replaced once a good copy has arrived.
+/// - Bytes are written to `dir/<file>.part`. An existing `.part` is resumed with
+///   `Range: bytes=<its length>-`: a 206 answer is appended, a 200 answer (a server that ignores
+///   ranges) restarts from zero, a 416 answer means the `.part` is already complete.
+/// - When the bytes are complete, the size and checksum are checked; only then is the `.part`
+///   renamed to `dir/<file>`. On a checksum mismatch the `.part` is deleted, since resuming a
+///   wrong file cannot make it right.
+/// - A lost connection keeps the `.part`, so running again resumes.
+/// - `progress` shows a progress bar (bytes, rate, time left) on stderr, and only when stderr is
+///   a terminal.
+pub fn download(
+    url: &str,
+    remote: &Remote,
+    dir: &Path,
+    progress: bool,
+) -> Result<PathBuf, DatasetError> {
+    let job = Job::new(url, remote, dir);
+    fs::create_dir_all(dir).map_err(|source| DatasetError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+
+    // A file under the final name was verified when it was put there, or placed by hand; in
+    // both cases check it once more, since a hand-placed copy may be truncated.
+    let mut note = String::new();
+    if job.target.is_file() {
+        match job.mismatch(&job.target)? {
+            None => return Ok(job.target),
+            Some(why) => {
+                note = format!(
+                    "The file already at {} is not the published one ({why}). ",
+                    job.target.display()
+                );
+                if progress {
+                    eprintln!("{note}Downloading it again.");
+                }
+            }
+        }
+    }
+
+    let mut offset = match fs::metadata(&job.part) {
+        Ok(m) if m.is_file() => m.len(),
+        _ => 0,
+    };
+    if let Some(size) = remote.size {
+        if offset > size {
+            // Longer than the whole file: not a prefix of it.
+            job.remove_part();
+            offset = 0;
+        } else if offset == size {
+            // All the bytes are there; an earlier run was stopped before checking them.
+            return job.finish(true, &note);
+        }
+    }
+
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        // 4xx and 5xx are answers to handle (416 in particular), not transport errors.
+        .http_status_as_error(false)
+        .timeout_resolve(Some(Duration::from_secs(30)))
+        .timeout_connect(Some(Duration::from_secs(30)))
+        // A stalled transfer fails after a minute instead of hanging; the .part is kept.
+        .timeout_per_read(Some(Duration::from_secs(60)))
+        .build()
+        .into();
+
+    // At most two requests: a resume, and a fresh start if the server answered the resume with
+    // the wrong range.
+    for _ in 0..2 {
+        let mut request = agent.get(url);
+        if offset > 0 {
+            request = request.header("Range", format!("bytes={offset}-"));
+        }
+        let response = request
+            .call()
+            .map_err(|e| job.download_error(describe(&e), &note))?;
+        let status = response.status();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        match status.as_u16() {
+            206 if offset > 0 => {
+                let range = header("content-range");
+                let (start, total) = range
+                    .as_deref()
+                    .and_then(parse_content_range)
+                    .unwrap_or((u64::MAX, None));
+                if let (Some(size), Some(total)) = (remote.size, total) {
+                    if total != size {
+                        return Err(job.download_error(
+                            format!(
+                                "the server's file is {} bytes, the published size is {} bytes",
+                                group(total),
+                                group(size)
+                            ),
+                            &note,
+                        ));
+                    }
+                }
+                if start != offset {
+                    // Not the bytes asked for: appending them would corrupt the file.
+                    job.remove_part();
+                    offset = 0;
+                    continue;
+                }
+                let body = response.into_body();
+                let file = OpenOptions::new()
+                    .append(true)
+                    .open(&job.part)
+                    .map_err(|source| job.write_error(source))?;
+                job.stream(body, file, offset, total.or(remote.size), progress, &note)?;
+                return job.finish(false, &note);
+            }
+            200 => {
+                let body = response.into_body();
+                let length = body.content_length();
+                if let (Some(size), Some(length)) = (remote.size, length) {
+                    if length != size {
+                        return Err(job.download_error(
+                            format!(
+                                "the server sends {} bytes, the published size is {} bytes",
+                                group(length),
+                                group(size)
+                            ),
+                            &note,
+                        ));
+                    }
+                }
+                // The whole file from the start: whatever the .part held is replaced.
+                let file = File::create(&job.part).map_err(|source| job.write_error(source))?;
+                job.stream(body, file, 0, length.or(remote.size), progress, &note)?;
+                return job.finish(false, &note);
+            }
+            416 if offset > 0 => {
+                // Nothing lies beyond the .part: it should be the whole file.
+                return job.finish(true, &note);
+            }
+            code => {
+                let reason = status.canonical_reason().unwrap_or("");
+                return Err(job.download_error(
+                    format!("the server answered HTTP {code} {reason}")
+                        .trim_end()
+                        .to_owned(),
+                    &note,
+                ));
+            }
+        }
+    }
+    Err(job.download_error(
+        "the server twice answered with a different byte range than the one asked for".into(),
+        &note,
+    ))
+}
+
+/// Where to place a copy of `remote` obtained some other way, with what to check it against:
+/// "Download it elsewhere and place it at <path> (170,052,171 bytes, md5 c32a...), then run the
+/// command again."
+pub fn placement_help(remote: &Remote, path: &Path) -> String {
+    format!(
+        "Download it elsewhere and place it at {} ({}), then run the command again.",
+        path.display(),
+        expectation(remote)
+    )
+}
+
+/// "170,052,171 bytes, md5 c32a..." with what is not published said so.
+fn expectation(remote: &Remote) -> String {
+    let size = match remote.size {
+        Some(n) => format!("{} bytes", group(n)),
+        None => "size not published".into(),
+    };
+    let checksum = match remote.checksum {
+        Some(c) => c.to_string(),
+        None => "no published checksum".into(),
+    };
+    format!("{size}, {checksum}")
+}
+
+/// `170052171` -> `170,052,171`, so sizes can be compared with `ls -l` at a glance.
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    // The first group takes the remainder (1 to 3 digits), every later group 3.
+    let first = (digits.len() - 1) % 3 + 1;
+    let mut out = digits[..first].to_owned();
+    for group in digits.as_bytes()[first..].chunks(3) {
+        out.push(',');
+        out.extend(group.iter().map(|&b| char::from(b)));
+    }
+    out
+}
+
+/// `bytes 100-199/200` -> (100, Some(200)); `bytes 100-199/*` -> (100, None).
+fn parse_content_range(value: &str) -> Option<(u64, Option<u64>)> {
+    let rest = value.trim().strip_prefix("bytes")?.trim_start();
+    let (range, total) = rest.split_once('/')?;
+    let (start, _end) = range.split_once('-')?;
+    let start = start.trim().parse().ok()?;
+    let total = match total.trim() {
+        "*" => None,
+        t => Some(t.parse().ok()?),
+    };
+    Some((start, total))
+}
+
+/// A cause in words, with the hint a person needs for the common ones.
+fn describe(error: &ureq::Error) -> String {
+    match error {
+        ureq::Error::HostNotFound => {
+            "the host name could not be resolved (no network, or no DNS on this machine)".into()
+        }
+        ureq::Error::Io(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+            "the connection was refused (nothing listens there, or a firewall says no)".into()
+        }
+        ureq::Error::Timeout(t) => format!("no answer in time ({t})"),
+        e => e.to_string(),
+    }
+}
+
+/// One download's names and messages.
+struct Job<'a> {
+    url: &'a str,
+    remote: &'a Remote,
+    target: PathBuf,
+    part: PathBuf,
+}
+
+impl<'a> Job<'a> {
+    fn new(url: &'a str, remote: &'a Remote, dir: &Path) -> Self {
+        Self {
+            url,
+            remote,
+            target: dir.join(remote.file),
+            part: dir.join(format!("{}.part", remote.file)),
+        }
+    }
+
+    fn help(&self) -> String {
+        placement_help(self.remote, &self.target)
+    }
+
+    fn download_error(&self, message: String, note: &str) -> DatasetError {
+        DatasetError::Download {
+            file: self.remote.file.into(),
+            url: self.url.into(),
+            message,
+            help: format!("{note}{}", self.help()),
+        }
+    }
+
+    fn write_error(&self, source: io::Error) -> DatasetError {
+        DatasetError::Write {
+            path: self.part.clone(),
+            source,
+        }
+    }
+
+    fn remove_part(&self) {
+        // Already gone is fine; anything else shows up when the .part is next written.
+        let _ = fs::remove_file(&self.part);
+    }
+
+    /// Why the file at `path` is not the published one, or None if it is (as far as published).
+    fn mismatch(&self, path: &Path) -> Result<Option<String>, DatasetError> {
+        let len = fs::metadata(path)
+            .map_err(|source| DatasetError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?
+            .len();
+        if let Some(size) = self.remote.size {
+            if len != size {
+                return Ok(Some(format!(
+                    "{} bytes instead of {}",
+                    group(len),
+                    group(size)
+                )));
+            }
+        }
+        if let Some(expected) = self.remote.checksum {
+            if !verify(path, &expected)? {
+                return Ok(Some(format!("its checksum is not {expected}")));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Streams `body` into `file` (already positioned at `offset`) with a progress bar.
+    fn stream(
+        &self,
+        mut body: ureq::Body,
+        mut file: File,
+        offset: u64,
+        total: Option<u64>,
+        progress: bool,
+        note: &str,
+    ) -> Result<(), DatasetError> {
+        let bar = progress_bar(self.remote.file, total, offset, progress);
+        let mut reader = body.as_reader();
+        let mut buffer = vec![0u8; BUFFER];
+        let mut received = offset;
+        let result = loop {
+            match reader.read(&mut buffer) {
+                Ok(0) => break Ok(()),
+                Ok(n) => {
+                    if let Err(source) = file.write_all(&buffer[..n]) {
+                        break Err(self.write_error(source));
+                    }
+                    received += n as u64;
+                    bar.inc(n as u64);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let of = total
+                        .map(|t| format!(" of {}", group(t)))
+                        .unwrap_or_default();
+                    break Err(self.download_error(
+                        format!(
+                            "the transfer broke off after {} bytes{of} ({e}); {} keeps them and \
+                             running the command again resumes from there",
+                            group(received),
+                            self.part.display()
+                        ),
+                        note,
+                    ));
+                }
+            }
+        };
+        // Keep what arrived even when the transfer broke off: that is what a resume builds on.
+        let synced = file.sync_all().map_err(|source| self.write_error(source));
+        bar.finish_and_clear();
+        result.and(synced)
+    }
+
+    /// Checks the complete `.part` and renames it to the final name. `server_says_complete`:
+    /// the server has nothing beyond it (416), so a short `.part` cannot be resumed.
+    fn finish(&self, server_says_complete: bool, note: &str) -> Result<PathBuf, DatasetError> {
+        let len = fs::metadata(&self.part)
+            .map_err(|source| DatasetError::Io {
+                path: self.part.clone(),
+                source,
+            })?
+            .len();
+        if let Some(size) = self.remote.size {
+            if len < size && !server_says_complete {
+                return Err(self.download_error(
+                    format!(
+                        "the connection closed after {} of {} bytes; {} keeps them and running \
+                         the command again resumes from there",
+                        group(len),
+                        group(size),
+                        self.part.display()
+                    ),
+                    note,
+                ));
+            }
+            if len != size {
+                self.remove_part();
+                return Err(self.download_error(
+                    format!(
+                        "the server's file is {} bytes, the published size is {} bytes",
+                        group(len),
+                        group(size)
+                    ),
+                    note,
+                ));
+            }
+        }
+        if let Some(expected) = self.remote.checksum {
+            let found = digest_file(&self.part, expected.algorithm())?;
+            if !expected.matches(&found) {
+                self.remove_part();
+                return Err(DatasetError::Checksum {
+                    path: self.part.clone(),
+                    expected: expected.to_string(),
+                    found: format!("{} {found}", expected.algorithm()),
+                    help: format!(
+                        "It was downloaded from {} and has been deleted, so running the command \
+                         again downloads it afresh. If that keeps failing, {}{}",
+                        self.url,
+                        note,
+                        lowercase_first(&self.help())
+                    ),
+                });
+            }
+        }
+        fs::rename(&self.part, &self.target).map_err(|source| DatasetError::Write {
+            path: self.target.clone(),
+            source,
+        })?;
+        Ok(self.target.clone())
+    }
+}
+
+fn lowercase_first(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// A bar of bytes, rate and time left on stderr; hidden unless asked for and stderr is a
+/// terminal (a log file should not fill with redraws).
+fn progress_bar(file: &str, total: Option<u64>, offset: u64, progress: bool) -> ProgressBar {
+    if !progress || !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let template = match total {
+        Some(_) => "{msg} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta}",
+        None => "{msg} {spinner} {bytes} {binary_bytes_per_sec}",
+    };
+    let style = ProgressStyle::with_template(template)
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr())
+        .with_style(style)
+        .with_message(file.to_owned())
+        .with_position(offset);
+    // Count the resumed bytes as already there, not as a burst of speed.
+    bar.tick();
+    bar.reset_eta();
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checksum::{digest_reader, Algorithm, Checksum};
+    use std::{
+        io::BufRead,
+        net::{TcpListener, TcpStream},
+        sync::{Arc, Mutex},
+    };
+
+    /// How the test server behaves.
+    #[derive(Clone, Default)]
+    struct Behaviour {
+        body: Vec<u8>,
+        /// Answer `Range` requests with 206 (otherwise 200 with the whole body).
+        ranges: bool,
+        /// On the first request, close the connection after this many body bytes.
+        cut_first_after: Option<usize>,
+        /// Answer every request with this status and no body.
+        status: Option<u16>,
+    }
+
+    /// A loopback HTTP/1.1 server, one request per connection, recording each request's
+    /// `Range` header (None when absent).
+    struct Server {
+        url: String,
+        ranges_seen: Arc<Mutex<Vec<Option<String>>>>,
+    }
+
+    impl Server {
+        fn start(behaviour: Behaviour) -> Self {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let url = format!("http://{}/data.bin", listener.local_addr().unwrap());
+            let ranges_seen = Arc::new(Mutex::new(Vec::new()));
+            let seen = ranges_seen.clone();
+            // The thread stays blocked in accept when the test ends; the process exit ends it.
+            std::thread::spawn(move || {
+                for (n, stream) in listener.incoming().enumerate() {
+                    let Ok(stream) = stream else { continue };
+                    let _ = serve(stream, &behaviour, n == 0, &seen);
+                }
+            });
+            Self { url, ranges_seen }
+        }
+
+        fn ranges(&self) -> Vec<Option<String>> {
+            self.ranges_seen.lock().unwrap().clone()
+        }
+    }
+
+    fn serve(
+        mut stream: TcpStream,
+        b: &Behaviour,
+        first: bool,
+        seen: &Mutex<Vec<Option<String>>>,
+    ) -> io::Result<()> {
+        let mut reader = io::BufReader::new(stream.try_clone()?);
+        let mut range = None;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line)? == 0 || line == "\r\n" {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                if name.eq_ignore_ascii_case("range") {
+                    range = Some(value.trim().to_owned());
+                }
+            }
+        }
+        seen.lock().unwrap().push(range.clone());
+        let len = b.body.len();
+        if let Some(status) = b.status {
+            write!(
+                stream,
+                "HTTP/1.1 {status} Whatever\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )?;
+            return Ok(());
+        }
+        let start = range
+            .as_deref()
+            .filter(|_| b.ranges)
+            .and_then(|r| r.strip_prefix("bytes="))
+            .and_then(|r| r.strip_suffix('-'))
+            .and_then(|s| s.parse::<usize>().ok());
+        let (head, body) = match start {
+            Some(s) if s >= len => (
+                format!("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\n"),
+                &b.body[0..0],
+            ),
+            Some(s) => (
+                format!(
+                    "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {s}-{}/{len}\r\nContent-Length: {}\r\n",
+                    len - 1,
+                    len - s
+                ),
+                &b.body[s..],
+            ),
+            None => (
+                format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n"),
+                &b.body[..],
+            ),
+        };
+        write!(stream, "{head}Connection: close\r\n\r\n")?;
+        match b.cut_first_after.filter(|_| first) {
+            Some(k) => stream.write_all(&body[..k.min(body.len())])?,
+            None => stream.write_all(body)?,
+        }
+        stream.flush()?;
+        stream.shutdown(std::net::Shutdown::Both)
+    }
+
+    fn content(len: usize) -> Vec<u8> {
+        // Not periodic, so a misplaced range cannot line up by accident.
+        let mut x: u32 = 12345;
+        (0..len)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                (x >> 16) as u8
+            })
+            .collect()
+    }
+
+    fn remote_for(body: &[u8], size: bool) -> Remote {
+        let md5 = digest_reader(body, Algorithm::Md5).unwrap();
+        Remote {
+            url: "https://example.invalid/data.bin",
+            file: "data.bin",
+            size: size.then_some(body.len() as u64),
+            checksum: Some(Checksum::Md5(Box::leak(md5.into_boxed_str()))),
+            decompressed: None,
+        }
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_clean_download_is_verified_and_renamed() {
+        let body = content(300_000);
+        let server = Server::start(Behaviour {
+            body: body.clone(),
+            ranges: true,
+            ..Default::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let remote = remote_for(&body, true);
+        let path = download(&server.url, &remote, dir.path(), false).unwrap();
+        assert_eq!(path, dir.path().join("data.bin"));
+        assert_eq!(fs::read(&path).unwrap(), body);
+        assert_eq!(names(dir.path()), ["data.bin"]);
+        assert_eq!(server.ranges(), [None]);
+
+        // Already there and verified: no request at all.
+        let again = download(&server.url, &remote, dir.path(), false).unwrap();
+        assert_eq!(again, path);
+        assert_eq!(server.ranges().len(), 1);
+    }
+
+    #[test]
+    fn an_interrupted_download_resumes_with_a_range_request() {
+        let body = content(200_000);
+        let k = 70_000;
+        let server = Server::start(Behaviour {
+            body: body.clone(),
+            ranges: true,
+            cut_first_after: Some(k),
+            ..Default::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let remote = remote_for(&body, true);
+
+        let err = download(&server.url, &remote, dir.path(), false)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("resumes"), "{err}");
+        assert!(err.contains(&server.url), "{err}");
+        assert_eq!(names(dir.path()), ["data.bin.part"], "no final file yet");
+        let part_len = fs::metadata(dir.path().join("data.bin.part"))
+            .unwrap()
+            .len();
+        assert_eq!(part_len, k as u64);
+
+        let path = download(&server.url, &remote, dir.path(), false).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), body);
+        assert_eq!(names(dir.path()), ["data.bin"]);
+        assert_eq!(server.ranges(), [None, Some(format!("bytes={k}-"))]);
+    }
+
+    #[test]
+    fn a_server_that_ignores_ranges_restarts_from_zero() {
+        let body = content(100_000);
+        let server = Server::start(Behaviour {
+            body: body.clone(),
+            ranges: false,
+            ..Default::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        // A stale .part whose bytes are not even a prefix of the file.
+        fs::write(dir.path().join("data.bin.part"), vec![0xAA; 5_000]).unwrap();
+        let remote = remote_for(&body, true);
+        let path = download(&server.url, &remote, dir.path(), false).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), body);
+        assert_eq!(names(dir.path()), ["data.bin"]);
+        assert_eq!(server.ranges(), [Some("bytes=5000-".to_owned())]);
+    }
+
+    #[test]
+    fn a_complete_part_is_finished_after_a_416() {
+        let body = content(10_000);
+        let server = Server::start(Behaviour {
+            body: body.clone(),
+            ranges: true,
+            ..Default::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("data.bin.part"), &body).unwrap();
+        // Without a published size the client cannot tell the .part is complete, so it asks.
+        let remote = remote_for(&body, false);
+        let path = download(&server.url, &remote, dir.path(), false).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), body);
+        assert_eq!(server.ranges(), [Some("bytes=10000-".to_owned())]);
+
+        // With the size published, a complete .part is checked without asking.
+        fs::rename(&path, dir.path().join("data.bin.part")).unwrap();
+        let remote = remote_for(&body, true);
+        download(&server.url, &remote, dir.path(), false).unwrap();
+        assert_eq!(server.ranges().len(), 1);
+        assert_eq!(names(dir.path()), ["data.bin"]);
+    }
+
+    #[test]
+    fn a_checksum_mismatch_deletes_the_part_and_says_where_to_put_a_copy() {
+        let body = content(50_000);
+        let server = Server::start(Behaviour {
+            body: body.clone(),
+            ranges: true,
+            ..Default::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let remote = Remote {
+            checksum: Some(Checksum::Md5("0123456789abcdef0123456789abcdef")),
+            ..remote_for(&body, true)
+        };
+        let err = download(&server.url, &remote, dir.path(), false).unwrap_err();
+        assert!(matches!(err, DatasetError::Checksum { .. }), "{err:?}");
+        let err = err.to_string();
+        for needle in [
+            "data.bin",
+            "md5 0123456789abcdef0123456789abcdef",
+            &dir.path().join("data.bin").display().to_string(),
+            &server.url,
+            "50,000 bytes",
+        ] {
+            assert!(err.contains(needle), "{needle:?} missing from: {err}");
+        }
+        assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
+    }
+
+    #[test]
+    fn a_refused_connection_says_where_to_put_a_copy() {
+        let url = {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            format!("http://{}/data.bin", listener.local_addr().unwrap())
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let remote = Remote {
+            url: "https://example.invalid/data.bin",
+            file: "data.bin",
+            size: Some(170_052_171),
+            checksum: Some(Checksum::Md5("c32a1d4ab5d03f1284b67883e8d87530")),
+            decompressed: None,
+        };
+        let err = download(&url, &remote, dir.path(), false)
+            .unwrap_err()
+            .to_string();
+        let target = dir.path().join("data.bin");
+        let expected = format!("cannot download data.bin from {url}: the connection was refused");
+        assert!(err.starts_with(&expected), "{err}");
+        let placement = format!(
+            "Download it elsewhere and place it at {} (170,052,171 bytes, md5 \
+             c32a1d4ab5d03f1284b67883e8d87530), then run the command again.",
+            target.display()
+        );
+        assert!(err.ends_with(&placement), "{err}");
+        assert!(names(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn http_errors_keep_the_part_and_name_the_status() {
+        let server = Server::start(Behaviour {
+            status: Some(503),
+            ..Default::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("data.bin.part"), b"12345").unwrap();
+        let remote = Remote {
+            url: "https://example.invalid/data.bin",
+            file: "data.bin",
+            size: None,
+            checksum: None,
+            decompressed: None,
+        };
+        let err = download(&server.url, &remote, dir.path(), false)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("HTTP 503"), "{err}");
+        assert!(
+            err.contains("(size not published, no published checksum)"),
+            "{err}"
+        );
+        assert_eq!(names(dir.path()), ["data.bin.part"]);
+    }
+
+    #[test]
+    fn a_wrong_file_under_the_final_name_is_replaced() {
+        let body = content(20_000);
+        let server = Server::start(Behaviour {
+            body: body.clone(),
+            ranges: true,
+            ..Default::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("data.bin"), &body[..1000]).unwrap();
+        let path = download(&server.url, &remote_for(&body, true), dir.path(), false).unwrap();
+        assert_eq!(fs::read(path).unwrap(), body);
+        assert_eq!(server.ranges(), [None]);
+    }
+
+    #[test]
+    fn helpers_format_sizes_and_ranges() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1_000), "1,000");
+        assert_eq!(group(170_052_171), "170,052,171");
+        assert_eq!(
+            parse_content_range("bytes 100-199/200"),
+            Some((100, Some(200)))
+        );
+        assert_eq!(parse_content_range("bytes 5-9/*"), Some((5, None)));
+        assert_eq!(parse_content_range("bytes */200"), None);
+    }
+}

@@ -15,6 +15,10 @@ pub enum Action {
         /// cifar10, cats-vs-dogs, fashion-mnist or mnist.
         #[arg(value_parser = parse_name)]
         name: DatasetName,
+        /// Base URL of a mirror serving the same file names (still verified against the
+        /// official checksums).
+        #[arg(long, env = "BATCHLAB_MIRROR")]
+        mirror: Option<String>,
     },
     /// Where a dataset is, its checksum state, counts per split and class, skipped files.
     Info {
@@ -41,8 +45,10 @@ pub fn run(action: Action, data_dir: &Path) -> Result<()> {
                 ),
             })
             .collect(),
-        Action::Fetch { name } => catalog::fetch(name, data_dir, std::io::stderr().is_terminal())
-            .map_err(|e| anyhow!(e))?,
+        Action::Fetch { name, mirror } => {
+            let progress = std::io::stderr().is_terminal();
+            catalog::fetch(name, data_dir, mirror.as_deref(), progress).map_err(|e| anyhow!(e))?
+        }
         Action::Info { name } => catalog::info(name, data_dir).map_err(|e| anyhow!(e))?,
     };
     for line in lines {

@@ -317,3 +317,32 @@ fn bad_input_gets_a_clear_error_and_no_panic() {
         assert!(!stderr.contains("panicked"), "{args:?} panicked:\n{stderr}");
     }
 }
+
+#[test]
+fn data_commands_report_what_is_there_and_how_to_get_the_rest() {
+    let empty = tempfile::tempdir().unwrap();
+    let dir = empty.path().to_str().unwrap();
+    let list = batchlab(&["--data-dir", dir, "data", "list"]);
+    assert!(list.status.success());
+    let listed = text(&list.stdout);
+    assert!(
+        listed.contains("cifar10        missing: batchlab data fetch cifar10"),
+        "{listed}"
+    );
+    assert!(listed.contains("synthetic      present"), "{listed}");
+
+    let info = batchlab(&["data", "info", "cats-vs-dogs", "--data-dir", dir]);
+    assert_eq!(info.status.code(), Some(1));
+    let err = text(&info.stderr);
+    assert!(err.contains("batchlab data fetch cats-vs-dogs"), "{err}");
+    assert!(err.contains("kagglecatsanddogs_5340.zip"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let synthetic = batchlab(&["--data-dir", dir, "data", "info", "synthetic"]);
+    assert!(synthetic.status.success());
+    assert!(text(&synthetic.stdout).contains("images: 1x28x28, 10 classes"));
+
+    let unknown = batchlab(&["data", "fetch", "imagenet"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(text(&unknown.stderr).contains("expected one of cifar10, cats-vs-dogs"));
+}

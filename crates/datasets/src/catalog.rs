@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::{
     checksum::{digest_file, digest_gunzipped, Checksum},
     cifar10,
-    download::download_remote,
+    download::download,
     error::DatasetError,
     extract::{extract_tar_gz, extract_zip},
     images::ImageSet,
@@ -24,10 +24,23 @@ use crate::{
 pub const DOWNLOADS: &str = "downloads";
 
 /// Downloads, verifies and extracts `name` unless it is already present; returns what was done,
-/// one line per step.
+/// one line per step. `mirror`, when given, is a base URL serving the same file names (an
+/// institute's mirror); the files are still verified against the official checksums.
 pub fn fetch(
     name: DatasetName,
     data_dir: &Path,
+    mirror: Option<&str>,
+    progress: bool,
+) -> Result<Vec<String>, DatasetError> {
+    let files = remotes(name.as_str()).unwrap_or(&[]);
+    fetch_files(name, files, data_dir, mirror, progress)
+}
+
+fn fetch_files(
+    name: DatasetName,
+    files: &[Remote],
+    data_dir: &Path,
+    mirror: Option<&str>,
     progress: bool,
 ) -> Result<Vec<String>, DatasetError> {
     if name == DatasetName::Synthetic {
@@ -43,19 +56,25 @@ pub fn fetch(
             name.as_str()
         )]);
     }
-    let files = remotes(name.as_str()).expect("every named dataset but synthetic has sources");
+    let get = |remote: &Remote, dir: &Path| match mirror {
+        Some(base) => {
+            let url = format!("{}/{}", base.trim_end_matches('/'), remote.file);
+            download(&url, remote, dir, progress)
+        }
+        None => download(remote.url, remote, dir, progress),
+    };
     let mut lines = Vec::new();
     match name {
         DatasetName::FashionMnist | DatasetName::Mnist => {
             let dir = data_dir.join(name.as_str());
             for remote in files {
-                let path = download_remote(remote, &dir, progress)?;
+                let path = get(remote, &dir)?;
                 lines.push(format!("{}: {}", path.display(), verified(remote)));
             }
         }
         DatasetName::Cifar10 | DatasetName::CatsVsDogs => {
             let remote = &files[0];
-            let archive = download_remote(remote, &data_dir.join(DOWNLOADS), progress)?;
+            let archive = get(remote, &data_dir.join(DOWNLOADS))?;
             lines.push(format!("{}: {}", archive.display(), verified(remote)));
             let dest = data_dir.join(name.as_str());
             if name == DatasetName::Cifar10 {
@@ -207,6 +226,7 @@ fn mismatch(expected: Checksum, found: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_server::{remote_for, Behaviour, Server};
 
     #[test]
     fn fetch_of_a_present_dataset_does_not_download() {
@@ -214,7 +234,13 @@ mod tests {
             eprintln!("skipped: dataset-fashion-mnist is not installed");
             return;
         };
-        let lines = fetch(DatasetName::FashionMnist, Path::new("/nonexistent"), false).unwrap();
+        let lines = fetch(
+            DatasetName::FashionMnist,
+            Path::new("/nonexistent"),
+            None,
+            false,
+        )
+        .unwrap();
         assert!(lines[0].contains("already present"), "{lines:?}");
         assert!(lines[0].contains(&dir.display().to_string()), "{lines:?}");
     }
@@ -260,7 +286,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("batchlab data fetch cifar10"), "{err}");
-        let lines = fetch(DatasetName::Synthetic, root.path(), false).unwrap();
+        let lines = fetch(DatasetName::Synthetic, root.path(), None, false).unwrap();
         assert!(lines[0].contains("nothing to fetch"));
         let lines = info(DatasetName::Synthetic, root.path()).unwrap();
         assert!(
@@ -268,6 +294,96 @@ mod tests {
                 .iter()
                 .any(|l| l.starts_with("train") && l.contains(" 2000 examples")),
             "{lines:?}"
+        );
+    }
+
+    /// A tiny `cifar-10-binary.tar.gz` in the real layout: `records` records per batch file, the
+    /// label of record i of file f being (f + i) % 10.
+    fn cifar_tarball(records: usize) -> Vec<u8> {
+        let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::fast(),
+        ));
+        let names = cifar10::TRAIN_FILES.iter().chain([&cifar10::TEST_FILE]);
+        for (f, name) in names.enumerate() {
+            let mut bytes = Vec::new();
+            for i in 0..records {
+                bytes.push(((f + i) % 10) as u8);
+                bytes.extend((0..cifar10::RECORD - 1).map(|p| (p % 251) as u8));
+            }
+            let mut header = tar::Header::new_gnu();
+            header.set_size(bytes.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            let path = format!("cifar-10-batches-bin/{name}");
+            tar.append_data(&mut header, path, bytes.as_slice())
+                .unwrap();
+        }
+        tar.into_inner().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn fetch_downloads_resumes_verifies_and_extracts_an_archive() {
+        let tarball = cifar_tarball(20);
+        let server = Server::start(Behaviour {
+            body: tarball.clone(),
+            ranges: true,
+            cut_first_after: Some(tarball.len() / 2),
+            status: None,
+        });
+        let files = [remote_for(&tarball, "cifar-10-binary.tar.gz", true)];
+        let root = tempfile::tempdir().unwrap();
+        let data_dir = root.path();
+        let fetch = || {
+            fetch_files(
+                DatasetName::Cifar10,
+                &files,
+                data_dir,
+                Some(&server.base),
+                false,
+            )
+        };
+
+        // The first attempt is cut off half-way: only the .part exists, nothing is extracted.
+        let err = fetch().unwrap_err().to_string();
+        assert!(err.contains("cifar-10-binary.tar.gz"), "{err}");
+        assert!(data_dir
+            .join("downloads/cifar-10-binary.tar.gz.part")
+            .is_file());
+        assert!(!data_dir.join("downloads/cifar-10-binary.tar.gz").exists());
+        assert!(!data_dir.join("cifar10").exists());
+
+        // The second resumes from the cut, verifies, extracts.
+        let lines = fetch().unwrap();
+        assert_eq!(
+            server.ranges()[1].as_deref(),
+            Some(format!("bytes={}-", tarball.len() / 2).as_str())
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("md5") && l.ends_with("verified")),
+            "{lines:?}"
+        );
+        assert!(lines.last().unwrap().contains("is ready in"), "{lines:?}");
+        let splits = cifar10::load(data_dir, 10).unwrap();
+        assert_eq!(
+            (
+                splits.train.len(),
+                splits.validation.len(),
+                splits.test.len()
+            ),
+            (90, 10, 20)
+        );
+        assert_eq!(splits.train.labels[..3], [0, 1, 2]);
+
+        // A third does nothing.
+        let again = fetch().unwrap();
+        assert!(again[0].contains("already present"), "{again:?}");
+        assert_eq!(
+            server.ranges().len(),
+            2,
+            "no request once the data is present"
         );
     }
 }

@@ -476,113 +476,11 @@ fn progress_bar(file: &str, total: Option<u64>, offset: u64, progress: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checksum::{digest_reader, Algorithm, Checksum};
-    use std::{
-        io::BufRead,
-        net::{TcpListener, TcpStream},
-        sync::{Arc, Mutex},
+    use crate::{
+        checksum::Checksum,
+        test_server::{remote_for, Behaviour, Server},
     };
-
-    /// How the test server behaves.
-    #[derive(Clone, Default)]
-    struct Behaviour {
-        body: Vec<u8>,
-        /// Answer `Range` requests with 206 (otherwise 200 with the whole body).
-        ranges: bool,
-        /// On the first request, close the connection after this many body bytes.
-        cut_first_after: Option<usize>,
-        /// Answer every request with this status and no body.
-        status: Option<u16>,
-    }
-
-    /// A loopback HTTP/1.1 server, one request per connection, recording each request's
-    /// `Range` header (None when absent).
-    struct Server {
-        url: String,
-        ranges_seen: Arc<Mutex<Vec<Option<String>>>>,
-    }
-
-    impl Server {
-        fn start(behaviour: Behaviour) -> Self {
-            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-            let url = format!("http://{}/data.bin", listener.local_addr().unwrap());
-            let ranges_seen = Arc::new(Mutex::new(Vec::new()));
-            let seen = ranges_seen.clone();
-            // The thread stays blocked in accept when the test ends; the process exit ends it.
-            std::thread::spawn(move || {
-                for (n, stream) in listener.incoming().enumerate() {
-                    let Ok(stream) = stream else { continue };
-                    let _ = serve(stream, &behaviour, n == 0, &seen);
-                }
-            });
-            Self { url, ranges_seen }
-        }
-
-        fn ranges(&self) -> Vec<Option<String>> {
-            self.ranges_seen.lock().unwrap().clone()
-        }
-    }
-
-    fn serve(
-        mut stream: TcpStream,
-        b: &Behaviour,
-        first: bool,
-        seen: &Mutex<Vec<Option<String>>>,
-    ) -> io::Result<()> {
-        let mut reader = io::BufReader::new(stream.try_clone()?);
-        let mut range = None;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line)? == 0 || line == "\r\n" {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':') {
-                if name.eq_ignore_ascii_case("range") {
-                    range = Some(value.trim().to_owned());
-                }
-            }
-        }
-        seen.lock().unwrap().push(range.clone());
-        let len = b.body.len();
-        if let Some(status) = b.status {
-            write!(
-                stream,
-                "HTTP/1.1 {status} Whatever\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            )?;
-            return Ok(());
-        }
-        let start = range
-            .as_deref()
-            .filter(|_| b.ranges)
-            .and_then(|r| r.strip_prefix("bytes="))
-            .and_then(|r| r.strip_suffix('-'))
-            .and_then(|s| s.parse::<usize>().ok());
-        let (head, body) = match start {
-            Some(s) if s >= len => (
-                format!("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\n"),
-                &b.body[0..0],
-            ),
-            Some(s) => (
-                format!(
-                    "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {s}-{}/{len}\r\nContent-Length: {}\r\n",
-                    len - 1,
-                    len - s
-                ),
-                &b.body[s..],
-            ),
-            None => (
-                format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n"),
-                &b.body[..],
-            ),
-        };
-        write!(stream, "{head}Connection: close\r\n\r\n")?;
-        match b.cut_first_after.filter(|_| first) {
-            Some(k) => stream.write_all(&body[..k.min(body.len())])?,
-            None => stream.write_all(body)?,
-        }
-        stream.flush()?;
-        stream.shutdown(std::net::Shutdown::Both)
-    }
+    use std::net::TcpListener;
 
     fn content(len: usize) -> Vec<u8> {
         // Not periodic, so a misplaced range cannot line up by accident.
@@ -593,17 +491,6 @@ mod tests {
                 (x >> 16) as u8
             })
             .collect()
-    }
-
-    fn remote_for(body: &[u8], size: bool) -> Remote {
-        let md5 = digest_reader(body, Algorithm::Md5).unwrap();
-        Remote {
-            url: "https://example.invalid/data.bin",
-            file: "data.bin",
-            size: size.then_some(body.len() as u64),
-            checksum: Some(Checksum::Md5(Box::leak(md5.into_boxed_str()))),
-            decompressed: None,
-        }
     }
 
     fn names(dir: &Path) -> Vec<String> {
@@ -624,7 +511,7 @@ mod tests {
             ..Default::default()
         });
         let dir = tempfile::tempdir().unwrap();
-        let remote = remote_for(&body, true);
+        let remote = remote_for(&body, "data.bin", true);
         let path = download(&server.url, &remote, dir.path(), false).unwrap();
         assert_eq!(path, dir.path().join("data.bin"));
         assert_eq!(fs::read(&path).unwrap(), body);
@@ -648,7 +535,7 @@ mod tests {
             ..Default::default()
         });
         let dir = tempfile::tempdir().unwrap();
-        let remote = remote_for(&body, true);
+        let remote = remote_for(&body, "data.bin", true);
 
         let err = download(&server.url, &remote, dir.path(), false)
             .unwrap_err()
@@ -678,7 +565,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // A stale .part whose bytes are not even a prefix of the file.
         fs::write(dir.path().join("data.bin.part"), vec![0xAA; 5_000]).unwrap();
-        let remote = remote_for(&body, true);
+        let remote = remote_for(&body, "data.bin", true);
         let path = download(&server.url, &remote, dir.path(), false).unwrap();
         assert_eq!(fs::read(&path).unwrap(), body);
         assert_eq!(names(dir.path()), ["data.bin"]);
@@ -696,14 +583,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("data.bin.part"), &body).unwrap();
         // Without a published size the client cannot tell the .part is complete, so it asks.
-        let remote = remote_for(&body, false);
+        let remote = remote_for(&body, "data.bin", false);
         let path = download(&server.url, &remote, dir.path(), false).unwrap();
         assert_eq!(fs::read(&path).unwrap(), body);
         assert_eq!(server.ranges(), [Some("bytes=10000-".to_owned())]);
 
         // With the size published, a complete .part is checked without asking.
         fs::rename(&path, dir.path().join("data.bin.part")).unwrap();
-        let remote = remote_for(&body, true);
+        let remote = remote_for(&body, "data.bin", true);
         download(&server.url, &remote, dir.path(), false).unwrap();
         assert_eq!(server.ranges().len(), 1);
         assert_eq!(names(dir.path()), ["data.bin"]);
@@ -720,7 +607,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let remote = Remote {
             checksum: Some(Checksum::Md5("0123456789abcdef0123456789abcdef")),
-            ..remote_for(&body, true)
+            ..remote_for(&body, "data.bin", true)
         };
         let err = download(&server.url, &remote, dir.path(), false).unwrap_err();
         assert!(matches!(err, DatasetError::Checksum { .. }), "{err:?}");
@@ -802,7 +689,13 @@ mod tests {
         });
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("data.bin"), &body[..1000]).unwrap();
-        let path = download(&server.url, &remote_for(&body, true), dir.path(), false).unwrap();
+        let path = download(
+            &server.url,
+            &remote_for(&body, "data.bin", true),
+            dir.path(),
+            false,
+        )
+        .unwrap();
         assert_eq!(fs::read(path).unwrap(), body);
         assert_eq!(server.ranges(), [None]);
     }

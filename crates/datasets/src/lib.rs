@@ -46,6 +46,9 @@ pub mod spec;
 pub mod synthetic;
 pub mod transform;
 
+#[cfg(test)]
+mod test_server;
+
 pub use error::DatasetError;
 pub use images::{ImageItem, ImageSet, Splits};
 pub use loader::{Batch, Loader, Order, Pipeline};

@@ -105,6 +105,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Studies, and the worker processes they start, read the data directory from here.
+    std::env::set_var("BATCHLAB_DATA_DIR", &cli.data_dir);
     let outcome = match cli.command {
         Command::List { dir } => commands::list(&dir),
         Command::Check {

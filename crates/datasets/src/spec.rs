@@ -132,6 +132,10 @@ pub struct DataConfig {
     /// Training examples held out for validation (cifar10, fashion-mnist, mnist). Default 5,000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validation: Option<usize>,
+    /// cifar10, fashion-mnist, mnist: keep only the first this many training examples (after
+    /// the validation hold-out), for a study sized to a small machine. Default: all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train_examples: Option<usize>,
     /// cats-vs-dogs: readable images taken per class (default 1,000, the seed's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_class: Option<usize>,
@@ -188,6 +192,7 @@ impl DataConfig {
         Self {
             name,
             validation: None,
+            train_examples: None,
             per_class: None,
             split: None,
             size: None,
@@ -307,7 +312,7 @@ impl DataConfig {
     pub fn load(&self, data_dir: &Path) -> Result<Data, DatasetError> {
         let validation = self.validation.unwrap_or(DEFAULT_VALIDATION);
         let mut notes = Vec::new();
-        let splits = match self.name {
+        let mut splits = match self.name {
             DatasetName::Cifar10 => cifar10::load(data_dir, validation)?,
             DatasetName::FashionMnist => {
                 mnist::load(MnistKind::FashionMnist, data_dir, validation)?
@@ -331,6 +336,21 @@ impl DataConfig {
                 self.seed.unwrap_or(0),
             ),
         };
+        if let Some(keep) = self.train_examples {
+            if keep > splits.train.len() {
+                return Err(DatasetError::Format {
+                    path: splits.source.clone(),
+                    message: format!(
+                        "train_examples = {keep}, but only {} training examples remain after the validation hold-out",
+                        splits.train.len()
+                    ),
+                });
+            }
+            splits.train = splits.train.slice(0..keep);
+            notes.push(format!(
+                "training set cut to its first {keep} examples (train_examples)"
+            ));
+        }
         notes.insert(0, format!("source: {}", splits.source.display()));
         Ok(Data {
             classes: self.classes.unwrap_or(self.name.default_classes()),

@@ -8,7 +8,7 @@ use crate::{
     isolate::{UnitEvents, WorkerExit},
     progress::Progress,
     session::{Isolation, RunError},
-    step_time,
+    step_time, train,
 };
 
 /// A runner: the `kind` a config names, what it does, and how it reads its config.
@@ -22,11 +22,18 @@ pub struct Runner {
 }
 
 /// The runners, by kind.
-pub const RUNNERS: &[Runner] = &[Runner {
-    kind: "step-time",
-    doc: "time of one training step per batch size, in shuffled rounds; jumps, linear fit, throughput",
-    load: step_time::load,
-}];
+pub const RUNNERS: &[Runner] = &[
+    Runner {
+        kind: "step-time",
+        doc: "time of one training step per batch size, in shuffled rounds; jumps, linear fit, throughput",
+        load: step_time::load,
+    },
+    Runner {
+        kind: "train",
+        doc: "real training over batch sizes x optimizers x data variants x budgets x seeds; accuracy, time",
+        load: train::load,
+    },
+];
 
 /// A resolved experiment, ready to run.
 pub trait Study {
@@ -41,6 +48,11 @@ pub trait Study {
     fn resolved_toml(&self) -> String;
     /// A few lines on what a run will do (`batchlab check`).
     fn plan(&self) -> Vec<String>;
+    /// Checks that what the study reads (datasets) is present, before anything is created or
+    /// trained. Studies on synthetic data have nothing to check.
+    fn check_inputs(&self) -> Result<(), RunError> {
+        Ok(())
+    }
     /// Runs, or continues, the study in `dir`, appending raw results as they are produced.
     fn run(
         &self,

@@ -168,6 +168,8 @@ pub fn run_study(
     progress: &dyn Progress,
 ) -> Result<Finished, RunError> {
     backend::ensure_available(study.backend())?;
+    // Missing data stops the run here, before a report directory exists.
+    study.check_inputs()?;
     let root = options
         .out
         .clone()

@@ -4,14 +4,17 @@
 //! call its renderers once a run is finished; nothing here knows about burn (DESIGN.md:
 //! "reporting is separate from training").
 //!
-//! - [`stats`]: medians, type-7 quantiles, bootstrap intervals, least-squares lines.
+//! - [`stats`]: means, sample standard deviations, medians, type-7 quantiles, bootstrap intervals, least-squares lines.
 //! - [`jumps`]: discontinuities ("jumps") in a step-time-versus-batch-size curve.
 //! - [`figures`]: x/y charts with error bars and vertical markers, to SVG and PNG.
 //! - [`markdown`]: markdown tables for `report.md`.
 //! - [`step_time`]: the step-time sweep's `results.csv`, `summary.csv`, figures and report.
+//! - [`train`]: a training study's `results.csv`, `trials.csv`, `summary.csv`, figures and
+//!   report.
 
 #![warn(missing_docs)]
 
+mod csv;
 pub mod error;
 pub mod figures;
 mod io;
@@ -19,5 +22,6 @@ pub mod jumps;
 pub mod markdown;
 pub mod stats;
 pub mod step_time;
+pub mod train;
 
 pub use error::ReportError;

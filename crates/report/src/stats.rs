@@ -10,6 +10,25 @@ use rand::{Rng, SeedableRng};
 /// (1 / Phi^-1(3/4)).
 pub const MAD_TO_SD: f64 = 1.482_602_218_505_602;
 
+/// The arithmetic mean of `xs` (NaN if empty).
+pub fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// The sample standard deviation of `xs` (divisor n - 1); NaN with fewer than two values,
+/// where a spread cannot be estimated.
+pub fn sample_std(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return f64::NAN;
+    }
+    let m = mean(xs);
+    let ss: f64 = xs.iter().map(|x| (x - m).powi(2)).sum();
+    (ss / (xs.len() - 1) as f64).sqrt()
+}
+
 /// The median of `xs` (NaN if empty).
 pub fn median(xs: &[f64]) -> f64 {
     quantile(xs, 0.5)
@@ -163,6 +182,15 @@ mod tests {
         assert!(close(quantile(&[7.0], 0.3), 7.0));
         assert!(median(&[]).is_nan());
         assert!(quantile(&[], 0.9).is_nan());
+    }
+
+    #[test]
+    fn mean_and_sample_std_of_hand_values() {
+        assert!(close(mean(&[1.0, 2.0, 6.0]), 3.0));
+        // Deviations -2, -1, 3: squares 4 + 1 + 9 = 14, / 2 = 7.
+        assert!(close(sample_std(&[1.0, 2.0, 6.0]), 7f64.sqrt()));
+        assert!(mean(&[]).is_nan());
+        assert!(sample_std(&[4.0]).is_nan());
     }
 
     #[test]

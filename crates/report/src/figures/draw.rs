@@ -11,16 +11,41 @@ use plotters::prelude::*;
 
 use super::{Chart, LegendPosition, LineStyle, Rgb, Scale, FONT};
 
-pub(super) fn to_svg(chart: &Chart, out: &mut String) -> Result<(), String> {
-    let root = SVGBackend::with_string(out, chart.size).into_drawing_area();
-    draw(&root, chart)?;
+pub(super) fn to_svg(charts: &[Chart], out: &mut String) -> Result<(), String> {
+    let root = SVGBackend::with_string(out, row_size(charts)).into_drawing_area();
+    draw_row(&root, charts)?;
     root.present().map_err(|e| e.to_string())
 }
 
-pub(super) fn to_png(chart: &Chart, path: &Path) -> Result<(), String> {
-    let root = BitMapBackend::new(path, chart.size).into_drawing_area();
-    draw(&root, chart)?;
+pub(super) fn to_png(charts: &[Chart], path: &Path) -> Result<(), String> {
+    let root = BitMapBackend::new(path, row_size(charts)).into_drawing_area();
+    draw_row(&root, charts)?;
     root.present().map_err(|e| e.to_string())
+}
+
+/// The size of an image holding `charts` side by side.
+fn row_size(charts: &[Chart]) -> (u32, u32) {
+    let width = charts.iter().map(|c| c.size.0).sum::<u32>().max(1);
+    let height = charts.iter().map(|c| c.size.1).max().unwrap_or(1);
+    (width, height)
+}
+
+/// Each chart in its own area, as wide as the chart asks, left to right.
+fn draw_row<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    charts: &[Chart],
+) -> Result<(), String> {
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut rest = root.clone();
+    for (i, chart) in charts.iter().enumerate() {
+        if i + 1 == charts.len() {
+            return draw(&rest, chart);
+        }
+        let (panel, right) = rest.split_horizontally(chart.size.0);
+        draw(&panel, chart)?;
+        rest = right;
+    }
+    Ok(())
 }
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String> {
@@ -32,13 +57,16 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
     } else {
         0.06
     };
-    let (y0, y1) = range(
-        y_values(chart),
-        chart.y_scale,
-        chart.y_includes_zero,
-        0.06,
-        top,
-    );
+    let (y0, y1) = match chart.y_range {
+        Some((lo, hi)) if lo.is_finite() && hi.is_finite() && lo < hi => (lo, hi),
+        _ => range(
+            y_values(chart),
+            chart.y_scale,
+            chart.y_includes_zero,
+            0.06,
+            top,
+        ),
+    };
     match chart.x_scale {
         Scale::Linear => with_x(root, chart, x0..x1, (y0, y1)),
         Scale::Log => with_x(root, chart, (x0..x1).log_scale(), (y0, y1)),
@@ -192,20 +220,25 @@ where
         };
         let anno = if s.markers {
             Some(
-                ctx.draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                    .map_err(err)?,
+                ctx.draw_series(
+                    points
+                        .iter()
+                        .map(|&p| Circle::new(p, s.marker_size, color.filled())),
+                )
+                .map_err(err)?,
             )
         } else {
             anno
         };
         if let Some(anno) = anno.filter(|_| !s.label.is_empty()) {
             let (outer, middle, dot) = legend_styles(color, s.line, s.markers);
+            let radius = s.marker_size.clamp(1, 5);
             anno.label(&s.label).legend(move |(x, y)| {
                 EmptyElement::at((x, y))
                     + PathElement::new([(0, 0), (7, 0)], outer)
                     + PathElement::new([(7, 0), (13, 0)], middle)
                     + PathElement::new([(13, 0), (20, 0)], outer)
-                    + Circle::new((10, 0), 3, dot)
+                    + Circle::new((10, 0), radius, dot)
             });
         }
     }

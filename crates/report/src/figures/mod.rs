@@ -1,7 +1,8 @@
 //! x/y charts with error bars, extra series and vertical markers, written as SVG and PNG.
 //!
 //! A [`Chart`] is plain data (no plotters types), so runners can build one without knowing
-//! plotters; [`render`] draws it. Every chart has a title, axis labels (put the unit in
+//! plotters; [`render`] draws it, and [`render_row`] draws several side by side in one image
+//! (panels that are meant to be compared, e.g. one per training budget). Every chart has a title, axis labels (put the unit in
 //! them) and a legend, so that a figure read on its own says what it shows.
 //!
 //! plotters is built without system fonts (no fontconfig, so it builds and renders the same
@@ -82,6 +83,9 @@ pub struct Series {
     pub line: LineStyle,
     /// Whether each point gets a dot.
     pub markers: bool,
+    /// Radius of the dots in pixels (3 by default); smaller dots tell single measurements
+    /// (one seed) apart from the aggregate drawn over them.
+    pub marker_size: u32,
     /// Colour of line, markers and bars.
     pub color: Rgb,
 }
@@ -95,6 +99,7 @@ impl Series {
             error_bars: vec![],
             line: LineStyle::Solid,
             markers: true,
+            marker_size: 3,
             color,
         }
     }
@@ -114,6 +119,12 @@ impl Series {
     /// Sets whether points get dots.
     pub fn with_markers(mut self, markers: bool) -> Self {
         self.markers = markers;
+        self
+    }
+
+    /// Sets the radius of the dots in pixels.
+    pub fn with_marker_size(mut self, radius: u32) -> Self {
+        self.marker_size = radius;
         self
     }
 }
@@ -156,6 +167,9 @@ pub struct Chart {
     pub size: (u32, u32),
     /// Whether the y axis must include 0 (on a linear axis).
     pub y_includes_zero: bool,
+    /// A fixed y range (low, high), used as is instead of one fitted to the data: panels
+    /// drawn side by side share one so that their heights compare. `None`: fitted.
+    pub y_range: Option<(f64, f64)>,
 }
 
 impl Chart {
@@ -176,6 +190,7 @@ impl Chart {
             legend: LegendPosition::UpperLeft,
             size: (900, 560),
             y_includes_zero: false,
+            y_range: None,
         }
     }
 }
@@ -183,22 +198,7 @@ impl Chart {
 /// Draws `chart` to an SVG file and a PNG file. Each is written under a temporary name and
 /// renamed, so an interrupted run never leaves a half-drawn figure under its final name.
 pub fn render(chart: &Chart, svg: &Path, png: &Path) -> Result<(), ReportError> {
-    register_font().map_err(|message| ReportError::Plot {
-        path: svg.to_path_buf(),
-        message,
-    })?;
-    let mut text = String::new();
-    draw::to_svg(chart, &mut text).map_err(|message| ReportError::Plot {
-        path: svg.to_path_buf(),
-        message,
-    })?;
-    crate::io::write_atomic(svg, text.as_bytes())?;
-    let tmp = crate::io::temporary_sibling(png);
-    draw::to_png(chart, &tmp).map_err(|message| ReportError::Plot {
-        path: png.to_path_buf(),
-        message,
-    })?;
-    crate::io::rename(&tmp, png)
+    render_row(std::slice::from_ref(chart), svg, png)
 }
 
 /// [`render`] to `dir/stem.svg` and `dir/stem.png`; returns both paths.
@@ -207,9 +207,38 @@ pub fn render_pair(
     dir: &Path,
     stem: &str,
 ) -> Result<(PathBuf, PathBuf), ReportError> {
+    render_row_pair(std::slice::from_ref(chart), dir, stem)
+}
+
+/// Draws `charts` side by side, left to right, into one SVG and one PNG image (each chart
+/// keeps its own title, axes and legend; the image is as wide as their widths together and
+/// as high as the highest). Written like [`render`]. An empty `charts` is an error.
+pub fn render_row(charts: &[Chart], svg: &Path, png: &Path) -> Result<(), ReportError> {
+    let plot_error = |path: &Path| {
+        let path = path.to_path_buf();
+        move |message| ReportError::Plot { path, message }
+    };
+    if charts.is_empty() {
+        return Err(plot_error(svg)("no chart to draw".to_string()));
+    }
+    register_font().map_err(plot_error(svg))?;
+    let mut text = String::new();
+    draw::to_svg(charts, &mut text).map_err(plot_error(svg))?;
+    crate::io::write_atomic(svg, text.as_bytes())?;
+    let tmp = crate::io::temporary_sibling(png);
+    draw::to_png(charts, &tmp).map_err(plot_error(png))?;
+    crate::io::rename(&tmp, png)
+}
+
+/// [`render_row`] to `dir/stem.svg` and `dir/stem.png`; returns both paths.
+pub fn render_row_pair(
+    charts: &[Chart],
+    dir: &Path,
+    stem: &str,
+) -> Result<(PathBuf, PathBuf), ReportError> {
     let svg = dir.join(format!("{stem}.svg"));
     let png = dir.join(format!("{stem}.png"));
-    render(chart, &svg, &png)?;
+    render_row(charts, &svg, &png)?;
     Ok((svg, png))
 }
 

@@ -123,3 +123,34 @@ fn errors_name_the_figure() {
         .to_string();
     assert!(err.contains("no/such/dir"), "{err}");
 }
+
+#[test]
+fn renders_panels_side_by_side_on_a_shared_axis() {
+    let (_keep, dir) = out_dir();
+    let mut left = sample_chart();
+    let mut right = Chart::new("Second panel", "batch size (log2 scale)", "accuracy (%)");
+    right.x_scale = Scale::Log2;
+    right.series.push(
+        Series::new("seeds", vec![(16.0, 60.0), (32.0, 58.0)], PALETTE[1])
+            .with_line(LineStyle::None)
+            .with_marker_size(2),
+    );
+    right.series.push(Series::new("legend only", vec![], GREY));
+    left.y_range = Some((0.0, 250.0));
+    right.y_range = Some((0.0, 250.0));
+    right.size = (700, 600);
+    let (svg, png) = render_row_pair(&[left, right], &dir, "figure_row_test").unwrap();
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg_text.contains("Second panel") && svg_text.contains("Step time versus batch size"));
+    let png_bytes = std::fs::read(&png).unwrap();
+    // The PNG header's width and height (IHDR): the panels' widths added, the larger height.
+    let be = |at: usize| u32::from_be_bytes(png_bytes[at..at + 4].try_into().unwrap());
+    assert_eq!((be(16), be(20)), (900 + 700, 600));
+    let err = render_row_pair(&[], &dir, "figure_none_test")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("figure_none_test.svg") && err.contains("no chart"),
+        "{err}"
+    );
+}

@@ -70,7 +70,7 @@ pub fn render_step_time(
     let results = dir.join("results.csv");
     let mut frame = super::results::read_results_frame(&results)?;
     let samples = super::results::frame_to_samples(&results, &frame)?;
-    super::results::write_results_parquet(&dir.join("results.parquet"), &mut frame)?;
+    crate::io::write_parquet(&dir.join("results.parquet"), &mut frame)?;
     let points = summarize(&samples, ctx.bootstrap_resamples, ctx.seed);
     write_summary(&dir.join("summary.csv"), &points)?;
     let analysis = analyse(&samples, points);

@@ -1,18 +1,15 @@
 //! `results.csv` of a step-time sweep: one row per timed sample, appended as it is measured.
 //!
-//! Crash safety: each append is one `write` of whole lines followed by `sync_all`. If a run
-//! is killed in the middle of that write anyway (power loss, a full disk), the file ends in
-//! a partial record with no terminating newline. The reader ignores such a trailing partial
-//! record; the writer cuts it off before appending, so that the next row does not fuse with
-//! it. Only the unterminated tail is ever removed: every complete row is kept.
+//! Appends are crash safe and the reader ignores a trailing partial record: see
+//! `crate::csv`.
 
-use std::fs::OpenOptions;
-use std::io::{Cursor, Write};
+use std::io::Cursor;
 use std::path::Path;
 use std::sync::Arc;
 
 use polars::prelude::*;
 
+use crate::csv::{append_lines, complete_prefix_len, quote};
 use crate::ReportError;
 
 /// The header of `results.csv`, exactly.
@@ -50,33 +47,11 @@ pub struct StepSample {
 /// concurrently could see the first one's write in progress as a partial line (shards of a
 /// job array should each write their own file, merged when reporting).
 pub fn append_step_samples(path: &Path, rows: &[StepSample]) -> Result<(), ReportError> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(path)
-        .map_err(ReportError::io("open for appending", path))?;
-    let existing = std::fs::read(path).map_err(ReportError::io("read", path))?;
-    let complete = complete_prefix_len(&existing);
     let mut out = String::new();
-    if complete == 0 {
-        out.push_str(RESULTS_HEADER);
-        out.push('\n');
-    } else {
-        check_header(path, &existing)?;
-    }
-    if complete < existing.len() {
-        file.set_len(complete as u64)
-            .map_err(ReportError::io("cut the partial last line of", path))?;
-    }
     for row in rows {
         push_row(&mut out, row);
     }
-    // One write call: with O_APPEND, the whole batch lands after the last complete line.
-    file.write_all(out.as_bytes())
-        .map_err(ReportError::io("append to", path))?;
-    file.flush().map_err(ReportError::io("flush", path))?;
-    file.sync_all().map_err(ReportError::io("sync", path))
+    append_lines(path, RESULTS_HEADER, &out)
 }
 
 /// Reads every complete row of `path` with polars' CSV reader and a fixed schema (empty
@@ -97,7 +72,7 @@ pub(crate) fn read_results_frame(path: &Path) -> Result<DataFrame, ReportError> 
             message: format!("no complete header line; expected `{RESULTS_HEADER}`"),
         });
     }
-    check_header(path, &bytes)?;
+    crate::csv::check_header(path, &bytes, RESULTS_HEADER)?;
     let mut bytes = bytes;
     bytes.truncate(complete);
     CsvReadOptions::default()
@@ -107,18 +82,6 @@ pub(crate) fn read_results_frame(path: &Path) -> Result<DataFrame, ReportError> 
         .into_reader_with_file_handle(Cursor::new(bytes))
         .finish()
         .map_err(ReportError::table("read the CSV table", path))
-}
-
-/// Writes the raw results as an uncompressed Parquet file (column types kept, faster to
-/// load into a dataframe than the CSV), atomically. Uncompressed because polars' codecs
-/// are not compiled in (default features off).
-pub(crate) fn write_results_parquet(path: &Path, df: &mut DataFrame) -> Result<(), ReportError> {
-    let mut buffer = Vec::new();
-    ParquetWriter::new(&mut buffer)
-        .with_compression(ParquetCompression::Uncompressed)
-        .finish(df)
-        .map_err(ReportError::table("write the Parquet table", path))?;
-    crate::io::write_atomic(path, &buffer)
 }
 
 fn results_schema() -> Schema {
@@ -203,34 +166,6 @@ pub(crate) fn frame_to_samples(
     Ok(rows)
 }
 
-fn check_header(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    let first = bytes.split(|&c| c == b'\n').next().unwrap_or_default();
-    let first = String::from_utf8_lossy(first);
-    if first.trim_end_matches('\r') != RESULTS_HEADER {
-        return Err(ReportError::Format {
-            path: path.to_path_buf(),
-            message: format!("header is `{first}`, expected `{RESULTS_HEADER}`"),
-        });
-    }
-    Ok(())
-}
-
-/// Length of the longest prefix of `bytes` that ends with a record-terminating newline,
-/// i.e. a newline outside double quotes (RFC 4180 quoting: `""` inside quotes is a quote).
-pub(crate) fn complete_prefix_len(bytes: &[u8]) -> usize {
-    let mut in_quotes = false;
-    let mut end = 0;
-    for (i, &c) in bytes.iter().enumerate() {
-        match c {
-            // A doubled quote toggles twice, which is right.
-            b'"' => in_quotes = !in_quotes,
-            b'\n' if !in_quotes => end = i + 1,
-            _ => {}
-        }
-    }
-    end
-}
-
 fn push_row(out: &mut String, row: &StepSample) {
     let opt_u32 = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
     // `{}` prints the shortest string that parses back to the same f64.
@@ -252,16 +187,6 @@ fn push_row(out: &mut String, row: &StepSample) {
     ];
     out.push_str(&fields.join(","));
     out.push('\n');
-}
-
-/// RFC 4180 quoting: fields with a separator, quote or line break are quoted, inner quotes
-/// doubled.
-fn quote(field: &str) -> String {
-    if field.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", field.replace('"', "\"\""))
-    } else {
-        field.to_string()
-    }
 }
 
 #[cfg(test)]

@@ -1,3 +1,6 @@
+use std::fs::OpenOptions;
+use std::io::Write;
+
 use super::*;
 
 pub(crate) fn ok(batch_size: u32, round: u32, sample: u32, step_ms: f64) -> StepSample {
@@ -131,13 +134,4 @@ fn errors_name_the_file() {
     .unwrap();
     let err = read_step_samples(&bad).unwrap_err().to_string();
     assert!(err.contains("bad.csv"), "{err}");
-}
-
-#[test]
-fn complete_prefix_respects_quotes() {
-    assert_eq!(complete_prefix_len(b"a\nb"), 2);
-    assert_eq!(complete_prefix_len(b"a\n\"b\nc\"\n"), 8);
-    assert_eq!(complete_prefix_len(b"a\n\"b\nc"), 2);
-    assert_eq!(complete_prefix_len(b"a\n\"b\"\"\nc\"\n"), 10);
-    assert_eq!(complete_prefix_len(b""), 0);
 }

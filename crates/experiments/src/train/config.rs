@@ -1,0 +1,358 @@
+//! The TOML of a training study.
+
+use std::collections::BTreeMap;
+
+use batchlab_datasets::DataConfig;
+use batchlab_models::ModelSpec;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    backend::BackendKind,
+    config::{BackendConfig, ConfigError, ExperimentHeader, ModelConfig, OutputConfig, Source},
+    optim::OptimizerConfig,
+};
+
+/// A training experiment file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainConfig {
+    /// `[experiment]`.
+    pub experiment: ExperimentHeader,
+    /// `[model]`.
+    #[serde(default)]
+    pub model: ModelConfig,
+    /// `[data]`: the dataset and its preprocessing (see the datasets crate's `DataConfig`).
+    pub data: DataConfig,
+    /// `[[optimizers]]`: one grid axis; each is an `[optimizer]` table.
+    #[serde(default = "default_optimizers")]
+    pub optimizers: Vec<OptimizerConfig>,
+    /// `[variants.LABEL]`: one grid axis; each variant is `[data]` with these keys replaced
+    /// (`[variants.augmented] augment = true`). Default: one variant, `standard`, = `[data]`.
+    #[serde(default = "default_variants")]
+    pub variants: BTreeMap<String, toml::Table>,
+    /// `[grid]`.
+    pub grid: GridConfig,
+    /// `[schedule]`: the learning rate over a trial.
+    #[serde(default)]
+    pub schedule: ScheduleConfig,
+    /// `[analysis]`.
+    #[serde(default)]
+    pub analysis: TrainAnalysis,
+    /// `[backend]`.
+    #[serde(default)]
+    pub backend: BackendConfig,
+    /// `[output]`.
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+fn default_optimizers() -> Vec<OptimizerConfig> {
+    vec![OptimizerConfig::default()]
+}
+
+fn default_variants() -> BTreeMap<String, toml::Table> {
+    BTreeMap::from([("standard".to_string(), toml::Table::new())])
+}
+
+/// `[grid]`: the trials and their budgets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GridConfig {
+    /// Batch sizes.
+    pub batch_sizes: Vec<u32>,
+    /// Seeds: each seeds a trial's initialisation, shuffles and random augmentation.
+    #[serde(default = "default_seeds")]
+    pub seeds: Vec<u64>,
+    /// Epochs of the epoch budget.
+    pub epochs: usize,
+    /// Also run the steps-matched control (budget `steps`).
+    #[serde(default)]
+    pub steps_matched: bool,
+    /// Steps of the steps budget; default: the steps the smallest batch size takes in `epochs`
+    /// epochs of the variant's training set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<u64>,
+    /// Validation evaluations per trial, evenly spaced in steps; default: after every epoch of
+    /// the epoch budget (and as many, evenly spaced, under the steps budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluations: Option<usize>,
+    /// Leave out the last partial batch of every epoch (Raschka's setup did).
+    #[serde(default)]
+    pub drop_last: bool,
+    /// Batch size of evaluation passes (does not change any result, only their speed).
+    #[serde(default = "default_eval_batch")]
+    pub eval_batch_size: usize,
+    /// A trial diverged when its loss is non-finite or above this multiple of its first loss.
+    #[serde(default = "default_divergence")]
+    pub divergence_factor: f64,
+    /// Batches the loader keeps ready ahead of the training step.
+    #[serde(default = "default_prefetch")]
+    pub prefetch: usize,
+    /// Seed of the order the trials run in (shuffled so drift does not follow the grid).
+    #[serde(default)]
+    pub order_seed: u64,
+}
+
+fn default_seeds() -> Vec<u64> {
+    vec![0]
+}
+fn default_eval_batch() -> usize {
+    256
+}
+fn default_divergence() -> f64 {
+    100.0
+}
+fn default_prefetch() -> usize {
+    4
+}
+
+/// `[schedule]`: `constant`, `linear` (from the optimizer's rate to `end_factor` times it over
+/// the trial) or `cosine` (the same ends, half a cosine between).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScheduleConfig {
+    /// `constant`, `linear` or `cosine`.
+    pub kind: String,
+    /// The rate at the last step as a fraction of the initial one.
+    pub end_factor: f64,
+}
+
+impl Default for ScheduleConfig {
+    fn default() -> Self {
+        // The seeds used none.
+        Self {
+            kind: "constant".into(),
+            end_factor: 0.0,
+        }
+    }
+}
+
+impl ScheduleConfig {
+    /// The learning rate at `step` (0-based) of `total`, starting from `initial`.
+    pub fn rate(&self, initial: f64, step: u64, total: u64) -> f64 {
+        let progress = if total <= 1 {
+            0.0
+        } else {
+            step as f64 / (total - 1) as f64
+        };
+        let end = initial * self.end_factor;
+        match self.kind.as_str() {
+            "linear" => initial + (end - initial) * progress,
+            "cosine" => {
+                end + (initial - end) * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos())
+            }
+            _ => initial,
+        }
+    }
+
+    /// For the protocol line.
+    pub fn describe(&self) -> String {
+        match self.kind.as_str() {
+            "constant" => "constant".into(),
+            kind => format!("{kind} decay to {} of the initial rate", self.end_factor),
+        }
+    }
+}
+
+/// `[analysis]`: the source's numbers to set beside the measured ones.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrainAnalysis {
+    /// `[[analysis.published]]` points.
+    pub published: Vec<PublishedPoint>,
+}
+
+/// One published number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishedPoint {
+    /// The batch size.
+    pub batch_size: u32,
+    /// The optimizer label, the variant, or `optimizer/variant`.
+    pub series: String,
+    /// `test_accuracy` (percent), `train_minutes` or `inference_minutes`.
+    pub metric: String,
+    /// The value.
+    pub value: f64,
+    /// Where it was published.
+    pub source: String,
+}
+
+/// How an optimizer is named in trial ids and figures: its name, `-momentum` or `-nesterov`, and
+/// its learning rate when not the default.
+pub fn label(optimizer: &OptimizerConfig) -> String {
+    let mut label = optimizer.name.clone();
+    if optimizer.nesterov {
+        label.push_str("-nesterov");
+    } else if optimizer.momentum > 0.0 {
+        label.push_str("-momentum");
+    }
+    if let Some(lr) = optimizer.learning_rate {
+        label.push_str(&format!("-lr{lr}"));
+    }
+    label
+}
+
+impl TrainConfig {
+    /// Each variant's `[data]`: the base table with the variant's keys replaced (sub-tables
+    /// `train` and `eval` are merged key by key), validated.
+    pub fn resolve_variants(
+        &self,
+        source: &Source,
+    ) -> Result<Vec<(String, DataConfig)>, ConfigError> {
+        let base = toml::Table::try_from(&self.data).expect("a parsed [data] serializes");
+        let check = |key: String, data: &DataConfig| {
+            data.validate()
+                .map_err(|(k, message)| source.error(&format!("{key}.{k}"), message))
+        };
+        check("data".into(), &self.data)?;
+        let mut variants = Vec::new();
+        for (label, overrides) in &self.variants {
+            if label.is_empty() || !label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+                return Err(source.error(
+                    &format!("variants.{label}"),
+                    "variant labels are letters, digits and '-'",
+                ));
+            }
+            let mut table = base.clone();
+            for (key, value) in overrides {
+                match (table.get_mut(key), value) {
+                    (Some(toml::Value::Table(into)), toml::Value::Table(from)) => {
+                        into.extend(from.clone());
+                    }
+                    _ => {
+                        table.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            let key = format!("variants.{label}");
+            let data: DataConfig = toml::Value::Table(table)
+                .try_into()
+                .map_err(|e| source.error(&key, format!("{e}")))?;
+            check(key, &data)?;
+            variants.push((label.clone(), data));
+        }
+        Ok(variants)
+    }
+
+    /// Range and cross-table checks, each error pointing at its key.
+    pub fn check(&self, source: &Source, spec: &ModelSpec) -> Result<(), ConfigError> {
+        BackendKind::parse(&self.backend.name).map_err(|e| source.error("backend.name", e))?;
+        let g = &self.grid;
+        if g.batch_sizes.is_empty() || g.batch_sizes.contains(&0) {
+            return Err(source.error("grid.batch_sizes", "expected one or more batch sizes >= 1"));
+        }
+        if g.seeds.is_empty() {
+            return Err(source.error("grid.seeds", "expected at least one seed"));
+        }
+        if g.epochs == 0 {
+            return Err(source.error("grid.epochs", "expected at least 1"));
+        }
+        if g.steps == Some(0) || g.evaluations == Some(0) || g.eval_batch_size == 0 {
+            return Err(source.error(
+                "grid",
+                "steps, evaluations and eval_batch_size must be at least 1",
+            ));
+        }
+        if g.steps.is_some() && !g.steps_matched {
+            return Err(source.error("grid.steps", "only used with steps_matched = true"));
+        }
+        if g.divergence_factor.is_nan() || g.divergence_factor <= 1.0 {
+            return Err(source.error("grid.divergence_factor", "expected a number above 1"));
+        }
+        if self.optimizers.is_empty() {
+            return Err(source.error("optimizers", "expected at least one [[optimizers]] table"));
+        }
+        let mut labels: Vec<String> = Vec::new();
+        for (i, optimizer) in self.optimizers.iter().enumerate() {
+            optimizer.resolve(source).map_err(|e| ConfigError {
+                key: Some(format!("optimizers[{i}]")),
+                ..e
+            })?;
+            let l = label(optimizer);
+            if labels.contains(&l) {
+                return Err(source.error(
+                    &format!("optimizers[{i}]"),
+                    format!("two optimizers are both {l}"),
+                ));
+            }
+            labels.push(l);
+        }
+        if !["constant", "linear", "cosine"].contains(&self.schedule.kind.as_str()) {
+            return Err(source.error(
+                "schedule.kind",
+                format!(
+                    "expected constant, linear or cosine, got {:?}",
+                    self.schedule.kind
+                ),
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.schedule.end_factor) {
+            return Err(source.error("schedule.end_factor", "expected a fraction in [0, 1]"));
+        }
+        let classes = self.data.classes.unwrap_or(match self.data.name {
+            batchlab_datasets::DatasetName::CatsVsDogs => 2,
+            _ => 10,
+        });
+        let head_fits = spec.classes == classes || (spec.classes == 1 && classes == 2);
+        if !head_fits {
+            return Err(source.error(
+                "model.classes",
+                format!(
+                    "{} has {classes} classes; expected model.classes = {classes}{}",
+                    self.data.name.as_str(),
+                    if classes == 2 {
+                        " (or 1 for one logit)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        for (i, p) in self.analysis.published.iter().enumerate() {
+            if !["test_accuracy", "train_minutes", "inference_minutes"].contains(&p.metric.as_str())
+            {
+                return Err(source.error(
+                    &format!("analysis.published[{i}].metric"),
+                    "expected test_accuracy, train_minutes or inference_minutes",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_start_at_the_rate_and_end_at_the_factor() {
+        let linear = ScheduleConfig {
+            kind: "linear".into(),
+            end_factor: 0.1,
+        };
+        assert_eq!(linear.rate(1.0, 0, 11), 1.0);
+        assert!((linear.rate(1.0, 10, 11) - 0.1).abs() < 1e-12);
+        assert!((linear.rate(1.0, 5, 11) - 0.55).abs() < 1e-12);
+        let cosine = ScheduleConfig {
+            kind: "cosine".into(),
+            end_factor: 0.0,
+        };
+        assert!((cosine.rate(2.0, 5, 11) - 1.0).abs() < 1e-12);
+        assert_eq!(ScheduleConfig::default().rate(0.3, 7, 10), 0.3);
+    }
+
+    #[test]
+    fn optimizer_labels_tell_the_grid_apart() {
+        let sgd = OptimizerConfig::default();
+        assert_eq!(label(&sgd), "sgd");
+        let nesterov = OptimizerConfig {
+            momentum: 0.9,
+            nesterov: true,
+            learning_rate: Some(0.05),
+            ..sgd
+        };
+        assert_eq!(label(&nesterov), "sgd-nesterov-lr0.05");
+    }
+}

@@ -1,0 +1,307 @@
+//! One trial: train a model for its step budget, evaluating on the validation split at the
+//! planned steps and on the test split at the end.
+//!
+//! Clocks: training time is the sum of the steps (waiting for the batch, moving it to the
+//! device, forward, loss, backward, update, reading the loss back, which synchronises the
+//! device), data time the part of it spent waiting for and moving batches. Evaluations are timed
+//! apart and never counted as training.
+
+use std::{sync::Arc, time::Instant};
+
+use batchlab_datasets::{loader::Epoch, ImageSet, Loader, Order, Pipeline};
+use batchlab_models::{classification_loss, Model};
+use burn::{
+    module::AutodiffModule,
+    optim::{GradientsParams, Optimizer},
+    tensor::{
+        backend::{AutodiffBackend, Backend},
+        ElementConversion,
+    },
+};
+
+use super::config::ScheduleConfig;
+
+/// The examples of one data variant, shared by its trials.
+#[derive(Debug, Clone)]
+pub struct VariantData {
+    /// Training examples.
+    pub train: Arc<ImageSet>,
+    /// Validation examples.
+    pub validation: Arc<ImageSet>,
+    /// Test examples.
+    pub test: Arc<ImageSet>,
+    /// How training batches are prepared.
+    pub train_pipeline: Pipeline,
+    /// How evaluation batches are prepared.
+    pub eval_pipeline: Pipeline,
+}
+
+/// What a trial needs besides its model and optimizer.
+#[derive(Debug, Clone)]
+pub struct TrialPlan<'a> {
+    /// The data.
+    pub data: &'a VariantData,
+    /// Training batch size.
+    pub batch_size: usize,
+    /// Seeds the shuffles and random augmentation.
+    pub seed: u64,
+    /// Total optimizer steps.
+    pub total_steps: u64,
+    /// Steps after which to evaluate on the validation split.
+    pub evaluate_at: Vec<u64>,
+    /// The optimizer's initial learning rate.
+    pub learning_rate: f64,
+    /// How it changes over the trial.
+    pub schedule: &'a ScheduleConfig,
+    /// Leave out the last partial batch of each epoch.
+    pub drop_last: bool,
+    /// Batch size of evaluation passes.
+    pub eval_batch_size: usize,
+    /// Divergence threshold as a multiple of the first loss.
+    pub divergence_factor: f64,
+    /// Batches prepared ahead.
+    pub prefetch: usize,
+}
+
+/// A validation evaluation during training.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    /// Epochs completed (fractional between epoch ends).
+    pub epoch: f64,
+    /// Optimizer steps so far.
+    pub step: u64,
+    /// Training examples seen so far.
+    pub examples: u64,
+    /// Mean training loss over the steps since the previous evaluation.
+    pub train_loss: f64,
+    /// Validation loss and accuracy.
+    pub loss: f64,
+    /// Accuracy in [0, 1].
+    pub accuracy: f64,
+    /// Cumulative training seconds.
+    pub train_seconds: f64,
+    /// Cumulative data seconds.
+    pub data_seconds: f64,
+    /// This evaluation's seconds.
+    pub eval_seconds: f64,
+}
+
+/// How a trial ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// `ok` or `diverged`.
+    pub status: &'static str,
+    /// Why it diverged.
+    pub message: String,
+    /// Epochs completed (fractional).
+    pub epochs: f64,
+    /// Optimizer steps taken.
+    pub steps: u64,
+    /// Training examples seen.
+    pub examples: u64,
+    /// Training seconds.
+    pub train_seconds: f64,
+    /// Of which waiting for data.
+    pub data_seconds: f64,
+    /// Total seconds of validation evaluations.
+    pub eval_seconds: f64,
+    /// Inference over the whole test split.
+    pub test_seconds: f64,
+    /// Test loss (NaN unless ok).
+    pub test_loss: f64,
+    /// Test accuracy (NaN unless ok).
+    pub test_accuracy: f64,
+}
+
+/// Trains `model` with `optimizer` as planned; `on_evaluation` gets each validation evaluation
+/// as it happens (so it is written before the next one starts).
+pub fn run<B, O>(
+    mut model: Model<B>,
+    mut optimizer: O,
+    plan: &TrialPlan<'_>,
+    device: &B::Device,
+    on_evaluation: &mut dyn FnMut(&Evaluation) -> Result<(), String>,
+) -> Result<Outcome, String>
+where
+    B: AutodiffBackend,
+    O: Optimizer<Model<B>, B>,
+{
+    let data = plan.data;
+    let order = Order {
+        batch_size: plan.batch_size,
+        shuffle: true,
+        drop_last: plan.drop_last,
+        seed: plan.seed,
+    };
+    let loader = Loader::new(
+        Arc::clone(&data.train),
+        data.train_pipeline.clone(),
+        order,
+        plan.prefetch,
+    );
+    let steps_per_epoch = loader.batches_per_epoch().max(1) as u64;
+    if loader.batches_per_epoch() == 0 {
+        return Err(format!(
+            "batch size {} leaves no full batch in {} training examples (drop_last)",
+            plan.batch_size,
+            data.train.len()
+        ));
+    }
+    let mut epoch_index = 0u64;
+    let mut epoch: Epoch = loader.epoch(epoch_index);
+    let (mut step, mut examples) = (0u64, 0u64);
+    let (mut train_seconds, mut data_seconds, mut eval_seconds) = (0.0, 0.0, 0.0);
+    let (mut loss_sum, mut loss_count) = (0.0f64, 0u64);
+    let mut first_loss = None;
+    let mut evaluate_at = plan.evaluate_at.iter().copied().peekable();
+    while step < plan.total_steps {
+        let start = Instant::now();
+        let batch = match epoch.next() {
+            Some(batch) => batch,
+            None => {
+                epoch_index += 1;
+                epoch = loader.epoch(epoch_index);
+                epoch.next().expect("an epoch has at least one batch")
+            }
+        };
+        let n = batch.len() as u64;
+        let (images, labels) = batch.to_device::<B>(device);
+        let data_done = Instant::now();
+        let lr = plan
+            .schedule
+            .rate(plan.learning_rate, step, plan.total_steps);
+        let loss = classification_loss(model.forward(images), labels);
+        let value = loss.clone().into_scalar().elem::<f64>();
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        model = optimizer.step(lr, model, grads);
+        // Reading the loss synchronised the forward pass; sync again so the update is counted.
+        B::sync(device).map_err(|e| format!("device sync failed: {e:?}"))?;
+        data_seconds += (data_done - start).as_secs_f64();
+        train_seconds += start.elapsed().as_secs_f64();
+        step += 1;
+        examples += n;
+        loss_sum += value;
+        loss_count += 1;
+        let first = *first_loss.get_or_insert(value);
+        if !value.is_finite() || value > plan.divergence_factor * first.max(1e-3) {
+            return Ok(Outcome {
+                status: "diverged",
+                message: format!("loss {value} at step {step} (first loss {first})"),
+                epochs: step as f64 / steps_per_epoch as f64,
+                steps: step,
+                examples,
+                train_seconds,
+                data_seconds,
+                eval_seconds,
+                test_seconds: f64::NAN,
+                test_loss: f64::NAN,
+                test_accuracy: f64::NAN,
+            });
+        }
+        if evaluate_at.peek() == Some(&step) {
+            evaluate_at.next();
+            let (loss, accuracy, seconds) =
+                evaluate(&model, &data.validation, &data.eval_pipeline, plan, device)?;
+            eval_seconds += seconds;
+            on_evaluation(&Evaluation {
+                epoch: step as f64 / steps_per_epoch as f64,
+                step,
+                examples,
+                train_loss: loss_sum / loss_count as f64,
+                loss,
+                accuracy,
+                train_seconds,
+                data_seconds,
+                eval_seconds: seconds,
+            })?;
+            (loss_sum, loss_count) = (0.0, 0);
+        }
+    }
+    drop(epoch);
+    let (test_loss, test_accuracy, test_seconds) =
+        evaluate(&model, &data.test, &data.eval_pipeline, plan, device)?;
+    Ok(Outcome {
+        status: "ok",
+        message: String::new(),
+        epochs: step as f64 / steps_per_epoch as f64,
+        steps: step,
+        examples,
+        train_seconds,
+        data_seconds,
+        eval_seconds,
+        test_seconds,
+        test_loss,
+        test_accuracy,
+    })
+}
+
+/// Mean loss, accuracy and seconds of one pass over `set` without gradients.
+fn evaluate<B: AutodiffBackend>(
+    model: &Model<B>,
+    set: &Arc<ImageSet>,
+    pipeline: &Pipeline,
+    plan: &TrialPlan<'_>,
+    device: &B::Device,
+) -> Result<(f64, f64, f64), String> {
+    let start = Instant::now();
+    let model = model.valid();
+    let order = Order {
+        batch_size: plan.eval_batch_size,
+        shuffle: false,
+        drop_last: false,
+        seed: 0,
+    };
+    let loader = Loader::new(Arc::clone(set), pipeline.clone(), order, plan.prefetch);
+    let (mut loss_sum, mut correct, mut seen) = (0.0f64, 0usize, 0usize);
+    for batch in loader.epoch(0) {
+        let truth = batch.labels.clone();
+        let (images, labels) = batch.to_device::<B::InnerBackend>(device);
+        let logits = model.forward(images);
+        let [n, classes] = logits.dims();
+        let loss = classification_loss(logits.clone(), labels);
+        loss_sum += loss.into_scalar().elem::<f64>() * n as f64;
+        let values = logits
+            .into_data()
+            .to_vec::<f32>()
+            .map_err(|e| format!("cannot read logits: {e:?}"))?;
+        correct += values
+            .chunks(classes)
+            .zip(&truth)
+            .filter(|(row, &label)| predicted(row) == usize::from(label))
+            .count();
+        seen += n;
+    }
+    <B::InnerBackend as Backend>::sync(device).map_err(|e| format!("device sync failed: {e:?}"))?;
+    if seen == 0 {
+        return Err("the evaluation split is empty".into());
+    }
+    Ok((
+        loss_sum / seen as f64,
+        correct as f64 / seen as f64,
+        start.elapsed().as_secs_f64(),
+    ))
+}
+
+/// The class a row of logits predicts: one logit means class 1 when positive.
+fn predicted(row: &[f32]) -> usize {
+    if row.len() == 1 {
+        usize::from(row[0] > 0.0)
+    } else {
+        row.iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map_or(0, |(i, _)| i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predictions_follow_the_head() {
+        assert_eq!(predicted(&[0.3]), 1);
+        assert_eq!(predicted(&[-0.3]), 0);
+        assert_eq!(predicted(&[0.1, 2.0, -1.0]), 1);
+    }
+}

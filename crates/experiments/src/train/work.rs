@@ -1,0 +1,391 @@
+//! Running a training grid: the supervisor (child processes, crash records, resume), the worker
+//! (trials one by one, results appended as they come) and rendering the report.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    panic::{catch_unwind, AssertUnwindSafe},
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use batchlab_models::Model;
+use batchlab_report::train::{
+    append_evals, append_trials, done_trials, read_evals, render_train, Published, TrainContext,
+    TrainEval, TrialRecord,
+};
+use burn::{optim::Optimizer, tensor::backend::AutodiffBackend};
+
+use super::{
+    plan::evaluation_steps,
+    trial::{self, Evaluation, Outcome, TrialPlan, VariantData},
+    TrainStudy, Trial,
+};
+use crate::{
+    backend::{self, dispatch, panic_message, OnBackend},
+    isolate::{failure_status, supervise, Crash, UnitEvents, WorkerExit},
+    optim::{with_optimizer, WithOptimizer},
+    progress::Progress,
+    registry::Study,
+    session::{Isolation, Meta, RunError},
+};
+
+/// Where datasets are read from: `--data-dir`, which the CLI passes on (to child processes too)
+/// as `BATCHLAB_DATA_DIR`; `datasets/` by default.
+pub fn data_dir() -> PathBuf {
+    std::env::var_os("BATCHLAB_DATA_DIR").map_or_else(|| PathBuf::from("datasets"), PathBuf::from)
+}
+
+/// Checks every variant's data is present (before any training), then supervises the trials
+/// until each has a row in trials.csv.
+pub fn run(
+    study: &TrainStudy,
+    dir: &Path,
+    isolation: &Isolation,
+    progress: &dyn Progress,
+) -> Result<(), RunError> {
+    study.check_inputs()?;
+    let done = done_trials(dir)?;
+    drop_unfinished_evaluations(dir, &done)?;
+    let left = study
+        .trials
+        .iter()
+        .filter(|t| !done.contains(&t.id))
+        .count();
+    progress.start(left as u64, "training trials");
+    let record_crash = |unit: &str, crash: &Crash| {
+        let trial = study.trials.iter().find(|t| t.id == unit).ok_or_else(|| {
+            RunError::Other(format!("worker announced an unknown trial {unit:?}"))
+        })?;
+        append_trials(
+            &dir.join("trials.csv"),
+            &[failure_record(trial, crash.status, &crash.message)],
+        )?;
+        Ok(())
+    };
+    let env = match study.config.backend.threads {
+        0 => Vec::new(),
+        n => vec![("RAYON_NUM_THREADS".into(), n.to_string())],
+    };
+    let outcome = supervise(
+        dir,
+        isolation,
+        progress,
+        &env,
+        &|events| work(study, dir, events),
+        &record_crash,
+    );
+    progress.finish();
+    outcome
+}
+
+/// Removes from results.csv the evaluations of trials that never finished (an interrupted run),
+/// so a resumed trial's evaluations appear once. The file is replaced atomically.
+fn drop_unfinished_evaluations(dir: &Path, done: &BTreeSet<String>) -> Result<(), RunError> {
+    let results = dir.join("results.csv");
+    if !results.exists() {
+        return Ok(());
+    }
+    let rows = read_evals(&results)?;
+    let kept: Vec<TrainEval> = rows
+        .iter()
+        .filter(|r| done.contains(&r.trial))
+        .cloned()
+        .collect();
+    if kept.len() == rows.len() {
+        return Ok(());
+    }
+    let partial = dir.join("results.csv.partial");
+    let _ = std::fs::remove_file(&partial);
+    append_evals(&partial, &kept)?;
+    if kept.is_empty() {
+        // append_evals writes nothing for no rows; an absent file is the same as an empty one.
+        let _ = std::fs::remove_file(&results);
+        return Ok(());
+    }
+    std::fs::rename(&partial, &results).map_err(|e| RunError::io(&results, e))
+}
+
+/// Runs the trials without a row in trials.csv, in the planned order. Returns at the first
+/// trial that fails with an error (after recording it); a diverged trial is a result, not a
+/// failure, and the grid goes on.
+pub fn work(
+    study: &TrainStudy,
+    dir: &Path,
+    events: &dyn UnitEvents,
+) -> Result<WorkerExit, RunError> {
+    let done = done_trials(dir)?;
+    let todo: Vec<&Trial> = study
+        .trials
+        .iter()
+        .filter(|t| !done.contains(&t.id))
+        .collect();
+    if todo.is_empty() {
+        return Ok(WorkerExit::Finished);
+    }
+    let data_dir = data_dir();
+    let mut variants: BTreeMap<&str, VariantData> = BTreeMap::new();
+    for (label, config) in &study.variants {
+        if todo.iter().any(|t| &t.variant == label) {
+            let data = config
+                .load(&data_dir)
+                .map_err(|e| RunError::Other(e.to_string()))?;
+            let splits = data.splits;
+            variants.insert(
+                label,
+                VariantData {
+                    train: Arc::new(splits.train),
+                    validation: Arc::new(splits.validation),
+                    test: Arc::new(splits.test),
+                    train_pipeline: data.train,
+                    eval_pipeline: data.eval,
+                },
+            );
+        }
+    }
+    for trial in todo {
+        events.begin(&trial.id);
+        let data = &variants[trial.variant.as_str()];
+        let outcome = catch_unwind(AssertUnwindSafe(|| run_trial(study, dir, trial, data)))
+            .unwrap_or_else(|panic| Err(panic_message(&panic)));
+        match outcome {
+            Ok(outcome) => {
+                let summary = if outcome.status == "ok" {
+                    format!("{:.1}% test accuracy", outcome.test_accuracy * 100.0)
+                } else {
+                    outcome.status.to_string()
+                };
+                append_trials(&dir.join("trials.csv"), &[record(trial, &outcome)])?;
+                events.end(&trial.id, &summary);
+            }
+            Err(message) => {
+                let status = failure_status(&message);
+                append_trials(
+                    &dir.join("trials.csv"),
+                    &[failure_record(trial, status, &message)],
+                )?;
+                eprintln!("trial {} failed ({status}): {message}", trial.id);
+                events.end(&trial.id, status);
+                return Ok(WorkerExit::PointFailed);
+            }
+        }
+    }
+    Ok(WorkerExit::Finished)
+}
+
+fn run_trial(
+    study: &TrainStudy,
+    dir: &Path,
+    trial: &Trial,
+    data: &VariantData,
+) -> Result<Outcome, String> {
+    let grid = &study.config.grid;
+    let total_steps = trial.total_steps(grid, data.train.len());
+    let evaluations = grid.evaluations.unwrap_or(grid.epochs);
+    let optimizer = &study.config.optimizers[trial.optimizer];
+    let plan = TrialPlan {
+        data,
+        batch_size: trial.batch_size as usize,
+        seed: trial.seed,
+        total_steps,
+        evaluate_at: evaluation_steps(total_steps, evaluations),
+        learning_rate: optimizer.learning_rate(),
+        schedule: &study.config.schedule,
+        drop_last: grid.drop_last,
+        eval_batch_size: grid.eval_batch_size,
+        divergence_factor: grid.divergence_factor,
+        prefetch: grid.prefetch,
+    };
+    dispatch(
+        &study.config.backend,
+        TrialTask {
+            study,
+            trial,
+            plan,
+            results: dir.join("results.csv"),
+        },
+    )
+    .map_err(|e| e.to_string())?
+}
+
+struct TrialTask<'a> {
+    study: &'a TrainStudy,
+    trial: &'a Trial,
+    plan: TrialPlan<'a>,
+    results: PathBuf,
+}
+
+impl OnBackend for TrialTask<'_> {
+    type Output = Result<Outcome, String>;
+
+    fn run<B: AutodiffBackend>(self, device: B::Device) -> Self::Output {
+        B::seed(&device, self.trial.seed);
+        let model = self
+            .study
+            .spec
+            .init::<B>(&device)
+            .map_err(|e| e.to_string())?;
+        let optimizer = self.study.config.optimizers[self.trial.optimizer].clone();
+        with_optimizer::<B, Model<B>, _>(
+            &optimizer,
+            TrialWithOptimizer {
+                task: self,
+                model,
+                device,
+            },
+        )
+    }
+}
+
+struct TrialWithOptimizer<'a, B: AutodiffBackend> {
+    task: TrialTask<'a>,
+    model: Model<B>,
+    device: B::Device,
+}
+
+impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for TrialWithOptimizer<'_, B> {
+    type Output = Result<Outcome, String>;
+
+    fn run<O: Optimizer<Model<B>, B>>(self, optimizer: O) -> Self::Output {
+        let TrialTask {
+            trial,
+            plan,
+            results,
+            ..
+        } = self.task;
+        let mut write = |e: &Evaluation| {
+            append_evals(&results, &[eval_row(trial, e)]).map_err(|e| e.to_string())
+        };
+        trial::run(self.model, optimizer, &plan, &self.device, &mut write)
+    }
+}
+
+fn eval_row(trial: &Trial, e: &Evaluation) -> TrainEval {
+    TrainEval {
+        trial: trial.id.clone(),
+        seed: trial.seed,
+        batch_size: trial.batch_size,
+        optimizer: trial.optimizer_label.clone(),
+        variant: trial.variant.clone(),
+        budget: trial.budget.as_str().into(),
+        epoch: e.epoch,
+        step: e.step,
+        examples: e.examples,
+        train_loss: e.train_loss,
+        val_loss: e.loss,
+        val_accuracy: e.accuracy,
+        train_seconds: e.train_seconds,
+        data_seconds: e.data_seconds,
+        eval_seconds: e.eval_seconds,
+    }
+}
+
+fn record(trial: &Trial, o: &Outcome) -> TrialRecord {
+    TrialRecord {
+        trial: trial.id.clone(),
+        seed: trial.seed,
+        batch_size: trial.batch_size,
+        optimizer: trial.optimizer_label.clone(),
+        variant: trial.variant.clone(),
+        budget: trial.budget.as_str().into(),
+        status: o.status.into(),
+        epochs: o.epochs,
+        steps: o.steps,
+        examples: o.examples,
+        train_seconds: o.train_seconds,
+        data_seconds: o.data_seconds,
+        eval_seconds: o.eval_seconds,
+        test_seconds: o.test_seconds,
+        test_loss: o.test_loss,
+        test_accuracy: o.test_accuracy,
+        message: o.message.clone(),
+    }
+}
+
+fn failure_record(trial: &Trial, status: &str, message: &str) -> TrialRecord {
+    TrialRecord {
+        status: status.into(),
+        message: message.into(),
+        ..record(
+            trial,
+            &Outcome {
+                status: "error",
+                message: String::new(),
+                epochs: f64::NAN,
+                steps: 0,
+                examples: 0,
+                train_seconds: f64::NAN,
+                data_seconds: f64::NAN,
+                eval_seconds: f64::NAN,
+                test_seconds: f64::NAN,
+                test_loss: f64::NAN,
+                test_accuracy: f64::NAN,
+            },
+        )
+    }
+}
+
+/// Writes summary.csv, figures and report.md; returns the headline findings.
+pub fn render(study: &TrainStudy, dir: &Path) -> Result<Vec<String>, RunError> {
+    let config = &study.config;
+    let meta = Meta::read(dir).ok();
+    let backend = meta
+        .as_ref()
+        .map_or_else(|| config.backend.name.clone(), |m| m.backend.clone());
+    let device = meta.as_ref().map_or_else(
+        || backend::device_name(&config.backend),
+        |m| m.device.clone(),
+    );
+    let data_dir = data_dir();
+    let mut dataset = vec![format!(
+        "{} (data directory {})",
+        config.data.name.as_str(),
+        data_dir.display()
+    )];
+    let mut test_examples = 0;
+    for (label, data) in &study.variants {
+        match data.load(&data_dir) {
+            Ok(loaded) => {
+                test_examples = loaded.splits.test.len();
+                dataset.push(format!(
+                    "variant {label}: {} train / {} validation / {} test examples",
+                    loaded.splits.train.len(),
+                    loaded.splits.validation.len(),
+                    loaded.splits.test.len()
+                ));
+                dataset.extend(
+                    loaded
+                        .notes
+                        .into_iter()
+                        .map(|n| format!("variant {label}: {n}")),
+                );
+            }
+            Err(e) => dataset.push(format!("variant {label}: not loadable here ({e})")),
+        }
+    }
+    let context = TrainContext {
+        experiment: config.experiment.name.clone(),
+        description: config.experiment.description.clone(),
+        reproduces: config.experiment.reproduces.clone(),
+        claim: config.experiment.claim.clone(),
+        model: study.model_line(),
+        dataset,
+        backend,
+        device,
+        protocol: study.protocol(),
+        test_examples,
+        published: config
+            .analysis
+            .published
+            .iter()
+            .map(|p| Published {
+                batch_size: p.batch_size,
+                series: p.series.clone(),
+                metric: p.metric.clone(),
+                value: p.value,
+                source: p.source.clone(),
+            })
+            .collect(),
+    };
+    let findings = render_train(dir, &context)?;
+    Ok(findings.lines)
+}

@@ -1,0 +1,401 @@
+//! The three figures of a training report, each one image (SVG and PNG):
+//!
+//! - `accuracy_vs_batch`: test accuracy against batch size, one panel per budget side by side
+//!   on a shared y axis, so the epoch-matched and steps-matched setups compare at a glance;
+//! - `learning_curves`: validation accuracy against optimizer steps (left) and against
+//!   training examples seen (right), for the first budget;
+//! - `train_time`: training seconds against batch size, one panel per budget.
+//!
+//! Lines of different series are shifted sideways by a few hundredths of an octave ("dodged")
+//! so that their bars and seed dots do not hide each other; a point's batch size is the
+//! nearest tick.
+
+use std::path::Path;
+
+use super::analysis::{Analysis, SeriesKey, TrainContext};
+use super::reading::matches;
+use super::TrainCell;
+use crate::figures::{
+    render_row_pair, Chart, LegendPosition, LineStyle, Rgb, Scale, Series, GREY, PALETTE,
+};
+use crate::stats::mean;
+use crate::ReportError;
+
+const BATCH_LABEL: &str = "batch size (examples per step, log2 scale)";
+
+/// Sideways shift of the points of series `k` of `n`, as a factor on a log2 axis.
+fn dodge(k: usize, n: usize) -> f64 {
+    2f64.powf(0.03 * (k as f64 - (n as f64 - 1.0) / 2.0))
+}
+
+fn color(k: usize) -> Rgb {
+    PALETTE[k % PALETTE.len()]
+}
+
+/// A y range covering `values` with a margin, shared by the panels of one figure.
+fn shared_range(values: impl Iterator<Item = f64>, include_zero: bool) -> Option<(f64, f64)> {
+    let (mut lo, hi) = values
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if !lo.is_finite() {
+        return None;
+    }
+    if include_zero {
+        lo = lo.min(0.0);
+    }
+    let pad = if hi > lo { 0.08 * (hi - lo) } else { 1.0 };
+    let low = if include_zero && lo >= 0.0 {
+        0.0
+    } else {
+        lo - pad
+    };
+    Some((low, hi + pad))
+}
+
+/// Where the legend hides the least: in the corner the series' trend leaves empty.
+fn legend_for(chart: &Chart, prefer_lower: bool) -> LegendPosition {
+    let ys: Vec<(f64, f64)> = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    let mut xs: Vec<f64> = ys.iter().map(|p| p.0).collect();
+    xs.sort_by(f64::total_cmp);
+    let mid = xs.get(xs.len() / 2).copied().unwrap_or(0.0);
+    let side = |left: bool| -> Vec<f64> {
+        ys.iter()
+            .filter(|p| (p.0 < mid) == left)
+            .map(|p| p.1)
+            .collect()
+    };
+    // NaN (one side empty) compares false: not falling.
+    let falling = mean(&side(true)) > mean(&side(false));
+    match (falling, prefer_lower) {
+        (true, true) => LegendPosition::LowerLeft,
+        (true, false) => LegendPosition::UpperRight,
+        (false, true) => LegendPosition::LowerRight,
+        (false, false) => LegendPosition::UpperLeft,
+    }
+}
+
+fn title(ctx: &TrainContext, what: &str) -> String {
+    format!("{}: {what}", ctx.experiment)
+}
+
+/// One value per cell: the line of means (or medians) with min..max bars, plus every seed.
+struct PerCell<'a> {
+    /// Axis label.
+    y_label: &'a str,
+    /// What the line shows, for the legend: "mean" or "median".
+    centre: &'a str,
+    /// The cell's centre, min and max.
+    summary: fn(&Analysis, &TrainCell) -> (f64, f64, f64),
+    /// One trial's value.
+    value: fn(&super::TrialRecord) -> f64,
+}
+
+fn per_cell_panel(analysis: &Analysis, budget: &str, spec: &PerCell, chart: &mut Chart) {
+    let n = analysis.series.len();
+    for (k, s) in analysis.series.iter().enumerate() {
+        let shift = dodge(k, n);
+        let cells: Vec<&TrainCell> = analysis.cells_of(budget, s).filter(|c| c.ok > 0).collect();
+        if cells.is_empty() {
+            continue;
+        }
+        let x = |c: &TrainCell| f64::from(c.batch_size) * shift;
+        let summaries: Vec<(f64, f64, f64)> =
+            cells.iter().map(|c| (spec.summary)(analysis, c)).collect();
+        let points = cells
+            .iter()
+            .zip(&summaries)
+            .map(|(c, s)| (x(c), s.0))
+            .collect();
+        let bars = summaries.iter().map(|s| (s.1, s.2)).collect();
+        let label = format!(
+            "{}: {}, bars min–max",
+            analysis.label(&s.optimizer, &s.variant),
+            spec.centre
+        );
+        chart.series.push(
+            Series::new(label, points, color(k))
+                .with_error_bars(bars)
+                .with_marker_size(4),
+        );
+        let seeds = cells
+            .iter()
+            .flat_map(|c| analysis.ok_records(c).map(|r| (x(c), (spec.value)(r))))
+            .collect();
+        chart.series.push(
+            Series::new("", seeds, color(k))
+                .with_line(LineStyle::None)
+                .with_marker_size(2),
+        );
+    }
+    chart.series.push(
+        Series::new("single seeds (small dots)", vec![], GREY)
+            .with_line(LineStyle::None)
+            .with_marker_size(2),
+    );
+}
+
+fn budgets_or_none(analysis: &Analysis) -> Vec<String> {
+    if analysis.budgets.is_empty() {
+        vec!["no".into()]
+    } else {
+        analysis.budgets.clone()
+    }
+}
+
+/// `accuracy_vs_batch.{svg,png}`: mean test accuracy (%) per cell, bars min..max over the ok
+/// seeds, every seed as a small dot, the published points on the source's budget; one panel
+/// per budget.
+pub(super) fn draw_accuracy(
+    dir: &Path,
+    ctx: &TrainContext,
+    analysis: &Analysis,
+) -> Result<(), ReportError> {
+    let spec = PerCell {
+        y_label: "test accuracy (%)",
+        centre: "mean",
+        summary: |_, c| {
+            (
+                100.0 * c.test_accuracy_mean,
+                100.0 * c.test_accuracy_min,
+                100.0 * c.test_accuracy_max,
+            )
+        },
+        value: |r| 100.0 * r.test_accuracy,
+    };
+    let mut charts = vec![];
+    for budget in budgets_or_none(analysis) {
+        let mut chart = Chart::new(
+            title(
+                ctx,
+                &format!("test accuracy vs batch size, {budget} budget"),
+            ),
+            BATCH_LABEL,
+            spec.y_label,
+        );
+        chart.x_scale = Scale::Log2;
+        per_cell_panel(analysis, &budget, &spec, &mut chart);
+        if Some(budget.as_str()) == analysis.seed_budget() {
+            chart.series.extend(published_series(ctx, analysis));
+        }
+        chart.legend = legend_for(&chart, true);
+        charts.push(chart);
+    }
+    let all = charts.iter().flat_map(|c| c.series.iter()).flat_map(|s| {
+        s.points
+            .iter()
+            .map(|p| p.1)
+            .chain(s.error_bars.iter().flat_map(|b| [b.0, b.1]))
+    });
+    let range = shared_range(all.collect::<Vec<_>>().into_iter(), false);
+    for chart in &mut charts {
+        chart.y_range = range;
+    }
+    render_row_pair(&charts, dir, "accuracy_vs_batch").map(|_| ())
+}
+
+/// The published test accuracies, one dashed series per published line, in the colour of
+/// the measured line they match (black when they match several or none).
+fn published_series(ctx: &TrainContext, analysis: &Analysis) -> Vec<Series> {
+    let mut names: Vec<&str> = ctx
+        .published
+        .iter()
+        .filter(|p| p.metric == "test_accuracy")
+        .map(|p| p.series.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let mut points: Vec<(f64, f64)> = ctx
+                .published
+                .iter()
+                .filter(|p| p.metric == "test_accuracy" && p.series == name)
+                .map(|p| (f64::from(p.batch_size), p.value))
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let matching: Vec<usize> = analysis
+                .series
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| matches(name, &s.optimizer, &s.variant))
+                .map(|(k, _)| k)
+                .collect();
+            let c = match matching[..] {
+                [k] => color(k),
+                _ => PALETTE[6],
+            };
+            Series::new(format!("published: {name}"), points, c)
+                .with_line(LineStyle::Dashed)
+                .with_marker_size(5)
+        })
+        .collect()
+}
+
+/// `train_time.{svg,png}`: median training seconds per cell (evaluations excluded), bars
+/// min..max over the ok seeds, every seed as a small dot; one panel per budget.
+pub(super) fn draw_train_time(
+    dir: &Path,
+    ctx: &TrainContext,
+    analysis: &Analysis,
+) -> Result<(), ReportError> {
+    let spec = PerCell {
+        y_label: "training time per trial (s, evaluations excluded)",
+        centre: "median",
+        summary: |analysis, c| {
+            let times: Vec<f64> = analysis
+                .ok_records(c)
+                .map(|r| r.train_seconds)
+                .filter(|t| t.is_finite())
+                .collect();
+            let lo = times.iter().copied().reduce(f64::min).unwrap_or(f64::NAN);
+            let hi = times.iter().copied().reduce(f64::max).unwrap_or(f64::NAN);
+            (c.train_seconds_median, lo, hi)
+        },
+        value: |r| r.train_seconds,
+    };
+    let mut charts = vec![];
+    for budget in budgets_or_none(analysis) {
+        let mut chart = Chart::new(
+            title(
+                ctx,
+                &format!("training time vs batch size, {budget} budget"),
+            ),
+            BATCH_LABEL,
+            spec.y_label,
+        );
+        chart.x_scale = Scale::Log2;
+        chart.y_includes_zero = true;
+        per_cell_panel(analysis, &budget, &spec, &mut chart);
+        chart.legend = legend_for(&chart, false);
+        charts.push(chart);
+    }
+    let all: Vec<f64> = charts
+        .iter()
+        .flat_map(|c| c.series.iter())
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .map(|p| p.1)
+                .chain(s.error_bars.iter().flat_map(|b| [b.0, b.1]))
+        })
+        .collect();
+    let range = shared_range(all.into_iter(), true);
+    for chart in &mut charts {
+        chart.y_range = range;
+    }
+    render_row_pair(&charts, dir, "train_time").map(|_| ())
+}
+
+/// The mean validation curve of one (batch size, series) over its seeds: per evaluation
+/// index, the mean step, examples and accuracy (%) of the seeds that reached it.
+pub(super) fn mean_curve(
+    analysis: &Analysis,
+    budget: &str,
+    batch_size: u32,
+    s: &SeriesKey,
+) -> Vec<(f64, f64, f64)> {
+    let curves: Vec<&Vec<super::TrainEval>> = analysis
+        .curves
+        .values()
+        .filter(|c| {
+            c.first().is_some_and(|e| {
+                e.budget == budget
+                    && e.batch_size == batch_size
+                    && e.optimizer == s.optimizer
+                    && e.variant == s.variant
+            })
+        })
+        .collect();
+    let longest = curves.iter().map(|c| c.len()).max().unwrap_or(0);
+    (0..longest)
+        .filter_map(|i| {
+            let at: Vec<&super::TrainEval> = curves
+                .iter()
+                .filter_map(|c| c.get(i))
+                .filter(|e| e.val_accuracy.is_finite())
+                .collect();
+            if at.is_empty() {
+                return None;
+            }
+            let m = |f: fn(&super::TrainEval) -> f64| {
+                mean(&at.iter().map(|e| f(e)).collect::<Vec<_>>())
+            };
+            Some((
+                m(|e| e.step as f64),
+                m(|e| e.examples as f64),
+                100.0 * m(|e| e.val_accuracy),
+            ))
+        })
+        .collect()
+}
+
+/// `learning_curves.{svg,png}`: mean validation accuracy over the seeds against optimizer
+/// steps (log2) and against training examples seen, one line per (batch size, series), for
+/// the first budget. Colour = batch size; line style = series (solid, dashed, dots only).
+pub(super) fn draw_learning_curves(
+    dir: &Path,
+    ctx: &TrainContext,
+    analysis: &Analysis,
+) -> Result<(), ReportError> {
+    let budget = analysis.seed_budget().unwrap_or("no").to_string();
+    let what = format!("validation accuracy, {budget} budget, mean over seeds");
+    let mut by_step = Chart::new(
+        title(ctx, &format!("{what}, vs steps")),
+        "optimizer steps (log2 scale)",
+        "validation accuracy (%)",
+    );
+    by_step.x_scale = Scale::Log2;
+    let mut by_examples = Chart::new(
+        title(ctx, &format!("{what}, vs examples")),
+        "training examples seen",
+        "validation accuracy (%)",
+    );
+    for (k, s) in analysis.series.iter().enumerate() {
+        let line = match k {
+            0 => LineStyle::Solid,
+            1 => LineStyle::Dashed,
+            _ => LineStyle::None,
+        };
+        for (j, &b) in analysis.batch_sizes.iter().enumerate() {
+            let curve = mean_curve(analysis, &budget, b, s);
+            if curve.is_empty() {
+                continue;
+            }
+            let label = if analysis.series.len() > 1 {
+                format!("batch {b}, {}", analysis.label(&s.optimizer, &s.variant))
+            } else {
+                format!("batch {b}")
+            };
+            let steps = curve.iter().map(|p| (p.0, p.2)).collect();
+            let examples = curve.iter().map(|p| (p.1, p.2)).collect();
+            by_step
+                .series
+                .push(Series::new(label.clone(), steps, color(j)).with_line(line));
+            by_examples
+                .series
+                .push(Series::new(label, examples, color(j)).with_line(line));
+        }
+    }
+    let range = shared_range(
+        by_step
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .collect::<Vec<_>>()
+            .into_iter(),
+        false,
+    );
+    for chart in [&mut by_step, &mut by_examples] {
+        chart.y_range = range;
+        chart.legend = LegendPosition::LowerRight;
+    }
+    render_row_pair(&[by_step, by_examples], dir, "learning_curves").map(|_| ())
+}

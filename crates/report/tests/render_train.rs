@@ -1,0 +1,304 @@
+//! End to end: a synthetic training study written through the public writers, rendered into
+//! a run directory. Set BATCHLAB_FIGURE_DIR to keep the directory and look at the figures.
+
+use std::path::{Path, PathBuf};
+
+use batchlab_report::train::{
+    append_evals, append_trials, done_trials, render_train, Published, TrainContext, TrainEval,
+    TrialRecord, OUTPUT_FILES,
+};
+
+const BATCH_SIZES: [u32; 5] = [16, 32, 64, 128, 256];
+const SEEDS: [u64; 3] = [0, 1, 2];
+
+fn context() -> TrainContext {
+    let published = |batch_size, series: &str, metric: &str, value| Published {
+        batch_size,
+        series: series.into(),
+        metric: metric.into(),
+        value,
+        source: "seed 003 text, \"about\"".into(),
+    };
+    TrainContext {
+        experiment: "synthetic-augmentation".into(),
+        description: "A synthetic study shaped like EXPERIMENTS.md section 5.".into(),
+        reproduces: Some("seed 003 case study (shape only)".into()),
+        claim: Some("with augmentation, batch 128 reaches about 58%".into()),
+        model: "small-cnn, input 3x200x200, 1 class, 1.2 M trainable parameters".into(),
+        dataset: vec![
+            "cats-vs-dogs (data directory datasets)".into(),
+            "variant standard: 1200 train / 400 validation / 400 test examples".into(),
+            "variant standard: skipped 3 corrupt JPEGs".into(),
+        ],
+        backend: "flex".into(),
+        device: "cpu".into(),
+        protocol: "two budgets: 5 epochs, and 375 steps for every batch size".into(),
+        test_examples: 400,
+        published: vec![
+            published(128, "adam/augmented", "test_accuracy", 58.0),
+            published(256, "adam/augmented", "test_accuracy", 57.5),
+            published(16, "adam", "train_minutes", 0.25),
+            published(512, "adam/augmented", "test_accuracy", 50.0),
+        ],
+    }
+}
+
+/// Steps of a trial: 5 epochs of 1,200 (standard) or 2,400 (augmented) images with the last
+/// partial batch dropped, or 375 under the steps budget.
+fn steps(batch_size: u32, variant: &str, budget: &str) -> u64 {
+    let examples = if variant == "augmented" { 2400 } else { 1200 };
+    match budget {
+        "steps" => 375,
+        _ => 5 * (examples / u64::from(batch_size)),
+    }
+}
+
+/// Accuracy falls with batch size under the epoch budget (less with augmentation) and stays
+/// flat under the steps budget; seeds differ by a quarter point (one test example = 0.25).
+fn accuracy(batch_size: u32, variant: &str, budget: &str, seed: u64) -> f64 {
+    let octaves = f64::from(batch_size / 16).log2();
+    let base = match (budget, variant) {
+        ("steps", _) => 0.66,
+        (_, "augmented") => 0.64 - 0.01 * octaves,
+        _ => 0.66 - 0.03 * octaves,
+    };
+    base + 0.0025 * (seed as f64 - 1.0)
+}
+
+fn trial(batch_size: u32, variant: &str, budget: &str, seed: u64) -> (TrialRecord, Vec<TrainEval>) {
+    let id = format!("b{batch_size}-adam-{variant}-{budget}-s{seed}");
+    let total = steps(batch_size, variant, budget);
+    let per_step = 0.01 + 0.0005 * f64::from(batch_size) + 0.001 * seed as f64;
+    let acc = accuracy(batch_size, variant, budget, seed);
+    let evals = (1..=5u64)
+        .map(|k| {
+            let step = (total * k).div_ceil(5);
+            TrainEval {
+                trial: id.clone(),
+                seed,
+                batch_size,
+                optimizer: "adam".into(),
+                variant: variant.into(),
+                budget: budget.into(),
+                epoch: 5.0 * step as f64 / total as f64,
+                step,
+                examples: step * u64::from(batch_size),
+                train_loss: 0.7 - 0.02 * k as f64,
+                val_loss: 0.68 - 0.02 * k as f64,
+                val_accuracy: acc * (0.8 + 0.04 * k as f64),
+                train_seconds: per_step * step as f64,
+                data_seconds: 0.1 * per_step * step as f64,
+                eval_seconds: 0.5,
+            }
+        })
+        .collect();
+    let record = TrialRecord {
+        trial: id,
+        seed,
+        batch_size,
+        optimizer: "adam".into(),
+        variant: variant.into(),
+        budget: budget.into(),
+        status: "ok".into(),
+        epochs: 5.0,
+        steps: total,
+        examples: total * u64::from(batch_size),
+        train_seconds: per_step * total as f64,
+        data_seconds: 0.1 * per_step * total as f64,
+        eval_seconds: 2.5,
+        test_seconds: 0.4,
+        test_loss: 0.6,
+        test_accuracy: acc,
+        message: String::new(),
+    };
+    (record, evals)
+}
+
+/// Writes the whole grid (60 trials) into `dir`, with one trial out of memory; `keep` says
+/// which trials get written at all, `record` which of those get their trials.csv row.
+fn write_study(
+    dir: &Path,
+    keep: impl Fn(u32, &str, u64) -> bool,
+    record: impl Fn(u32, &str, u64) -> bool,
+) {
+    for budget in ["epochs", "steps"] {
+        for variant in ["standard", "augmented"] {
+            for b in BATCH_SIZES {
+                for seed in SEEDS {
+                    if !keep(b, variant, seed) {
+                        continue;
+                    }
+                    let (mut rec, evals) = trial(b, variant, budget, seed);
+                    let oom = b == 256 && variant == "augmented" && budget == "epochs" && seed == 2;
+                    if oom {
+                        rec.status = "oom".into();
+                        rec.test_accuracy = f64::NAN;
+                        rec.test_loss = f64::NAN;
+                        rec.message = "out of memory, \"tried\" 2 GiB\nat step 3".into();
+                        append_evals(&dir.join("results.csv"), &evals[..1]).unwrap();
+                    } else {
+                        append_evals(&dir.join("results.csv"), &evals).unwrap();
+                    }
+                    if record(b, variant, seed) {
+                        append_trials(&dir.join("trials.csv"), &[rec]).unwrap();
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn out_dir(tmp: &tempfile::TempDir, name: &str) -> PathBuf {
+    let dir = std::env::var_os("BATCHLAB_FIGURE_DIR")
+        .map_or_else(|| tmp.path().to_path_buf(), PathBuf::from)
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn render_writes_every_file_with_the_published_table_and_the_steps_sentence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out_dir(&tmp, "train-full");
+    write_study(&dir, |_, _, _| true, |_, _, _| true);
+    assert_eq!(done_trials(&dir).unwrap().len(), 60);
+    let findings = render_train(&dir, &context()).unwrap();
+    for file in OUTPUT_FILES {
+        let path = dir.join(file);
+        assert!(path.is_file(), "{file} missing");
+        if file.ends_with(".png") {
+            assert_eq!(
+                &std::fs::read(&path).unwrap()[..8],
+                b"\x89PNG\r\n\x1a\n",
+                "{file}"
+            );
+        }
+    }
+    let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    assert_eq!(
+        summary.lines().count(),
+        1 + 20,
+        "header and one row per cell"
+    );
+
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    for needle in [
+        "## Published vs measured",
+        "| 128 | adam/augmented | test_accuracy | 58.00% | 61.00% | +3.00 points |",
+        "not measured in this run",
+        "## Reading the result",
+        "Under the epochs budget, with the augmented data at batch 16 a trial takes 750 steps",
+        "with the standard data at batch 16 a trial takes 375 steps, at 32 185, at 64 90, at 128 45 and at 256 only 20",
+        "every trial takes 375 steps",
+        "under the epoch budget but not under the steps budget",
+        "one example is 0.25 points",
+        "waited for data for a median 10.0%",
+        "accuracy_vs_batch.png",
+        "learning_curves.png",
+        "train_time.png",
+        "skipped 3 corrupt JPEGs",
+        "b256-adam-augmented-epochs-s2",
+    ] {
+        assert!(report.contains(needle), "report.md lacks `{needle}`:\n{report}");
+    }
+    assert!(!report.contains("Partial results"), "{report}");
+    // The train_minutes point matches two cells (both variants of adam).
+    let minutes = report
+        .lines()
+        .filter(|l| l.contains("train_minutes"))
+        .count();
+    assert_eq!(minutes, 2, "{report}");
+
+    assert_eq!(findings.cells.len(), 20);
+    assert_eq!(findings.best.len(), 2);
+    assert_eq!(findings.best[0].budget, "epochs");
+    assert_eq!(findings.best[0].batch_size, 16);
+    assert!(findings.missing.is_empty());
+    assert_eq!(findings.failed, ["b256-adam-augmented-epochs-s2 (oom)"]);
+    assert!(
+        findings.lines[0].contains("60 of 60 trials recorded (59 ok, 1 failed)"),
+        "{:?}",
+        findings.lines
+    );
+
+    // Rendering again replaces every file and leaves no temporary behind.
+    render_train(&dir, &context()).unwrap();
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn partial_results_render_with_a_missing_note() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out_dir(&tmp, "train-partial");
+    // Seed 2 never ran at batch 64; seed 1 at batch 128 is still running (evaluations only).
+    write_study(
+        &dir,
+        |b, _, seed| !(b == 64 && seed == 2),
+        |b, _, seed| !(b == 128 && seed == 1),
+    );
+    let findings = render_train(&dir, &context()).unwrap();
+    for file in OUTPUT_FILES {
+        assert!(dir.join(file).is_file(), "{file} missing");
+    }
+    // 2 budgets x 2 variants at each of the two gaps.
+    assert_eq!(findings.missing.len(), 8, "{:?}", findings.missing);
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("Partial results: 8 trial(s) missing"),
+        "{report}"
+    );
+    assert!(report.contains("4 of them started"), "{report}");
+    assert!(
+        report.contains("batch 64, adam/standard, epochs budget, seed 2"),
+        "{report}"
+    );
+    assert!(report.contains("batch 128, adam/augmented, steps budget, seed 1 (evaluations recorded, no final record)"), "{report}");
+    assert!(
+        findings.lines[0].contains("8 missing"),
+        "{:?}",
+        findings.lines
+    );
+}
+
+#[test]
+fn a_run_with_only_evaluations_or_nothing_at_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out_dir(&tmp, "train-early");
+    let err = render_train(&dir, &context()).unwrap_err().to_string();
+    assert!(
+        err.contains("train-early") && err.contains("results.csv"),
+        "{err}"
+    );
+    // One trial has started: no trials.csv yet.
+    let (_, evals) = trial(16, "standard", "epochs", 0);
+    append_evals(&dir.join("results.csv"), &evals[..2]).unwrap();
+    let findings = render_train(&dir, &context()).unwrap();
+    for file in OUTPUT_FILES {
+        assert!(dir.join(file).is_file(), "{file} missing");
+    }
+    assert_eq!(findings.missing.len(), 1);
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("No trial has finished yet"), "{report}");
+    assert!(report.contains("not measured in this run"), "{report}");
+}
+
+#[test]
+fn a_malformed_trials_file_fails_naming_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out_dir(&tmp, "train-bad");
+    write_study(&dir, |b, _, seed| b == 16 && seed == 0, |_, _, _| true);
+    let path = dir.join("trials.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replacen(",ok,5,", ",ok,five,", 1)).unwrap();
+    let err = render_train(&dir, &context()).unwrap_err().to_string();
+    assert!(
+        err.contains("trials.csv") && err.contains("line 2, column 8 (`epochs`)"),
+        "{err}"
+    );
+}

@@ -38,6 +38,9 @@ impl Progress for Bar {
             eprintln!("[{done}/{}] {message}", self.bar.length().unwrap_or(0));
         }
     }
+    fn detail(&self, message: &str) {
+        self.bar.set_message(message.to_string());
+    }
     fn note(&self, line: &str) {
         if self.bar.is_hidden() {
             eprintln!("{line}");

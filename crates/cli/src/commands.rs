@@ -7,8 +7,12 @@ use std::{
 
 use anyhow::{anyhow, bail, Context, Result};
 use batchlab_experiments::{
-    bench, config::BackendConfig, isolate::POINT_FAILED_EXIT, load_study, loader_bench,
-    render_report, run_study, run_worker, Isolation, RunOptions, Source, WorkerExit,
+    bench,
+    config::BackendConfig,
+    isolate::POINT_FAILED_EXIT,
+    load_study, loader_bench, render_report, run_study, run_worker,
+    train::epoch_bench::{data_percent_summary, epoch_splits},
+    Isolation, RunOptions, Source, WorkerExit,
 };
 use batchlab_models::{Architecture, ModelSpec};
 
@@ -202,10 +206,13 @@ pub fn bench(
     };
     let cases = bench::standard_cases();
     let small_cnn = &cases[1];
-    if only != "loader" {
+    if only == "all" || only == "steps" {
         step_benchmarks(&config, &cases, samples)?;
     }
-    if only == "steps" {
+    if only == "all" || only == "epoch" {
+        epoch_benchmark(data_dir)?;
+    }
+    if only != "all" && only != "loader" {
         return Ok(());
     }
     // What the loader has to keep up with: the seed-003 small CNN's flex training step.
@@ -235,6 +242,40 @@ pub fn bench(
         "warm loader / consumer = {:.0}x (goal >= 3x); cold loader / consumer = {:.0}x (goal >= 1x)",
         warm.median() / consumed,
         cold.median() / consumed
+    );
+    Ok(())
+}
+
+/// Per-epoch data / step / evaluation time of sgd-vs-adam-fmnist at its largest batch size (128),
+/// both optimizers, 3 seeds, run in this process.
+fn epoch_benchmark(data_dir: &Path) -> Result<()> {
+    let experiment = Path::new("experiments/sgd-vs-adam-fmnist.toml");
+    let overrides = vec!["grid.batch_sizes=[128]".to_string()];
+    println!();
+    println!(
+        "training-epoch split: {} at batch 128 ({})",
+        experiment.display(),
+        data_dir.display()
+    );
+    let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
+    let splits = epoch_splits(experiment, &overrides, scratch.path())?;
+    println!(
+        "{:<34} {:>10} {:>10} {:>10} {:>8}",
+        "trial", "data s", "step s", "eval s", "data %"
+    );
+    for s in &splits {
+        println!(
+            "{:<34} {:>10.4} {:>10.3} {:>10.3} {:>7.2}%",
+            s.trial,
+            s.data,
+            s.step,
+            s.eval,
+            s.data_percent()
+        );
+    }
+    let (median, worst) = data_percent_summary(&splits);
+    println!(
+        "data time per epoch: median {median:.2}%, worst {worst:.2}% of the epoch (goal < 5%)"
     );
     Ok(())
 }

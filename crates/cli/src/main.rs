@@ -83,8 +83,9 @@ enum Command {
         /// Backend to benchmark.
         #[arg(long, default_value = "flex", value_parser = ["flex", "cuda"])]
         backend: String,
-        /// Which benchmarks: training steps, the data loader, or both.
-        #[arg(long, default_value = "all", value_parser = ["all", "steps", "loader"])]
+        /// Which benchmarks: training steps, the data loader, the split of a training epoch of
+        /// sgd-vs-adam-fmnist at its largest batch, or all.
+        #[arg(long, default_value = "all", value_parser = ["all", "steps", "loader", "epoch"])]
         only: String,
         /// Repeats of each loader figure.
         #[arg(long, default_value_t = 3)]

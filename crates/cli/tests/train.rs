@@ -259,3 +259,76 @@ fn missing_data_stops_the_run_before_anything_is_created() {
         "no report directory"
     );
 }
+
+#[test]
+fn a_diverging_trial_is_recorded_and_the_grid_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("diverge.toml");
+    fs::write(
+        &config,
+        r#"
+[experiment]
+name = "diverge"
+kind = "train"
+description = "an absurd learning rate next to a sane one, on the synthetic teacher task"
+
+[model]
+architecture = "mlp"
+input = [1, 8, 8]
+classes = 4
+hidden = [32]
+
+[data]
+name = "synthetic"
+shape = [1, 8, 8]
+classes = 4
+examples = [256, 64, 64]
+
+[[optimizers]]
+name = "sgd"
+learning_rate = 1e7
+
+[[optimizers]]
+name = "adam"
+learning_rate = 0.01
+
+[grid]
+batch_sizes = [16]
+epochs = 8
+evaluate_every = 30
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("reports");
+    let report = run(config.to_str().unwrap(), dir.path(), &out, &[]);
+    let trials = fs::read_to_string(report.join("trials.csv")).unwrap();
+    let status = |prefix: &str| {
+        trials
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in {trials}"))
+            .split(',')
+            .nth(6)
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(status("b16-sgd-lr10000000-"), "diverged", "{trials}");
+    assert_eq!(status("b16-adam-"), "ok", "{trials}");
+    // Adam learns the teacher's labels well above chance (25%) in 128 steps, evaluated every
+    // 30 steps and at the end.
+    let (_, accuracy) = accuracies(&report)
+        .into_iter()
+        .find(|(t, _)| t.starts_with("b16-adam-"))
+        .unwrap();
+    assert!(
+        accuracy.parse::<f64>().unwrap() > 0.4,
+        "test accuracy {accuracy}"
+    );
+    let results = fs::read_to_string(report.join("results.csv")).unwrap();
+    let adam_steps: Vec<&str> = results
+        .lines()
+        .filter(|l| l.starts_with("b16-adam-"))
+        .map(|l| l.split(',').nth(7).unwrap())
+        .collect();
+    assert_eq!(adam_steps, ["30", "60", "90", "120", "128"], "{results}");
+}

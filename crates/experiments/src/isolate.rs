@@ -2,8 +2,9 @@
 //! which kills its process (the kernel's out-of-memory killer, an abort in a native library) is
 //! recorded as failed and the study goes on.
 //!
-//! The protocol is two kinds of stdout lines from the child: `@begin <unit>` before a unit and
-//! `@end <unit> <summary>` after its results are on disk. A child that dies between the two is
+//! The protocol is stdout lines from the child: `@begin <unit>` before a unit,
+//! `@end <unit> <summary>` after its results are on disk, and `@status <unit> <message>` in
+//! between for the progress display. A child that dies between the two is
 //! replaced, and the supervisor records the unit it was on. A child exiting with
 //! [`POINT_FAILED_EXIT`] has recorded a failed unit itself (a caught panic) and wants a fresh
 //! process.
@@ -24,6 +25,7 @@ pub const POINT_FAILED_EXIT: i32 = 3;
 
 const BEGIN: &str = "@begin ";
 const END: &str = "@end ";
+const STATUS: &str = "@status ";
 
 /// How a worker's session ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +42,8 @@ pub trait UnitEvents {
     fn begin(&self, unit: &str);
     /// A unit's results are written.
     fn end(&self, unit: &str, summary: &str);
+    /// Where a long unit is (e.g. a trial's epoch), for the progress display.
+    fn status(&self, _unit: &str, _message: &str) {}
 }
 
 /// A child worker's announcements: protocol lines on stdout, flushed at once.
@@ -57,6 +61,11 @@ impl UnitEvents for StdoutEvents {
         let _ = writeln!(out, "{END}{unit} {summary}");
         let _ = out.flush();
     }
+    fn status(&self, unit: &str, message: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{STATUS}{unit} {message}");
+        let _ = out.flush();
+    }
 }
 
 /// An in-process worker's announcements, shown as progress.
@@ -71,6 +80,9 @@ impl UnitEvents for ProgressEvents<'_> {
         self.done.set(self.done.get() + 1);
         self.progress
             .advance(self.done.get(), &format!("{unit} {summary}"));
+    }
+    fn status(&self, unit: &str, message: &str) {
+        self.progress.detail(&format!("{unit}: {message}"));
     }
 }
 
@@ -161,6 +173,9 @@ fn run_child(
             let (unit, summary) = rest.split_once(' ').unwrap_or((rest, ""));
             events.end(unit, summary);
             current = None;
+        } else if let Some(rest) = line.strip_prefix(STATUS) {
+            let (unit, message) = rest.split_once(' ').unwrap_or((rest, ""));
+            events.status(unit, message);
         }
     }
     let status = child

@@ -7,6 +7,8 @@ pub trait Progress: Sync {
     fn start(&self, total: u64, what: &str);
     /// `done` units of the current phase are finished; `message` says which.
     fn advance(&self, done: u64, message: &str);
+    /// Where the current unit is (shown beside the bar, not logged). Default: nothing.
+    fn detail(&self, _message: &str) {}
     /// A line worth showing to the user (a failed point, a resumed run).
     fn note(&self, line: &str);
     /// The phase is over.

@@ -11,6 +11,8 @@
 //! - [`step_time`]: the step-time sweep's `results.csv`, `summary.csv`, figures and report.
 //! - [`train`]: a training study's `results.csv`, `trials.csv`, `summary.csv`, figures and
 //!   report.
+//! - [`target`]: a steps-to-target study's analysis: quasi-random metaparameters, steps to
+//!   result per batch size, the S(B) fit and its regimes, the gradient noise scale.
 
 #![warn(missing_docs)]
 
@@ -22,6 +24,7 @@ pub mod jumps;
 pub mod markdown;
 pub mod stats;
 pub mod step_time;
+pub mod target;
 pub mod train;
 
 pub use error::ReportError;

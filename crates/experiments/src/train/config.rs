@@ -76,6 +76,10 @@ pub struct GridConfig {
     /// the epoch budget (and as many, evenly spaced, under the steps budget).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evaluations: Option<usize>,
+    /// Evaluate on the validation split every this many steps (and at the end) instead of
+    /// `evaluations` evenly spaced times: the learning curves of the steps-to-target studies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluate_every: Option<u64>,
     /// Leave out the last partial batch of every epoch (Raschka's setup did).
     #[serde(default)]
     pub drop_last: bool,
@@ -252,6 +256,15 @@ impl TrainConfig {
             return Err(source.error(
                 "grid",
                 "steps, evaluations and eval_batch_size must be at least 1",
+            ));
+        }
+        if g.evaluate_every == Some(0) {
+            return Err(source.error("grid.evaluate_every", "expected at least 1"));
+        }
+        if g.evaluate_every.is_some() && g.evaluations.is_some() {
+            return Err(source.error(
+                "grid.evaluate_every",
+                "give either evaluate_every or evaluations, not both",
             ));
         }
         if g.steps.is_some() && !g.steps_matched {

@@ -7,6 +7,7 @@
 //! every batch size takes the same number of optimizer steps).
 
 mod config;
+pub mod epoch_bench;
 mod plan;
 mod trial;
 mod work;
@@ -98,9 +99,13 @@ impl TrainStudy {
             format!("{} epochs", g.epochs)
         };
         format!(
-            "{budgets}; learning-rate schedule {}; evaluation on the validation split {} per trial (timed apart from training), test split at the end; {} order of trials shuffled (seed {}); a trial whose loss turns non-finite or exceeds {}x its first loss is recorded as diverged",
+            "{budgets}; learning-rate schedule {}; evaluation on the validation split {} (timed apart from training), test split at the end; {} order of trials shuffled (seed {}); a trial whose loss turns non-finite or exceeds {}x its first loss is recorded as diverged",
             schedule.describe(),
-            g.evaluations.map_or("after every epoch".into(), |n| format!("{n} times evenly spaced")),
+            match (g.evaluate_every, g.evaluations) {
+                (Some(every), _) => format!("every {every} steps and at the end"),
+                (None, Some(n)) => format!("{n} times evenly spaced"),
+                (None, None) => "after every epoch".into(),
+            },
             if g.drop_last { "last partial batch dropped;" } else { "last partial batch kept;" },
             g.order_seed,
             g.divergence_factor

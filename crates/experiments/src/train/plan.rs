@@ -104,8 +104,24 @@ impl Trial {
     }
 }
 
-/// The steps after which the validation split is evaluated: `count` evenly spaced points
-/// ending at `total` (for the epoch budget with one evaluation per epoch, the epoch ends).
+/// The steps after which a trial of `total` steps is evaluated: every `grid.evaluate_every`
+/// steps and at the end, or `grid.evaluations` (default one per epoch of the epoch budget)
+/// evenly spaced points.
+pub fn evaluation_plan(grid: &GridConfig, total: u64) -> Vec<u64> {
+    match grid.evaluate_every {
+        Some(every) => {
+            let mut steps: Vec<u64> = (1..=total / every).map(|k| k * every).collect();
+            if steps.last() != Some(&total) {
+                steps.push(total);
+            }
+            steps
+        }
+        None => evaluation_steps(total, grid.evaluations.unwrap_or(grid.epochs)),
+    }
+}
+
+/// `count` evenly spaced steps ending at `total` (for the epoch budget with one evaluation per
+/// epoch, the epoch ends).
 pub fn evaluation_steps(total: u64, count: usize) -> Vec<u64> {
     let mut steps: Vec<u64> = (1..=count as u64)
         .map(|k| (total * k).div_ceil(count as u64))

@@ -16,7 +16,7 @@ use batchlab_report::train::{
 use burn::{optim::Optimizer, tensor::backend::AutodiffBackend};
 
 use super::{
-    plan::evaluation_steps,
+    plan::evaluation_plan,
     trial::{self, Evaluation, Outcome, TrialPlan, VariantData},
     TrainStudy, Trial,
 };
@@ -145,8 +145,11 @@ pub fn work(
     for trial in todo {
         events.begin(&trial.id);
         let data = &variants[trial.variant.as_str()];
-        let outcome = catch_unwind(AssertUnwindSafe(|| run_trial(study, dir, trial, data)))
-            .unwrap_or_else(|panic| Err(panic_message(&panic)));
+        let status = |message: &str| events.status(&trial.id, message);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            run_trial(study, dir, trial, data, &status)
+        }))
+        .unwrap_or_else(|panic| Err(panic_message(&panic)));
         match outcome {
             Ok(outcome) => {
                 let summary = if outcome.status == "ok" {
@@ -177,17 +180,17 @@ fn run_trial(
     dir: &Path,
     trial: &Trial,
     data: &VariantData,
+    status: &dyn Fn(&str),
 ) -> Result<Outcome, String> {
     let grid = &study.config.grid;
     let total_steps = trial.total_steps(grid, data.train.len());
-    let evaluations = grid.evaluations.unwrap_or(grid.epochs);
     let optimizer = &study.config.optimizers[trial.optimizer];
     let plan = TrialPlan {
         data,
         batch_size: trial.batch_size as usize,
         seed: trial.seed,
         total_steps,
-        evaluate_at: evaluation_steps(total_steps, evaluations),
+        evaluate_at: evaluation_plan(grid, total_steps),
         learning_rate: optimizer.learning_rate(),
         schedule: &study.config.schedule,
         drop_last: grid.drop_last,
@@ -202,6 +205,7 @@ fn run_trial(
             trial,
             plan,
             results: dir.join("results.csv"),
+            status,
         },
     )
     .map_err(|e| e.to_string())?
@@ -212,6 +216,7 @@ struct TrialTask<'a> {
     trial: &'a Trial,
     plan: TrialPlan<'a>,
     results: PathBuf,
+    status: &'a dyn Fn(&str),
 }
 
 impl OnBackend for TrialTask<'_> {
@@ -250,9 +255,17 @@ impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for TrialWithOptimizer<'_, B
             trial,
             plan,
             results,
+            status,
             ..
         } = self.task;
+        let total = plan.total_steps;
         let mut write = |e: &Evaluation| {
+            status(&format!(
+                "epoch {:.1}, step {}/{total}, validation {:.1}%",
+                e.epoch,
+                e.step,
+                e.accuracy * 100.0
+            ));
             append_evals(&results, &[eval_row(trial, e)]).map_err(|e| e.to_string())
         };
         trial::run(self.model, optimizer, &plan, &self.device, &mut write)

@@ -8,7 +8,7 @@ use crate::{
     isolate::{UnitEvents, WorkerExit},
     progress::Progress,
     session::{Isolation, RunError},
-    step_time, train,
+    step_time, target, train,
 };
 
 /// A runner: the `kind` a config names, what it does, and how it reads its config.
@@ -27,6 +27,11 @@ pub const RUNNERS: &[Runner] = &[
         kind: "step-time",
         doc: "time of one training step per batch size, in shuffled rounds; jumps, linear fit, throughput",
         load: step_time::load,
+    },
+    Runner {
+        kind: "steps-to-target",
+        doc: "steps to a target validation error per batch size, with a quasi-random metaparameter search (Shallue et al. 2018)",
+        load: target::load,
     },
     Runner {
         kind: "train",

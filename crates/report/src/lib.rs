@@ -11,8 +11,9 @@
 //! - [`step_time`]: the step-time sweep's `results.csv`, `summary.csv`, figures and report.
 //! - [`train`]: a training study's `results.csv`, `trials.csv`, `summary.csv`, figures and
 //!   report.
-//! - [`target`]: a steps-to-target study's analysis: quasi-random metaparameters, steps to
-//!   result per batch size, the S(B) fit and its regimes, the gradient noise scale.
+//! - [`target`]: a steps-to-target study: quasi-random metaparameters and `search.csv`,
+//!   steps to result per batch size, the S(B) fit and its regimes, the gradient noise
+//!   scale, and the report (`summary.csv`, figures, `report.md`).
 
 #![warn(missing_docs)]
 

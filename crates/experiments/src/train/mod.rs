@@ -6,11 +6,11 @@
 //! so a larger batch takes fewer steps) and, with `grid.steps_matched`, `steps` (the control:
 //! every batch size takes the same number of optimizer steps).
 
-mod config;
+pub(crate) mod config;
 pub mod epoch_bench;
 mod plan;
-mod trial;
-mod work;
+pub(crate) mod trial;
+pub(crate) mod work;
 
 use std::path::Path;
 

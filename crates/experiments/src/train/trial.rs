@@ -9,7 +9,7 @@
 use std::{sync::Arc, time::Instant};
 
 use batchlab_datasets::{loader::Epoch, ImageSet, Loader, Order, Pipeline};
-use batchlab_models::{classification_loss, Model};
+use batchlab_models::{classification_loss, Model, ModelSpec};
 use burn::{
     module::AutodiffModule,
     optim::{GradientsParams, Optimizer},
@@ -20,6 +20,11 @@ use burn::{
 };
 
 use super::config::ScheduleConfig;
+use crate::{
+    backend::{dispatch, OnBackend},
+    config::BackendConfig,
+    optim::{with_optimizer, OptimizerConfig, WithOptimizer},
+};
 
 /// The examples of one data variant, shared by its trials.
 #[derive(Debug, Clone)]
@@ -61,6 +66,8 @@ pub struct TrialPlan<'a> {
     pub divergence_factor: f64,
     /// Batches prepared ahead.
     pub prefetch: usize,
+    /// Evaluate on the test split at the end (steps-to-target trials only need validation).
+    pub evaluate_test: bool,
 }
 
 /// A validation evaluation during training.
@@ -113,14 +120,23 @@ pub struct Outcome {
     pub test_accuracy: f64,
 }
 
+/// Whether training goes on after an evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Keep training.
+    Continue,
+    /// Stop here (a steps-to-target trial that reached its target).
+    Stop,
+}
+
 /// Trains `model` with `optimizer` as planned; `on_evaluation` gets each validation evaluation
-/// as it happens (so it is written before the next one starts).
+/// as it happens (so it is written before the next one starts) and says whether to go on.
 pub fn run<B, O>(
     mut model: Model<B>,
     mut optimizer: O,
     plan: &TrialPlan<'_>,
     device: &B::Device,
-    on_evaluation: &mut dyn FnMut(&Evaluation) -> Result<(), String>,
+    on_evaluation: &mut dyn FnMut(&Evaluation) -> Result<Next, String>,
 ) -> Result<Outcome, String>
 where
     B: AutodiffBackend,
@@ -203,7 +219,7 @@ where
             let (loss, accuracy, seconds) =
                 evaluate(&model, &data.validation, &data.eval_pipeline, plan, device)?;
             eval_seconds += seconds;
-            on_evaluation(&Evaluation {
+            let next = on_evaluation(&Evaluation {
                 epoch: step as f64 / steps_per_epoch as f64,
                 step,
                 examples,
@@ -215,11 +231,17 @@ where
                 eval_seconds: seconds,
             })?;
             (loss_sum, loss_count) = (0.0, 0);
+            if next == Next::Stop {
+                break;
+            }
         }
     }
     drop(epoch);
-    let (test_loss, test_accuracy, test_seconds) =
-        evaluate(&model, &data.test, &data.eval_pipeline, plan, device)?;
+    let (test_loss, test_accuracy, test_seconds) = if plan.evaluate_test {
+        evaluate(&model, &data.test, &data.eval_pipeline, plan, device)?
+    } else {
+        (f64::NAN, f64::NAN, f64::NAN)
+    };
     Ok(Outcome {
         status: "ok",
         message: String::new(),
@@ -233,6 +255,70 @@ where
         test_loss,
         test_accuracy,
     })
+}
+
+/// Builds the model (`spec`, initialised from `seed`) and `optimizer` on the configured backend
+/// and trains as planned: the entry point of every runner that trains.
+pub fn train(
+    backend: &BackendConfig,
+    spec: &ModelSpec,
+    optimizer: &OptimizerConfig,
+    seed: u64,
+    plan: &TrialPlan<'_>,
+    on_evaluation: &mut dyn FnMut(&Evaluation) -> Result<Next, String>,
+) -> Result<Outcome, String> {
+    let task = Task {
+        spec,
+        optimizer,
+        seed,
+        plan,
+        on_evaluation,
+    };
+    dispatch(backend, task).map_err(|e| e.to_string())?
+}
+
+struct Task<'a, 'b> {
+    spec: &'a ModelSpec,
+    optimizer: &'a OptimizerConfig,
+    seed: u64,
+    plan: &'a TrialPlan<'b>,
+    on_evaluation: &'a mut dyn FnMut(&Evaluation) -> Result<Next, String>,
+}
+
+impl OnBackend for Task<'_, '_> {
+    type Output = Result<Outcome, String>;
+
+    fn run<B: AutodiffBackend>(self, device: B::Device) -> Self::Output {
+        B::seed(&device, self.seed);
+        let model = self.spec.init::<B>(&device).map_err(|e| e.to_string())?;
+        with_optimizer::<B, Model<B>, _>(
+            self.optimizer,
+            WithModel {
+                task: self,
+                model,
+                device,
+            },
+        )
+    }
+}
+
+struct WithModel<'a, 'b, B: AutodiffBackend> {
+    task: Task<'a, 'b>,
+    model: Model<B>,
+    device: B::Device,
+}
+
+impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for WithModel<'_, '_, B> {
+    type Output = Result<Outcome, String>;
+
+    fn run<O: Optimizer<Model<B>, B>>(self, optimizer: O) -> Self::Output {
+        let Task {
+            plan,
+            on_evaluation,
+            ..
+        } = self.task;
+        run(self.model, optimizer, plan, &self.device, on_evaluation)
+    }
 }
 
 /// Mean loss, accuracy and seconds of one pass over `set` without gradients.

@@ -8,22 +8,20 @@ use std::{
     sync::Arc,
 };
 
-use batchlab_models::Model;
+use batchlab_datasets::DataConfig;
 use batchlab_report::train::{
     append_evals, append_trials, done_trials, read_evals, render_train, Published, TrainContext,
     TrainEval, TrialRecord,
 };
-use burn::{optim::Optimizer, tensor::backend::AutodiffBackend};
 
 use super::{
     plan::evaluation_plan,
-    trial::{self, Evaluation, Outcome, TrialPlan, VariantData},
+    trial::{self, Evaluation, Next, Outcome, TrialPlan, VariantData},
     TrainStudy, Trial,
 };
 use crate::{
-    backend::{self, dispatch, panic_message, OnBackend},
+    backend::{self, panic_message},
     isolate::{failure_status, supervise, Crash, UnitEvents, WorkerExit},
-    optim::{with_optimizer, WithOptimizer},
     progress::Progress,
     registry::Study,
     session::{Isolation, Meta, RunError},
@@ -80,7 +78,10 @@ pub fn run(
 
 /// Removes from results.csv the evaluations of trials that never finished (an interrupted run),
 /// so a resumed trial's evaluations appear once. The file is replaced atomically.
-fn drop_unfinished_evaluations(dir: &Path, done: &BTreeSet<String>) -> Result<(), RunError> {
+pub(crate) fn drop_unfinished_evaluations(
+    dir: &Path,
+    done: &BTreeSet<String>,
+) -> Result<(), RunError> {
     let results = dir.join("results.csv");
     if !results.exists() {
         return Ok(());
@@ -126,20 +127,7 @@ pub fn work(
     let mut variants: BTreeMap<&str, VariantData> = BTreeMap::new();
     for (label, config) in &study.variants {
         if todo.iter().any(|t| &t.variant == label) {
-            let data = config
-                .load(&data_dir)
-                .map_err(|e| RunError::Other(e.to_string()))?;
-            let splits = data.splits;
-            variants.insert(
-                label,
-                VariantData {
-                    train: Arc::new(splits.train),
-                    validation: Arc::new(splits.validation),
-                    test: Arc::new(splits.test),
-                    train_pipeline: data.train,
-                    eval_pipeline: data.eval,
-                },
-            );
+            variants.insert(label, load_variant(config, &data_dir)?);
         }
     }
     for trial in todo {
@@ -175,6 +163,21 @@ pub fn work(
     Ok(WorkerExit::Finished)
 }
 
+/// Reads a `[data]` table's dataset into the shared form trials train on.
+pub(crate) fn load_variant(config: &DataConfig, data_dir: &Path) -> Result<VariantData, RunError> {
+    let data = config
+        .load(data_dir)
+        .map_err(|e| RunError::Other(e.to_string()))?;
+    let splits = data.splits;
+    Ok(VariantData {
+        train: Arc::new(splits.train),
+        validation: Arc::new(splits.validation),
+        test: Arc::new(splits.test),
+        train_pipeline: data.train,
+        eval_pipeline: data.eval,
+    })
+}
+
 fn run_trial(
     study: &TrainStudy,
     dir: &Path,
@@ -197,82 +200,32 @@ fn run_trial(
         eval_batch_size: grid.eval_batch_size,
         divergence_factor: grid.divergence_factor,
         prefetch: grid.prefetch,
+        evaluate_test: true,
     };
-    dispatch(
+    let results = dir.join("results.csv");
+    let total = plan.total_steps;
+    let mut write = |e: &Evaluation| {
+        status(&format!(
+            "epoch {:.1}, step {}/{total}, validation {:.1}%",
+            e.epoch,
+            e.step,
+            e.accuracy * 100.0
+        ));
+        append_evals(&results, &[eval_row(trial, e)])
+            .map(|()| Next::Continue)
+            .map_err(|e| e.to_string())
+    };
+    trial::train(
         &study.config.backend,
-        TrialTask {
-            study,
-            trial,
-            plan,
-            results: dir.join("results.csv"),
-            status,
-        },
+        &study.spec,
+        optimizer,
+        trial.seed,
+        &plan,
+        &mut write,
     )
-    .map_err(|e| e.to_string())?
 }
 
-struct TrialTask<'a> {
-    study: &'a TrainStudy,
-    trial: &'a Trial,
-    plan: TrialPlan<'a>,
-    results: PathBuf,
-    status: &'a dyn Fn(&str),
-}
-
-impl OnBackend for TrialTask<'_> {
-    type Output = Result<Outcome, String>;
-
-    fn run<B: AutodiffBackend>(self, device: B::Device) -> Self::Output {
-        B::seed(&device, self.trial.seed);
-        let model = self
-            .study
-            .spec
-            .init::<B>(&device)
-            .map_err(|e| e.to_string())?;
-        let optimizer = self.study.config.optimizers[self.trial.optimizer].clone();
-        with_optimizer::<B, Model<B>, _>(
-            &optimizer,
-            TrialWithOptimizer {
-                task: self,
-                model,
-                device,
-            },
-        )
-    }
-}
-
-struct TrialWithOptimizer<'a, B: AutodiffBackend> {
-    task: TrialTask<'a>,
-    model: Model<B>,
-    device: B::Device,
-}
-
-impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for TrialWithOptimizer<'_, B> {
-    type Output = Result<Outcome, String>;
-
-    fn run<O: Optimizer<Model<B>, B>>(self, optimizer: O) -> Self::Output {
-        let TrialTask {
-            trial,
-            plan,
-            results,
-            status,
-            ..
-        } = self.task;
-        let total = plan.total_steps;
-        let mut write = |e: &Evaluation| {
-            status(&format!(
-                "epoch {:.1}, step {}/{total}, validation {:.1}%",
-                e.epoch,
-                e.step,
-                e.accuracy * 100.0
-            ));
-            append_evals(&results, &[eval_row(trial, e)]).map_err(|e| e.to_string())
-        };
-        trial::run(self.model, optimizer, &plan, &self.device, &mut write)
-    }
-}
-
-fn eval_row(trial: &Trial, e: &Evaluation) -> TrainEval {
+pub(crate) fn eval_row(trial: &Trial, e: &Evaluation) -> TrainEval {
     TrainEval {
         trial: trial.id.clone(),
         seed: trial.seed,
@@ -292,7 +245,7 @@ fn eval_row(trial: &Trial, e: &Evaluation) -> TrainEval {
     }
 }
 
-fn record(trial: &Trial, o: &Outcome) -> TrialRecord {
+pub(crate) fn record(trial: &Trial, o: &Outcome) -> TrialRecord {
     TrialRecord {
         trial: trial.id.clone(),
         seed: trial.seed,
@@ -314,7 +267,7 @@ fn record(trial: &Trial, o: &Outcome) -> TrialRecord {
     }
 }
 
-fn failure_record(trial: &Trial, status: &str, message: &str) -> TrialRecord {
+pub(crate) fn failure_record(trial: &Trial, status: &str, message: &str) -> TrialRecord {
     TrialRecord {
         status: status.into(),
         message: message.into(),

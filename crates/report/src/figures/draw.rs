@@ -6,10 +6,10 @@ use std::path::Path;
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
-use plotters::element::DashedPathElement;
+use plotters::element::{DashedPathElement, DynElement, IntoDynElement};
 use plotters::prelude::*;
 
-use super::{Chart, LegendPosition, LineStyle, Rgb, Scale, FONT};
+use super::{Chart, LegendPosition, LineStyle, MarkerShape, Rgb, Scale, Series, FONT};
 
 pub(super) fn to_svg(charts: &[Chart], out: &mut String) -> Result<(), String> {
     let root = SVGBackend::with_string(out, row_size(charts)).into_drawing_area();
@@ -21,6 +21,52 @@ pub(super) fn to_png(charts: &[Chart], path: &Path) -> Result<(), String> {
     let root = BitMapBackend::new(path, row_size(charts)).into_drawing_area();
     draw_row(&root, charts)?;
     root.present().map_err(|e| e.to_string())
+}
+
+pub(super) fn grid_to_svg(rows: &[Vec<Chart>], out: &mut String) -> Result<(), String> {
+    let root = SVGBackend::with_string(out, grid_size(rows)).into_drawing_area();
+    draw_grid(&root, rows)?;
+    root.present().map_err(|e| e.to_string())
+}
+
+pub(super) fn grid_to_png(rows: &[Vec<Chart>], path: &Path) -> Result<(), String> {
+    let root = BitMapBackend::new(path, grid_size(rows)).into_drawing_area();
+    draw_grid(&root, rows)?;
+    root.present().map_err(|e| e.to_string())
+}
+
+/// The size of an image holding `rows` of charts, one below the other.
+fn grid_size(rows: &[Vec<Chart>]) -> (u32, u32) {
+    let width = rows.iter().map(|r| row_size(r).0).max().unwrap_or(1).max(1);
+    let height = rows
+        .iter()
+        .filter(|r| !r.is_empty())
+        .map(|r| row_size(r).1)
+        .sum::<u32>()
+        .max(1);
+    (width, height)
+}
+
+/// Each row in a strip as high as its highest chart, top to bottom; each chart in an area
+/// of exactly its own size, so that a short row leaves white space rather than stretching
+/// its last chart.
+fn draw_grid<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    rows: &[Vec<Chart>],
+) -> Result<(), String> {
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut below = root.clone();
+    for row in rows.iter().filter(|r| !r.is_empty()) {
+        let (strip, rest) = below.split_vertically(row_size(row).1);
+        let mut right = strip;
+        for chart in row {
+            let (panel, rest) = right.split_horizontally(chart.size.0);
+            draw(&panel, chart)?;
+            right = rest;
+        }
+        below = rest;
+    }
+    Ok(())
 }
 
 /// The size of an image holding `charts` side by side.
@@ -50,7 +96,10 @@ fn draw_row<DB: DrawingBackend>(
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String> {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let (x0, x1) = range(x_values(chart), chart.x_scale, false, 0.03, 0.03);
+    let (x0, x1) = match chart.x_range {
+        Some(r) if usable_range(r, chart.x_scale) => r,
+        _ => range(x_values(chart), chart.x_scale, false, 0.03, 0.03),
+    };
     // Headroom above the data for the vertical markers' text.
     let top = if chart.vlines.iter().any(|v| !v.text.is_empty()) {
         0.14
@@ -58,7 +107,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
         0.06
     };
     let (y0, y1) = match chart.y_range {
-        Some((lo, hi)) if lo.is_finite() && hi.is_finite() && lo < hi => (lo, hi),
+        Some(r) if usable_range(r, chart.y_scale) => r,
         _ => range(
             y_values(chart),
             chart.y_scale,
@@ -127,7 +176,10 @@ where
         .map_err(err)?;
 
     let (ylo, yhi) = (ctx.y_range().start, ctx.y_range().end);
-    let x_span = ctx.x_range().end - ctx.x_range().start;
+    // Label placement is judged in pixels, which on a log axis are not proportional to
+    // value differences.
+    let (pixels_x, _) = ctx.plotting_area().get_pixel_range();
+    let x_span = f64::from((pixels_x.end - pixels_x.start).max(1));
     let mut legended = BTreeSet::new();
     let mut previous_text_x = f64::NEG_INFINITY;
     let mut row = 0;
@@ -135,6 +187,7 @@ where
     vlines.sort_by(|a, b| a.x.total_cmp(&b.x));
     for v in vlines {
         let color = rgb(v.color);
+        let px = f64::from(ctx.backend_coord(&(v.x, ylo)).0);
         let ends = [(v.x, ylo), (v.x, yhi)];
         let anno = if v.dashed {
             ctx.draw_series(std::iter::once(DashedPathElement::new(
@@ -157,17 +210,17 @@ where
         }
         if !v.text.is_empty() {
             // Stagger labels of neighbouring lines over three rows so they do not overlap.
-            let relative = (v.x - previous_text_x).abs() / x_span;
+            let relative = (px - previous_text_x).abs() / x_span;
             row = if relative.is_finite() && relative < 0.05 {
                 (row + 1) % 3
             } else {
                 0
             };
-            previous_text_x = v.x;
+            previous_text_x = px;
             // On a white box, right of the line, or left of it near the right edge where
             // the text would be cut off. Width estimated at 7.5 px per character at 13 px.
             let width = (7.5 * v.text.chars().count() as f64) as i32 + 4;
-            let near_right = (ctx.x_range().end - v.x) / x_span < 0.12;
+            let near_right = f64::from(pixels_x.end) - px < f64::from(width + 8);
             let left = if near_right { -width - 3 } else { 3 };
             let top = 3 + 15 * row;
             let label = EmptyElement::at((v.x, yhi))
@@ -202,47 +255,62 @@ where
             ctx.draw_series([cap(lo), cap(hi)]).map_err(err)?;
             ctx.draw_series(std::iter::once(bar)).map_err(err)?;
         }
+        let stroke = color.stroke_width(s.line_width.max(1));
         let anno = match s.line {
             LineStyle::Solid => Some(
-                ctx.draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+                ctx.draw_series(LineSeries::new(points.clone(), stroke))
                     .map_err(err)?,
             ),
             LineStyle::Dashed => Some(
-                ctx.draw_series(DashedLineSeries::new(
-                    points.clone(),
-                    8,
-                    5,
-                    color.stroke_width(2),
-                ))
-                .map_err(err)?,
+                ctx.draw_series(DashedLineSeries::new(points.clone(), 8, 5, stroke))
+                    .map_err(err)?,
+            ),
+            LineStyle::Dotted => Some(
+                ctx.draw_series(DashedLineSeries::new(points.clone(), 2, 4, stroke))
+                    .map_err(err)?,
             ),
             LineStyle::None => None,
         };
         let anno = if s.markers {
-            Some(
-                ctx.draw_series(
-                    points
-                        .iter()
-                        .map(|&p| Circle::new(p, s.marker_size, color.filled())),
-                )
-                .map_err(err)?,
-            )
+            let r = s.marker_size;
+            let drawn =
+                match s.shape {
+                    MarkerShape::Circle => {
+                        ctx.draw_series(points.iter().map(|&p| Circle::new(p, r, color.filled())))
+                    }
+                    // A triangle of the same circumradius looks smaller than the disc.
+                    MarkerShape::Triangle => ctx.draw_series(
+                        points
+                            .iter()
+                            .map(|&p| TriangleMarker::new(p, r + 1, color.filled())),
+                    ),
+                    MarkerShape::Cross => ctx.draw_series(
+                        points
+                            .iter()
+                            .map(|&p| Cross::new(p, r, color.stroke_width(2))),
+                    ),
+                    MarkerShape::Star => ctx.draw_series(points.iter().map(|&p| {
+                        EmptyElement::at(p) + Polygon::new(star(r, (0, 0)), color.filled())
+                    })),
+                };
+            Some(drawn.map_err(err)?)
         } else {
             anno
         };
         if let Some(anno) = anno.filter(|_| !s.label.is_empty()) {
-            let (outer, middle, dot) = legend_styles(color, s.line, s.markers);
-            let radius = s.marker_size.clamp(1, 5);
+            let sample = LegendSample::of(s);
             anno.label(&s.label).legend(move |(x, y)| {
-                EmptyElement::at((x, y))
-                    + PathElement::new([(0, 0), (7, 0)], outer)
-                    + PathElement::new([(7, 0), (13, 0)], middle)
-                    + PathElement::new([(13, 0), (20, 0)], outer)
-                    + Circle::new((10, 0), radius, dot)
+                EmptyElement::at((x, y)) + sample.line::<DB>() + sample.marker::<DB>()
             });
         }
     }
 
+    let labelled = chart.series.iter().any(|s| !s.label.is_empty())
+        || chart.vlines.iter().any(|v| !v.legend.is_empty());
+    if !labelled {
+        // plotters would draw an empty legend box.
+        return Ok(());
+    }
     ctx.configure_series_labels()
         .position(match chart.legend {
             LegendPosition::UpperLeft => SeriesLabelPosition::UpperLeft,
@@ -258,31 +326,85 @@ where
         .map_err(err)
 }
 
-/// Styles of the legend's sample of a series, a 20-pixel line in three pieces and a dot:
-/// (outer pieces, middle piece, dot). Invisible parts are transparent, so that every style
-/// is the same composite element.
-fn legend_styles(
+/// The legend's sample of a series: 20 pixels of its line with one of its markers in the
+/// middle, in coordinates relative to the legend entry.
+#[derive(Clone, Copy)]
+struct LegendSample {
     color: RGBColor,
     line: LineStyle,
+    width: u32,
     markers: bool,
-) -> (ShapeStyle, ShapeStyle, ShapeStyle) {
-    let visible = |on: bool| {
-        if on {
-            color.stroke_width(2)
-        } else {
-            TRANSPARENT.stroke_width(0)
+    shape: MarkerShape,
+    radius: u32,
+}
+
+impl LegendSample {
+    fn of(s: &Series) -> Self {
+        LegendSample {
+            color: rgb(s.color),
+            line: s.line,
+            width: s.line_width.clamp(1, 3),
+            markers: s.markers,
+            shape: s.shape,
+            // Large enough to see, small enough for the legend's line height.
+            radius: s.marker_size.clamp(2, 5),
         }
-    };
-    let dot = if markers {
-        color.filled()
-    } else {
-        TRANSPARENT.filled()
-    };
-    (
-        visible(line != LineStyle::None),
-        visible(line == LineStyle::Solid),
-        dot,
-    )
+    }
+
+    fn line<DB: DrawingBackend>(&self) -> DynElement<'static, DB, (i32, i32)> {
+        let style = self.color.stroke_width(self.width);
+        let ends = [(0, 0), (20, 0)];
+        match self.line {
+            LineStyle::Solid => PathElement::new(ends, style).into_dyn(),
+            LineStyle::Dashed => DashedPathElement::new(ends, 7, 6, style).into_dyn(),
+            LineStyle::Dotted => DashedPathElement::new(ends, 2, 4, style).into_dyn(),
+            LineStyle::None => nothing(),
+        }
+    }
+
+    fn marker<DB: DrawingBackend>(&self) -> DynElement<'static, DB, (i32, i32)> {
+        let (r, at) = (self.radius, (10, 0));
+        let fill = self.color.filled();
+        match (self.markers, self.shape) {
+            (false, _) => nothing(),
+            (true, MarkerShape::Circle) => Circle::new(at, r, fill).into_dyn(),
+            (true, MarkerShape::Triangle) => TriangleMarker::new(at, r + 1, fill).into_dyn(),
+            (true, MarkerShape::Cross) => Cross::new(at, r, self.color.stroke_width(2)).into_dyn(),
+            (true, MarkerShape::Star) => Polygon::new(star(r, at), fill).into_dyn(),
+        }
+    }
+}
+
+/// An element that draws nothing (an `EmptyElement` would tie the element's type to the
+/// backend's lifetime).
+fn nothing<DB: DrawingBackend>() -> DynElement<'static, DB, (i32, i32)> {
+    PathElement::new(Vec::<(i32, i32)>::new(), TRANSPARENT.stroke_width(0)).into_dyn()
+}
+
+/// A five-pointed star around `centre` (pixels), as wide as a disc of radius `1.6 r`: a star
+/// of radius r looks smaller than a disc of radius r, and the star marks the point that
+/// matters most.
+fn star(r: u32, centre: (i32, i32)) -> Vec<(i32, i32)> {
+    let outer = 1.6 * f64::from(r.max(1));
+    // 0.45 of the outer radius: the classic proportion is 0.38; a little fatter survives
+    // rasterising at a few pixels.
+    let inner = 0.45 * outer;
+    (0..10)
+        .map(|k| {
+            let radius = if k % 2 == 0 { outer } else { inner };
+            let angle = -std::f64::consts::FRAC_PI_2 + std::f64::consts::PI * f64::from(k) / 5.0;
+            (
+                centre.0 + (radius * angle.cos()).round() as i32,
+                centre.1 + (radius * angle.sin()).round() as i32,
+            )
+        })
+        .collect()
+}
+
+/// Whether a fixed axis range can be used as is: finite, increasing, and positive on a log
+/// axis (where 0 and below have no place).
+fn usable_range((lo, hi): (f64, f64), scale: Scale) -> bool {
+    lo.is_finite() && hi.is_finite() && lo < hi && (scale == Scale::Linear || lo > 0.0)
 }
 
 fn rgb((r, g, b): Rgb) -> RGBColor {

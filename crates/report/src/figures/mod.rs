@@ -1,9 +1,10 @@
 //! x/y charts with error bars, extra series and vertical markers, written as SVG and PNG.
 //!
 //! A [`Chart`] is plain data (no plotters types), so runners can build one without knowing
-//! plotters; [`render`] draws it, and [`render_row`] draws several side by side in one image
-//! (panels that are meant to be compared, e.g. one per training budget). Every chart has a title, axis labels (put the unit in
-//! them) and a legend, so that a figure read on its own says what it shows.
+//! plotters; [`render`] draws it, [`render_row`] draws several side by side in one image
+//! (panels that are meant to be compared, e.g. one per training budget), and [`render_grid`]
+//! draws rows of panels (small multiples). Every chart has a title, axis labels (put the unit
+//! in them) and a legend, so that a figure read on its own says what it shows.
 //!
 //! plotters is built without system fonts (no fontconfig, so it builds and renders the same
 //! everywhere); the DejaVu Sans font in `assets/` is embedded and registered once as
@@ -53,8 +54,24 @@ pub enum LineStyle {
     Solid,
     /// A dashed line (fits, references).
     Dashed,
+    /// A dotted line: a second kind of reference beside a dashed one.
+    Dotted,
     /// No line: markers only.
     None,
+}
+
+/// The shape of a series' markers: shapes tell categories apart where colour alone would
+/// not (printed in grey, or read with a colour-vision deficiency).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerShape {
+    /// A filled disc.
+    Circle,
+    /// A filled triangle, point up.
+    Triangle,
+    /// An x-shaped cross (no fill, so it shows what lies under it).
+    Cross,
+    /// A filled five-pointed star, for the one point that matters most.
+    Star,
 }
 
 /// Where the legend box sits inside the plotting area.
@@ -86,6 +103,11 @@ pub struct Series {
     /// Radius of the dots in pixels (3 by default); smaller dots tell single measurements
     /// (one seed) apart from the aggregate drawn over them.
     pub marker_size: u32,
+    /// Shape of the markers ([`MarkerShape::Circle`] by default).
+    pub shape: MarkerShape,
+    /// Width of the line in pixels (2 by default); 1 for a thin line that should not compete
+    /// with the data, such as a fitted curve.
+    pub line_width: u32,
     /// Colour of line, markers and bars.
     pub color: Rgb,
 }
@@ -100,6 +122,8 @@ impl Series {
             line: LineStyle::Solid,
             markers: true,
             marker_size: 3,
+            shape: MarkerShape::Circle,
+            line_width: 2,
             color,
         }
     }
@@ -125,6 +149,18 @@ impl Series {
     /// Sets the radius of the dots in pixels.
     pub fn with_marker_size(mut self, radius: u32) -> Self {
         self.marker_size = radius;
+        self
+    }
+
+    /// Sets the shape of the markers.
+    pub fn with_shape(mut self, shape: MarkerShape) -> Self {
+        self.shape = shape;
+        self
+    }
+
+    /// Sets the width of the line in pixels.
+    pub fn with_line_width(mut self, width: u32) -> Self {
+        self.line_width = width;
         self
     }
 }
@@ -168,8 +204,12 @@ pub struct Chart {
     /// Whether the y axis must include 0 (on a linear axis).
     pub y_includes_zero: bool,
     /// A fixed y range (low, high), used as is instead of one fitted to the data: panels
-    /// drawn side by side share one so that their heights compare. `None`: fitted.
+    /// drawn side by side share one so that their heights compare. `None`: fitted. Ignored
+    /// unless low < high, both finite (and positive on a log axis).
     pub y_range: Option<(f64, f64)>,
+    /// A fixed x range (low, high), like `y_range`: small multiples share one so that a
+    /// position means the same in every panel.
+    pub x_range: Option<(f64, f64)>,
 }
 
 impl Chart {
@@ -191,6 +231,7 @@ impl Chart {
             size: (900, 560),
             y_includes_zero: false,
             y_range: None,
+            x_range: None,
         }
     }
 }
@@ -239,6 +280,40 @@ pub fn render_row_pair(
     let svg = dir.join(format!("{stem}.svg"));
     let png = dir.join(format!("{stem}.png"));
     render_row(charts, &svg, &png)?;
+    Ok((svg, png))
+}
+
+/// Draws rows of charts into one SVG and one PNG image: `rows[0]` left to right along the
+/// top, then `rows[1]` below it, and so on (small multiples). Each chart keeps its own size;
+/// the image is as wide as the widest row and as high as the rows' tallest charts together,
+/// and a row narrower than the widest leaves white space on its right. Written like
+/// [`render`]. No chart at all is an error.
+pub fn render_grid(rows: &[Vec<Chart>], svg: &Path, png: &Path) -> Result<(), ReportError> {
+    let plot_error = |path: &Path| {
+        let path = path.to_path_buf();
+        move |message| ReportError::Plot { path, message }
+    };
+    if rows.iter().all(Vec::is_empty) {
+        return Err(plot_error(svg)("no chart to draw".to_string()));
+    }
+    register_font().map_err(plot_error(svg))?;
+    let mut text = String::new();
+    draw::grid_to_svg(rows, &mut text).map_err(plot_error(svg))?;
+    crate::io::write_atomic(svg, text.as_bytes())?;
+    let tmp = crate::io::temporary_sibling(png);
+    draw::grid_to_png(rows, &tmp).map_err(plot_error(png))?;
+    crate::io::rename(&tmp, png)
+}
+
+/// [`render_grid`] to `dir/stem.svg` and `dir/stem.png`; returns both paths.
+pub fn render_grid_pair(
+    rows: &[Vec<Chart>],
+    dir: &Path,
+    stem: &str,
+) -> Result<(PathBuf, PathBuf), ReportError> {
+    let svg = dir.join(format!("{stem}.svg"));
+    let png = dir.join(format!("{stem}.png"));
+    render_grid(rows, &svg, &png)?;
     Ok((svg, png))
 }
 

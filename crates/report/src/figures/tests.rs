@@ -154,3 +154,49 @@ fn renders_panels_side_by_side_on_a_shared_axis() {
         "{err}"
     );
 }
+
+#[test]
+fn renders_marker_shapes_dotted_lines_and_a_grid_of_panels() {
+    let (_keep, dir) = out_dir();
+    let panel = |title: &str| {
+        let mut chart = Chart::new(title, "1 - momentum (log scale)", "learning rate (log)");
+        chart.size = (420, 320);
+        chart.x_scale = Scale::Log;
+        chart.y_scale = Scale::Log;
+        // Shared ranges, one of them unusable on a log axis and so ignored.
+        chart.x_range = Some((1e-3, 1.0));
+        chart.y_range = Some((0.0, 1.0));
+        let shapes = [
+            MarkerShape::Circle,
+            MarkerShape::Triangle,
+            MarkerShape::Cross,
+            MarkerShape::Star,
+        ];
+        for (k, shape) in shapes.into_iter().enumerate() {
+            let x = 10f64.powi(-(k as i32)) * 0.5;
+            chart.series.push(
+                Series::new(format!("{shape:?}"), vec![(x, 0.01), (x, 0.1)], PALETTE[k])
+                    .with_line(LineStyle::Dotted)
+                    .with_line_width(1)
+                    .with_shape(shape),
+            );
+        }
+        chart
+    };
+    let rows = vec![
+        vec![panel("a"), panel("b"), panel("c")],
+        vec![panel("d")],
+        vec![],
+    ];
+    let (svg, png) = render_grid_pair(&rows, &dir, "figure_grid_test").unwrap();
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg_text.contains("Triangle") && svg_text.contains("<polygon"));
+    let png_bytes = std::fs::read(&png).unwrap();
+    let be = |at: usize| u32::from_be_bytes(png_bytes[at..at + 4].try_into().unwrap());
+    // Three panels wide, two rows high; the empty row takes no space.
+    assert_eq!((be(16), be(20)), (3 * 420, 2 * 320));
+    let err = render_grid_pair(&[vec![]], &dir, "figure_no_grid_test")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no chart"), "{err}");
+}

@@ -3,7 +3,8 @@
 //! and of its companion measurement, the gradient noise scale (McCandlish et al. 2018, "An
 //! Empirical Model of Large-Batch Training", arXiv 1812.06162).
 //!
-//! Pure functions on numbers the runner hands over; nothing here reads or writes a file.
+//! The analysis is pure functions on numbers the runner hands over; only [`search`] and
+//! the report ([`render_target`]) read or write files.
 //!
 //! - [`quasi`]: the seeded scrambled Halton sequence that proposes metaparameters, and the
 //!   log-uniform and "reverse log" scales they are drawn on.
@@ -11,18 +12,27 @@
 //! - [`scaling`]: the fit S(B) = S_min (1 + B_crit / B) and the three regimes of the curve.
 //! - [`noise`]: the simple gradient noise scale B_simple = tr(Sigma) / |G|^2, estimated
 //!   during training from gradients of two batch sizes.
+//! - [`search`]: `search.csv`, each trial's metaparameters, appended while a study runs.
+//! - [`render_target`]: a study's run directory to `summary.csv`, figures and `report.md`.
 
 pub mod noise;
 pub mod quasi;
+mod render;
 pub mod scaling;
+pub mod search;
 pub mod steps;
 
 pub use noise::{NoiseRecord, NoiseScale};
 pub use quasi::{log_uniform, reverse_log_uniform, QuasiRandom, MAX_DIMS};
+pub use render::{
+    render_target, write_summary, LearningRateScaling, TargetCell, TargetContext, TargetFindings,
+    TimePoint, TimeToResult, WorkloadFindings, OUTPUT_FILES, TIME_FILES,
+};
 pub use scaling::{
     fit_scaling, perfect_scaling_line, regimes, Regime, RegimeOptions, Regimes, ScalingFit,
     ScalingFitOptions, Segment,
 };
+pub use search::{append_search, latest_search, read_search, SearchRow, SEARCH_HEADER};
 pub use steps::{
     classify, steps_to_result, trials_from_train, Evaluation, StepsToResult, Trial, TrialOutcome,
     TrialStatus,

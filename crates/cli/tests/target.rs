@@ -1,0 +1,142 @@
+//! The steps-to-target study end to end on the synthetic teacher task: a tiny search writes
+//! every report file, reproduces with its seed, and resumes without repeating trials.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+const TINY: &str = r#"
+[experiment]
+name = "tiny-target"
+kind = "steps-to-target"
+description = "a seconds-long search on the synthetic teacher task"
+
+[data]
+name = "synthetic"
+shape = [1, 8, 8]
+classes = 4
+examples = [512, 128, 64]
+
+[[workloads]]
+model = { architecture = "mlp", input = [1, 8, 8], classes = 4, hidden = [32] }
+optimizer = { name = "sgd" }
+
+[[workloads]]
+model = { architecture = "mlp", input = [1, 8, 8], classes = 4, hidden = [32] }
+optimizer = { name = "sgd", momentum = 0.9, nesterov = true }
+
+[search]
+batch_sizes = [8, 16, 32, 64]
+trials = 4
+learning_rate = [0.01, 10.0]
+one_minus_momentum = [0.01, 0.5]
+
+[budget]
+target_error = 0.5
+max_steps = 200
+evaluate_every = 10
+"#;
+
+fn run(config: &Path, out: &Path, extra: &[&str]) -> PathBuf {
+    let output = Command::new(env!("CARGO_BIN_EXE_batchlab"))
+        .args([
+            "run",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(extra)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    PathBuf::from(stdout.lines().last().unwrap().trim())
+}
+
+/// trials.csv without its timing columns, sorted: what must not depend on the run.
+fn outcomes(dir: &Path) -> Vec<String> {
+    let text = fs::read_to_string(dir.join("trials.csv")).unwrap();
+    let mut rows: Vec<String> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            // trial, status, steps
+            format!("{},{},{}", cells[0], cells[6], cells[8])
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn a_tiny_search_writes_its_report_reproduces_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tiny.toml");
+    fs::write(&config, TINY).unwrap();
+    let out = dir.path().join("reports");
+    let first = run(&config, &out, &[]);
+    for file in [
+        "config.toml",
+        "meta.json",
+        "results.csv",
+        "trials.csv",
+        "search.csv",
+        "summary.csv",
+        "report.md",
+        "steps_to_result.svg",
+        "steps_to_result.png",
+        "best_learning_rate.svg",
+        "best_learning_rate.png",
+        "search_space.svg",
+        "search_space.png",
+    ] {
+        assert!(first.join(file).is_file(), "missing {file}");
+    }
+    assert_eq!(
+        outcomes(&first).len(),
+        32,
+        "2 workloads x 4 batch sizes x 4 trials"
+    );
+    let report = fs::read_to_string(first.join("report.md")).unwrap();
+    assert!(report.contains("B_crit"), "{report}");
+    assert!(report.contains("biased downward"), "{report}");
+
+    // A trial that reached the target stopped at that evaluation.
+    let results = fs::read_to_string(first.join("results.csv")).unwrap();
+    let summary = fs::read_to_string(first.join("summary.csv")).unwrap();
+    assert!(summary.lines().count() > 1, "{summary}");
+    assert!(results.lines().count() > 32);
+
+    let second = run(&config, &out, &[]);
+    assert_eq!(
+        outcomes(&first),
+        outcomes(&second),
+        "same seed, same search and outcomes"
+    );
+
+    // Interrupt the second run: forget three trials and mark it unfinished, then resume.
+    let trials = second.join("trials.csv");
+    let text = fs::read_to_string(&trials).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    fs::write(&trials, lines[..lines.len() - 3].join("\n") + "\n").unwrap();
+    let meta = second.join("meta.json");
+    let status = fs::read_to_string(&meta)
+        .unwrap()
+        .replace("\"complete\"", "\"running\"");
+    fs::write(&meta, status).unwrap();
+    let resumed = run(&config, &out, &["--resume"]);
+    assert_eq!(resumed, second);
+    assert_eq!(
+        outcomes(&resumed),
+        outcomes(&first),
+        "each trial once, same outcomes"
+    );
+}

@@ -1,0 +1,183 @@
+//! The TOML of a steps-to-target study.
+
+use batchlab_datasets::DataConfig;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    backend::BackendKind,
+    config::{BackendConfig, ConfigError, ExperimentHeader, ModelConfig, OutputConfig, Source},
+    optim::OptimizerConfig,
+    train::config::label,
+};
+
+/// A steps-to-target experiment file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetConfig {
+    /// `[experiment]`.
+    pub experiment: ExperimentHeader,
+    /// `[data]`: the dataset (its validation split decides when the target is reached).
+    pub data: DataConfig,
+    /// `[[workloads]]`: each a model and an optimizer, searched and measured separately.
+    pub workloads: Vec<Workload>,
+    /// `[search]`.
+    pub search: SearchConfig,
+    /// `[budget]`.
+    pub budget: BudgetConfig,
+    /// `[backend]`.
+    #[serde(default)]
+    pub backend: BackendConfig,
+    /// `[output]`.
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+/// A model trained with an optimizer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    /// The network.
+    pub model: ModelConfig,
+    /// The optimizer; a momentum above 0 means momentum is searched (its value is ignored), and
+    /// `learning_rate` is always searched.
+    pub optimizer: OptimizerConfig,
+}
+
+impl Workload {
+    /// `<model>` (the variant column of results files).
+    pub fn model_label(&self) -> String {
+        self.model.architecture.clone()
+    }
+
+    /// `sgd`, `sgd-momentum` or `sgd-nesterov` (the searched values are not part of it).
+    pub fn optimizer_label(&self) -> String {
+        label(&OptimizerConfig {
+            learning_rate: None,
+            ..self.optimizer.clone()
+        })
+    }
+
+    /// `<model>/<optimizer>`.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.model_label(), self.optimizer_label())
+    }
+
+    /// Whether 1 - momentum is part of the search.
+    pub fn searches_momentum(&self) -> bool {
+        self.optimizer.momentum > 0.0
+    }
+}
+
+/// `[search]`: the quasi-random metaparameter search run at every batch size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    /// Batch sizes (powers of two in the paper).
+    pub batch_sizes: Vec<u32>,
+    /// Trials per batch size and workload: the first this many points of the sequence.
+    pub trials: usize,
+    /// Seed of the scrambled Halton sequence (the same points at every batch size).
+    #[serde(default)]
+    pub seed: u64,
+    /// Learning rate, sampled log-uniformly in `[min, max]`.
+    pub learning_rate: [f64; 2],
+    /// 1 - momentum, sampled log-uniformly in `[min, max]` (momentum workloads only).
+    #[serde(default = "default_one_minus_momentum")]
+    pub one_minus_momentum: [f64; 2],
+}
+
+fn default_one_minus_momentum() -> [f64; 2] {
+    // The paper's range for its momentum workloads' "reverse log" search.
+    [1e-3, 1.0]
+}
+
+/// `[budget]`: when a trial stops.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// Validation error to reach (e.g. 0.1 for the paper's Fashion-MNIST simple CNN).
+    pub target_error: f64,
+    /// A trial stops after this many steps if it has not reached the target.
+    pub max_steps: u64,
+    /// Evaluate on the validation split every this many steps (steps to result are multiples).
+    pub evaluate_every: u64,
+    /// Batch size of evaluation passes (speed only).
+    #[serde(default = "default_eval_batch")]
+    pub eval_batch_size: usize,
+    /// A trial diverged (infeasible) when its loss is non-finite or above this multiple of its
+    /// first loss.
+    #[serde(default = "default_divergence")]
+    pub divergence_factor: f64,
+}
+
+fn default_eval_batch() -> usize {
+    1024
+}
+
+fn default_divergence() -> f64 {
+    100.0
+}
+
+impl TargetConfig {
+    /// Range and cross-table checks, each error pointing at its key.
+    pub fn check(&self, source: &Source) -> Result<(), ConfigError> {
+        BackendKind::parse(&self.backend.name).map_err(|e| source.error("backend.name", e))?;
+        self.data
+            .validate()
+            .map_err(|(k, message)| source.error(&format!("data.{k}"), message))?;
+        if self.workloads.is_empty() {
+            return Err(source.error("workloads", "expected at least one [[workloads]] table"));
+        }
+        let mut labels = Vec::new();
+        for (i, w) in self.workloads.iter().enumerate() {
+            let key = format!("workloads[{i}]");
+            w.model.resolve(source).map_err(|e| ConfigError {
+                key: Some(format!("{key}.model")),
+                ..e
+            })?;
+            w.optimizer.resolve(source).map_err(|e| ConfigError {
+                key: Some(format!("{key}.optimizer")),
+                ..e
+            })?;
+            if labels.contains(&w.label()) {
+                return Err(source.error(&key, format!("two workloads are both {}", w.label())));
+            }
+            labels.push(w.label());
+        }
+        let s = &self.search;
+        if s.batch_sizes.is_empty() || s.batch_sizes.contains(&0) {
+            return Err(source.error(
+                "search.batch_sizes",
+                "expected one or more batch sizes >= 1",
+            ));
+        }
+        if s.trials == 0 {
+            return Err(source.error("search.trials", "expected at least 1"));
+        }
+        for (key, [lo, hi]) in [
+            ("search.learning_rate", s.learning_rate),
+            ("search.one_minus_momentum", s.one_minus_momentum),
+        ] {
+            if !(lo > 0.0 && lo <= hi && hi.is_finite()) {
+                return Err(source.error(key, "expected [min, max] with 0 < min <= max"));
+            }
+        }
+        if s.one_minus_momentum[1] > 1.0 {
+            return Err(source.error("search.one_minus_momentum", "1 - momentum is at most 1"));
+        }
+        let b = &self.budget;
+        if !(b.target_error > 0.0 && b.target_error < 1.0) {
+            return Err(source.error("budget.target_error", "expected an error between 0 and 1"));
+        }
+        if b.max_steps == 0 || b.evaluate_every == 0 || b.eval_batch_size == 0 {
+            return Err(source.error(
+                "budget",
+                "max_steps, evaluate_every and eval_batch_size must be at least 1",
+            ));
+        }
+        if b.divergence_factor.is_nan() || b.divergence_factor <= 1.0 {
+            return Err(source.error("budget.divergence_factor", "expected a number above 1"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,178 @@
+//! Steps to a target error versus batch size (kind `steps-to-target`, seed 004: Shallue et al.
+//! 2018). For every workload (model, optimizer) and batch size, a quasi-random search over the
+//! learning rate (and 1 - momentum) runs `search.trials` trials; each trains until its validation
+//! error reaches `budget.target_error` (checked every `budget.evaluate_every` steps) or
+//! `budget.max_steps` runs out. Steps to result for a batch size is the earliest evaluation step
+//! at which any of its trials reached the target; diverged trials are infeasible.
+
+pub mod config;
+mod work;
+
+use std::path::Path;
+
+use batchlab_models::ModelSpec;
+use batchlab_report::target::{log_uniform, reverse_log_uniform, QuasiRandom};
+use rand::{rngs::StdRng, seq::SliceRandom, SeedableRng};
+
+use crate::{
+    config::{BackendConfig, ConfigError, ExperimentHeader, OutputConfig, Source},
+    isolate::{UnitEvents, WorkerExit},
+    progress::Progress,
+    registry::Study,
+    session::{Isolation, RunError},
+};
+
+pub use config::{BudgetConfig, SearchConfig, TargetConfig, Workload};
+
+/// One trial of the search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchTrial {
+    /// `<model>-<optimizer>-b<batch>-t<index>`.
+    pub id: String,
+    /// Index into `[[workloads]]`.
+    pub workload: usize,
+    /// The batch size.
+    pub batch_size: u32,
+    /// Position in the quasi-random sequence (also the seed of the initialisation).
+    pub index: u64,
+    /// The sampled learning rate.
+    pub learning_rate: f64,
+    /// The sampled momentum (0 for plain SGD).
+    pub momentum: f64,
+}
+
+/// A resolved steps-to-target study.
+#[derive(Debug, Clone)]
+pub struct TargetStudy {
+    /// The config, defaults filled in.
+    pub config: TargetConfig,
+    /// Each workload's model, validated.
+    pub specs: Vec<ModelSpec>,
+    /// Every trial, in the (shuffled) order they run.
+    pub trials: Vec<SearchTrial>,
+}
+
+/// Parses and resolves a steps-to-target config (the registry's entry point).
+pub fn load(source: &Source) -> Result<Box<dyn Study>, ConfigError> {
+    let config: TargetConfig = source.parse()?;
+    config.check(source)?;
+    let specs = config
+        .workloads
+        .iter()
+        .map(|w| w.model.resolve(source))
+        .collect::<Result<_, _>>()?;
+    let trials = search_trials(&config).map_err(|e| source.error("search", e))?;
+    Ok(Box::new(TargetStudy {
+        config,
+        specs,
+        trials,
+    }))
+}
+
+/// The search: point i of the sequence is the same at every batch size (so batch sizes are
+/// compared on identical metaparameter draws); the run order is shuffled.
+fn search_trials(config: &TargetConfig) -> Result<Vec<SearchTrial>, String> {
+    let s = &config.search;
+    let mut trials = Vec::new();
+    for (w, workload) in config.workloads.iter().enumerate() {
+        let dims = if workload.searches_momentum() { 2 } else { 1 };
+        let sequence = QuasiRandom::new(dims, s.seed).map_err(|e| e.to_string())?;
+        for &batch_size in &s.batch_sizes {
+            for index in 0..s.trials as u64 {
+                let u = sequence.point(index);
+                let [lo, hi] = s.learning_rate;
+                let learning_rate = log_uniform(u[0], lo, hi).map_err(|e| e.to_string())?;
+                let momentum = if workload.searches_momentum() {
+                    let [lo, hi] = s.one_minus_momentum;
+                    reverse_log_uniform(u[1], lo, hi).map_err(|e| e.to_string())?
+                } else {
+                    0.0
+                };
+                trials.push(SearchTrial {
+                    id: format!(
+                        "{}-{}-b{batch_size}-t{index}",
+                        workload.model_label(),
+                        workload.optimizer_label()
+                    ),
+                    workload: w,
+                    batch_size,
+                    index,
+                    learning_rate,
+                    momentum,
+                });
+            }
+        }
+    }
+    trials.shuffle(&mut StdRng::seed_from_u64(s.seed));
+    Ok(trials)
+}
+
+impl TargetStudy {
+    fn protocol(&self) -> String {
+        let b = &self.config.budget;
+        let s = &self.config.search;
+        format!(
+            "{} quasi-random trials (scrambled Halton, seed {}) per batch size and workload; learning rate log-uniform in [{}, {}], 1 - momentum log-uniform in [{}, {}] for momentum workloads; each trial stops when its validation error is at or below {} (checked every {} steps) or after {} steps; a loss that turns non-finite or exceeds {}x the first loss makes the trial infeasible; trials run in shuffled order",
+            s.trials,
+            s.seed,
+            s.learning_rate[0],
+            s.learning_rate[1],
+            s.one_minus_momentum[0],
+            s.one_minus_momentum[1],
+            b.target_error,
+            b.evaluate_every,
+            b.max_steps,
+            b.divergence_factor
+        )
+    }
+}
+
+impl Study for TargetStudy {
+    fn header(&self) -> &ExperimentHeader {
+        &self.config.experiment
+    }
+    fn backend(&self) -> &BackendConfig {
+        &self.config.backend
+    }
+    fn output(&self) -> &OutputConfig {
+        &self.config.output
+    }
+    fn resolved_toml(&self) -> String {
+        toml::to_string(&self.config).expect("a parsed config serializes")
+    }
+    fn plan(&self) -> Vec<String> {
+        let workloads: Vec<String> = self.config.workloads.iter().map(Workload::label).collect();
+        vec![
+            format!("data: {}", self.config.data.name.as_str()),
+            format!(
+                "workloads: {} x batch sizes {:?} x {} trials = {} trials",
+                workloads.join(", "),
+                self.config.search.batch_sizes,
+                self.config.search.trials,
+                self.trials.len()
+            ),
+            format!("protocol: {}", self.protocol()),
+            format!("backend: {}", self.config.backend.name),
+        ]
+    }
+    fn check_inputs(&self) -> Result<(), RunError> {
+        self.config
+            .data
+            .check(&crate::train::work::data_dir())
+            .map_err(|e| RunError::Other(e.to_string()))
+    }
+    fn run(
+        &self,
+        dir: &Path,
+        isolation: &Isolation,
+        progress: &dyn Progress,
+    ) -> Result<(), RunError> {
+        work::run(self, dir, isolation, progress)
+    }
+    fn work(&self, dir: &Path, events: &dyn UnitEvents) -> Result<WorkerExit, RunError> {
+        work::work(self, dir, events)
+    }
+    fn render(&self, dir: &Path) -> Result<Vec<String>, RunError> {
+        work::render(self, dir)
+    }
+}

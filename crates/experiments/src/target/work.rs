@@ -1,0 +1,257 @@
+//! Running a steps-to-target search: supervisor, worker and report, on the training runner's
+//! trial loop and result files (plus `search.csv` with each trial's metaparameters).
+
+use std::{
+    panic::{catch_unwind, AssertUnwindSafe},
+    path::Path,
+};
+
+use batchlab_report::{
+    target::{append_search, render_target, SearchRow, TargetContext},
+    train::{append_evals, append_trials, done_trials},
+};
+
+use super::{SearchTrial, TargetStudy, Workload};
+use crate::{
+    backend,
+    isolate::{failure_status, supervise, Crash, UnitEvents, WorkerExit},
+    optim::OptimizerConfig,
+    progress::Progress,
+    registry::Study,
+    session::{Isolation, Meta, RunError},
+    train::{
+        trial::{self, Evaluation, Next, Outcome, TrialPlan, VariantData},
+        work::{
+            data_dir, drop_unfinished_evaluations, eval_row, failure_record, load_variant, record,
+        },
+        Budget, ScheduleConfig, Trial,
+    },
+};
+
+/// The training runner's view of a search trial, for the shared result rows.
+fn as_trial(t: &SearchTrial, w: &Workload) -> Trial {
+    Trial {
+        id: t.id.clone(),
+        seed: t.index,
+        batch_size: t.batch_size,
+        optimizer: t.workload,
+        optimizer_label: w.optimizer_label(),
+        variant: w.model_label(),
+        budget: Budget::Steps,
+    }
+}
+
+fn search_row(t: &SearchTrial, w: &Workload) -> SearchRow {
+    SearchRow {
+        trial: t.id.clone(),
+        workload: w.label(),
+        batch_size: t.batch_size,
+        index: t.index,
+        learning_rate: t.learning_rate,
+        momentum: t.momentum,
+        effective_learning_rate: t.learning_rate / (1.0 - t.momentum),
+    }
+}
+
+/// Supervises the search until every trial has a row in trials.csv.
+pub fn run(
+    study: &TargetStudy,
+    dir: &Path,
+    isolation: &Isolation,
+    progress: &dyn Progress,
+) -> Result<(), RunError> {
+    study.check_inputs()?;
+    let done = done_trials(dir)?;
+    drop_unfinished_evaluations(dir, &done)?;
+    let left = study
+        .trials
+        .iter()
+        .filter(|t| !done.contains(&t.id))
+        .count();
+    progress.start(left as u64, "steps-to-target trials");
+    let record_crash = |unit: &str, crash: &Crash| {
+        let t = study.trials.iter().find(|t| t.id == unit).ok_or_else(|| {
+            RunError::Other(format!("worker announced an unknown trial {unit:?}"))
+        })?;
+        let w = &study.config.workloads[t.workload];
+        append_search(&dir.join("search.csv"), &[search_row(t, w)])?;
+        let row = failure_record(&as_trial(t, w), crash.status, &crash.message);
+        append_trials(&dir.join("trials.csv"), &[row])?;
+        Ok(())
+    };
+    let env = match study.config.backend.threads {
+        0 => Vec::new(),
+        n => vec![("RAYON_NUM_THREADS".into(), n.to_string())],
+    };
+    let outcome = supervise(
+        dir,
+        isolation,
+        progress,
+        &env,
+        &|events| work(study, dir, events),
+        &record_crash,
+    );
+    progress.finish();
+    outcome
+}
+
+/// Runs the trials without a row in trials.csv, in the planned order.
+pub fn work(
+    study: &TargetStudy,
+    dir: &Path,
+    events: &dyn UnitEvents,
+) -> Result<WorkerExit, RunError> {
+    let done = done_trials(dir)?;
+    let todo: Vec<&SearchTrial> = study
+        .trials
+        .iter()
+        .filter(|t| !done.contains(&t.id))
+        .collect();
+    if todo.is_empty() {
+        return Ok(WorkerExit::Finished);
+    }
+    let data = load_variant(&study.config.data, &data_dir())?;
+    for t in todo {
+        let w = &study.config.workloads[t.workload];
+        let trial = as_trial(t, w);
+        events.begin(&t.id);
+        let status = |message: &str| events.status(&t.id, message);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            run_trial(study, dir, t, &trial, &data, &status)
+        }))
+        .unwrap_or_else(|panic| Err(backend::panic_message(&panic)));
+        append_search(&dir.join("search.csv"), &[search_row(t, w)])?;
+        match outcome {
+            Ok((outcome, reached)) => {
+                append_trials(&dir.join("trials.csv"), &[record(&trial, &outcome)])?;
+                let summary = match (outcome.status, reached) {
+                    ("ok", true) => format!("reached at step {}", outcome.steps),
+                    ("ok", false) => "missed".into(),
+                    (status, _) => status.into(),
+                };
+                events.end(&t.id, &summary);
+            }
+            Err(message) => {
+                let status = failure_status(&message);
+                append_trials(
+                    &dir.join("trials.csv"),
+                    &[failure_record(&trial, status, &message)],
+                )?;
+                eprintln!("trial {} failed ({status}): {message}", t.id);
+                events.end(&t.id, status);
+                return Ok(WorkerExit::PointFailed);
+            }
+        }
+    }
+    Ok(WorkerExit::Finished)
+}
+
+fn run_trial(
+    study: &TargetStudy,
+    dir: &Path,
+    t: &SearchTrial,
+    trial: &Trial,
+    data: &VariantData,
+    status: &dyn Fn(&str),
+) -> Result<(Outcome, bool), String> {
+    let w = &study.config.workloads[t.workload];
+    let budget = &study.config.budget;
+    let optimizer = OptimizerConfig {
+        learning_rate: Some(t.learning_rate),
+        momentum: t.momentum,
+        ..w.optimizer.clone()
+    };
+    let every = budget.evaluate_every;
+    let mut evaluate_at: Vec<u64> = (1..=budget.max_steps / every).map(|k| k * every).collect();
+    if evaluate_at.last() != Some(&budget.max_steps) {
+        evaluate_at.push(budget.max_steps);
+    }
+    let schedule = ScheduleConfig::default();
+    let plan = TrialPlan {
+        data,
+        batch_size: t.batch_size as usize,
+        seed: t.index,
+        total_steps: budget.max_steps,
+        evaluate_at,
+        learning_rate: t.learning_rate,
+        schedule: &schedule,
+        drop_last: false,
+        eval_batch_size: budget.eval_batch_size,
+        divergence_factor: budget.divergence_factor,
+        prefetch: 4,
+        evaluate_test: false,
+    };
+    let results = dir.join("results.csv");
+    let target = budget.target_error;
+    let mut reached = false;
+    let mut on_evaluation = |e: &Evaluation| {
+        let error = 1.0 - e.accuracy;
+        status(&format!("step {}, validation error {error:.4}", e.step));
+        append_evals(&results, &[eval_row(trial, e)]).map_err(|e| e.to_string())?;
+        // Steps to result cannot improve once the target is reached.
+        reached = error <= target + 1e-12;
+        Ok(if reached { Next::Stop } else { Next::Continue })
+    };
+    let outcome = trial::train(
+        &study.config.backend,
+        &study.specs[t.workload],
+        &optimizer,
+        t.index,
+        &plan,
+        &mut on_evaluation,
+    )?;
+    Ok((outcome, reached))
+}
+
+/// Writes summary.csv, figures and report.md; returns the headline findings.
+pub fn render(study: &TargetStudy, dir: &Path) -> Result<Vec<String>, RunError> {
+    let config = &study.config;
+    let meta = Meta::read(dir).ok();
+    let backend_name = meta
+        .as_ref()
+        .map_or_else(|| config.backend.name.clone(), |m| m.backend.clone());
+    let device = meta.as_ref().map_or_else(
+        || backend::device_name(&config.backend),
+        |m| m.device.clone(),
+    );
+    let data_dir = data_dir();
+    let mut dataset = vec![format!(
+        "{} (data directory {})",
+        config.data.name.as_str(),
+        data_dir.display()
+    )];
+    if let Ok(loaded) = config.data.load(&data_dir) {
+        dataset.push(format!(
+            "{} train / {} validation examples",
+            loaded.splits.train.len(),
+            loaded.splits.validation.len()
+        ));
+    }
+    let s = &config.search;
+    let context = TargetContext {
+        experiment: config.experiment.name.clone(),
+        description: config.experiment.description.clone(),
+        reproduces: config.experiment.reproduces.clone(),
+        claim: config.experiment.claim.clone(),
+        dataset,
+        backend: backend_name,
+        device,
+        protocol: study.protocol(),
+        target_error: config.budget.target_error,
+        evaluate_every: config.budget.evaluate_every,
+        max_steps: config.budget.max_steps,
+        trials_per_batch: s.trials,
+        search_space: vec![
+            format!(
+                "learning rate log-uniform in [{}, {}]",
+                s.learning_rate[0], s.learning_rate[1]
+            ),
+            format!(
+                "1 - momentum log-uniform in [{}, {}] (momentum workloads)",
+                s.one_minus_momentum[0], s.one_minus_momentum[1]
+            ),
+        ],
+        step_times: Vec::new(),
+    };
+    Ok(render_target(dir, &context)?.lines)
+}

@@ -1,0 +1,142 @@
+//! The report of a steps-to-target study (runner kind `steps-to-target`; EXPERIMENTS.md
+//! section 6, Shallue et al. 2018): from a run directory's raw files to `summary.csv`, the
+//! figures and `report.md`.
+//!
+//! The run directory holds the training runner's `results.csv` (one row per validation
+//! evaluation; `variant` is the model, `optimizer` the optimizer, `budget` is `steps`) and
+//! `trials.csv` (one row per finished or failed trial; a trial stopped early because it
+//! reached the target is `ok` with fewer steps than the budget), plus this study's
+//! `search.csv` ([`super::search`]: each trial's learning rate and momentum). A workload is
+//! a (model, optimizer) pair, labelled `<model>/<optimizer>` as in `search.csv`.
+//!
+//! [`render_target`] reads the three files and writes [`OUTPUT_FILES`] (and, given step
+//! times, [`TIME_FILES`]). The analysis is the pure one of [`super::steps`] and
+//! [`super::scaling`]; this module only joins the files, draws and writes. Partial results
+//! (a study still running, interrupted, or one shard of several) render with notes saying
+//! what is missing rather than failing.
+
+mod analysis;
+mod figures;
+mod format;
+mod reading;
+mod report;
+mod search_figure;
+mod summary;
+mod time;
+
+use std::path::Path;
+
+pub use analysis::{LearningRateScaling, WorkloadFindings};
+pub use summary::{write_summary, TargetCell};
+pub use time::{TimePoint, TimeToResult};
+
+use crate::ReportError;
+
+/// The files [`render_target`] always writes into a run directory.
+pub const OUTPUT_FILES: [&str; 8] = [
+    "summary.csv",
+    "steps_to_result.svg",
+    "steps_to_result.png",
+    "best_learning_rate.svg",
+    "best_learning_rate.png",
+    "search_space.svg",
+    "search_space.png",
+    "report.md",
+];
+
+/// The files [`render_target`] writes only when it is given step times
+/// ([`TargetContext::step_times`]).
+pub const TIME_FILES: [&str; 2] = ["time_to_result.svg", "time_to_result.png"];
+
+/// What a report says about the run beyond the measurements. The runner fills it from the
+/// resolved config, the data it loaded and the device it ran on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetContext {
+    /// Experiment name, e.g. `steps-to-target-fmnist`.
+    pub experiment: String,
+    /// The config's one-paragraph description.
+    pub description: String,
+    /// The figure or table reproduced, if any.
+    pub reproduces: Option<String>,
+    /// The source's claim in words, if any.
+    pub claim: Option<String>,
+    /// Lines about the data: name and location, split sizes.
+    pub dataset: Vec<String>,
+    /// burn backend, e.g. `flex`.
+    pub backend: String,
+    /// Device name.
+    pub device: String,
+    /// One line: trials per batch size, search, stopping rule, divergence rule, order.
+    pub protocol: String,
+    /// The validation error to reach (error = 1 - validation accuracy).
+    pub target_error: f64,
+    /// Validation evaluations every this many steps: steps to result are multiples of it
+    /// (or the step budget itself, where the runner evaluates once more).
+    pub evaluate_every: u64,
+    /// The step budget of one trial.
+    pub max_steps: u64,
+    /// Trials the search runs per (workload, batch size): the N of "best of N".
+    pub trials_per_batch: usize,
+    /// The search space, one line per metaparameter, e.g. "learning rate log-uniform in
+    /// [1e-4, 10]".
+    pub search_space: Vec<String>,
+    /// Optional step times for time to result: (workload, batch size, median seconds per
+    /// step, low, high), where low..high is the spread to propagate (e.g. a 95% interval of
+    /// the median). The workload is a `<model>/<optimizer>` label, or a model alone to
+    /// apply to every optimizer of that model (a step of SGD and of momentum cost nearly the
+    /// same); an exact label wins over a model. Empty: no time to result.
+    pub step_times: Vec<(String, u32, f64, f64, f64)>,
+}
+
+/// What [`render_target`] found: headline lines for the terminal and the data behind them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetFindings {
+    /// A few lines for the terminal: what was recorded, then per workload its
+    /// steps-to-result curve in one line and B_crit.
+    pub lines: Vec<String>,
+    /// The per-(workload, batch size) summary (also in `summary.csv`).
+    pub cells: Vec<TargetCell>,
+    /// Per workload: steps to result, the S(B) fit, the regimes, the learning-rate scaling
+    /// and the time to result.
+    pub workloads: Vec<WorkloadFindings>,
+    /// What is missing or inconsistent in the run directory (also in `report.md`); empty
+    /// when the study is complete.
+    pub notes: Vec<String>,
+}
+
+/// Reads `dir/results.csv`, `dir/trials.csv` and `dir/search.csv` (any may be absent, but
+/// not both of the first two) and writes `summary.csv`, the figures `steps_to_result`,
+/// `best_learning_rate` and `search_space` (`.svg` and `.png` each), `time_to_result` when
+/// `ctx.step_times` is not empty, and `report.md` ([`OUTPUT_FILES`], [`TIME_FILES`]).
+/// Rerunnable at any time: each file is replaced atomically, and a `time_to_result` figure
+/// left by an earlier rendering with step times is removed when there are none now, so that
+/// the directory never holds a figure its report does not describe.
+///
+/// Errors: a file that cannot be read or parsed (naming it, with line and column), an
+/// unknown trial status (naming `trials.csv`), a non-finite target, or a file that cannot
+/// be written.
+pub fn render_target(dir: &Path, ctx: &TargetContext) -> Result<TargetFindings, ReportError> {
+    let study = analysis::Study::read(dir, ctx)?;
+    let cells: Vec<TargetCell> = study.cells().cloned().collect();
+    summary::write_summary(&dir.join("summary.csv"), &cells)?;
+    figures::draw_steps(dir, ctx, &study)?;
+    figures::draw_learning_rates(dir, ctx, &study)?;
+    search_figure::draw_search_space(dir, ctx, &study)?;
+    if study.has_step_times() {
+        time::draw_time_to_result(dir, ctx, &study)?;
+    } else {
+        for file in TIME_FILES {
+            let path = dir.join(file);
+            if path.exists() {
+                std::fs::remove_file(&path)
+                    .map_err(ReportError::io("remove the stale figure", &path))?;
+            }
+        }
+    }
+    let markdown = report::report_markdown(ctx, &study);
+    crate::io::write_atomic(&dir.join("report.md"), markdown.as_bytes())?;
+    Ok(study.findings(ctx))
+}
+
+#[cfg(test)]
+mod tests;

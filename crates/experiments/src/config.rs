@@ -185,6 +185,17 @@ pub struct BackendConfig {
     pub threads: usize,
 }
 
+impl BackendConfig {
+    /// The environment of worker processes: the configured thread count (flex reads
+    /// RAYON_NUM_THREADS at start-up); nothing when every core is used.
+    pub fn worker_env(&self) -> Vec<(String, String)> {
+        match self.threads {
+            0 => Vec::new(),
+            n => vec![("RAYON_NUM_THREADS".into(), n.to_string())],
+        }
+    }
+}
+
 impl Default for BackendConfig {
     fn default() -> Self {
         Self {

@@ -45,7 +45,7 @@ pub fn run(
         dir,
         isolation,
         progress,
-        &thread_env(study),
+        &study.config.backend.worker_env(),
         &|events| work(study, dir, events),
         &record_crash,
     );
@@ -141,14 +141,6 @@ fn read_done(dir: &Path) -> Result<Vec<StepSample>, RunError> {
         Ok(read_step_samples(&results)?)
     } else {
         Ok(Vec::new())
-    }
-}
-
-/// Child processes get the configured thread count (flex reads RAYON_NUM_THREADS at start-up).
-fn thread_env(study: &StepTimeStudy) -> Vec<(String, String)> {
-    match study.config.backend.threads {
-        0 => Vec::new(),
-        n => vec![("RAYON_NUM_THREADS".into(), n.to_string())],
     }
 }
 

@@ -79,15 +79,11 @@ pub fn run(
         append_trials(&dir.join("trials.csv"), &[row])?;
         Ok(())
     };
-    let env = match study.config.backend.threads {
-        0 => Vec::new(),
-        n => vec![("RAYON_NUM_THREADS".into(), n.to_string())],
-    };
     let outcome = supervise(
         dir,
         isolation,
         progress,
-        &env,
+        &study.config.backend.worker_env(),
         &|events| work(study, dir, events),
         &record_crash,
     );

@@ -11,6 +11,7 @@ use batchlab_experiments::{
     config::BackendConfig,
     isolate::POINT_FAILED_EXIT,
     load_study, loader_bench, render_report, run_study, run_worker,
+    shard::Shard,
     train::epoch_bench::{data_percent_summary, epoch_splits},
     Isolation, RunOptions, Source, WorkerExit,
 };
@@ -125,6 +126,7 @@ pub fn run(
     out: Option<PathBuf>,
     resume: bool,
     in_process: bool,
+    shard: Option<Shard>,
 ) -> Result<()> {
     if let Some(name) = backend {
         overrides.push(format!("backend.name={name}"));
@@ -142,6 +144,7 @@ pub fn run(
         resume,
         out,
         isolation,
+        shard,
     };
     let bar = Bar::new();
     let finished = run_study(study.as_ref(), &options, &bar)?;

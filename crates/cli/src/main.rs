@@ -6,6 +6,7 @@ mod data;
 
 use std::{path::PathBuf, process::ExitCode};
 
+use batchlab_experiments::shard::Shard;
 use clap::{Parser, Subcommand};
 
 /// Reproducible research on how batch size shapes training.
@@ -60,6 +61,10 @@ enum Command {
         /// then ends the whole run).
         #[arg(long)]
         in_process: bool,
+        /// Run only slice i of n of the trials (train and steps-to-target studies), into the
+        /// config's shared report directory; e.g. --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT.
+        #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+        shard: Option<Shard>,
     },
     /// Re-render summary.csv, figures and report.md of a run from its results.csv.
     Report {
@@ -121,7 +126,16 @@ fn main() -> ExitCode {
             out,
             resume,
             in_process,
-        } => commands::run(&experiment, overrides, backend, out, resume, in_process),
+            shard,
+        } => commands::run(
+            &experiment,
+            overrides,
+            backend,
+            out,
+            resume,
+            in_process,
+            shard,
+        ),
         Command::Report { dir } => commands::report(&dir),
         Command::Models { input, classes } => commands::models(input, classes),
         Command::Bench {

@@ -140,3 +140,81 @@ fn a_tiny_search_writes_its_report_reproduces_and_resumes() {
         "each trial once, same outcomes"
     );
 }
+
+#[test]
+fn shards_run_at_once_and_merged_equal_an_unsharded_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tiny.toml");
+    fs::write(&config, TINY).unwrap();
+    let out = dir.path().join("reports");
+    let whole = run(&config, &out, &[]);
+
+    let spawn = |shard: &str| {
+        Command::new(env!("CARGO_BIN_EXE_batchlab"))
+            .args([
+                "run",
+                config.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .args(["--shard", shard])
+            .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+            .output()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| spawn("0/2").unwrap());
+        let b = s.spawn(|| spawn("1/2").unwrap());
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    for output in [&a, &b] {
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let shared = |o: &std::process::Output| {
+        PathBuf::from(
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .last()
+                .unwrap()
+                .trim(),
+        )
+    };
+    assert_eq!(
+        shared(&a),
+        shared(&b),
+        "both shards report into one directory"
+    );
+    let merged = shared(&a);
+    assert!(merged.join("shards/0-of-2/trials.csv").is_file());
+    // Whichever shard finished last merged both; `report` merges again either way.
+    let report = Command::new(env!("CARGO_BIN_EXE_batchlab"))
+        .args(["report", merged.to_str().unwrap()])
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    assert_eq!(outcomes(&merged), outcomes(&whole), "sharded = unsharded");
+    assert!(merged.join("steps_to_result.png").is_file());
+
+    let step_time = Command::new(env!("CARGO_BIN_EXE_batchlab"))
+        .args([
+            "run",
+            "quickstart",
+            "--shard",
+            "0/2",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .output()
+        .unwrap();
+    assert_eq!(step_time.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&step_time.stderr).contains("does not split into shards"));
+}

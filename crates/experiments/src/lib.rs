@@ -4,6 +4,7 @@
 //! - [`config`]: strict TOML parsing, `--set` overrides, located errors, the shared tables.
 //! - [`registry`]: the table of runners (`kind` -> runner) and the [`registry::Study`] trait.
 //! - [`session`]: creating or resuming a report directory, `meta.json`, `latest`, running a study.
+//! - [`shard`]: one slice of a study's trials per process (Slurm arrays), merged into one report.
 //! - [`isolate`]: child processes that keep a crashing sweep point from ending the run.
 //! - [`backend`]: choosing flex or CUDA at run time and checking the device exists.
 //! - [`optim`]: the optimizers a config can name, with the defaults of the frameworks the seeds used.
@@ -24,6 +25,7 @@ pub mod optim;
 pub mod progress;
 pub mod registry;
 pub mod session;
+pub mod shard;
 pub mod step_time;
 pub mod sysinfo;
 pub mod target;

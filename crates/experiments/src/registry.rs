@@ -58,6 +58,11 @@ pub trait Study {
     fn check_inputs(&self) -> Result<(), RunError> {
         Ok(())
     }
+    /// Whether `--shard i/n` may split the study (its units are independent trials, not
+    /// measurements timed against each other).
+    fn shardable(&self) -> bool {
+        false
+    }
     /// Runs, or continues, the study in `dir`, appending raw results as they are produced.
     fn run(
         &self,

@@ -18,6 +18,7 @@ use crate::{
     isolate::{StdoutEvents, WorkerExit},
     progress::Progress,
     registry::{load_study, Study},
+    shard::{merge_shards, sharded_run_name, Shard},
     sysinfo,
 };
 
@@ -48,6 +49,8 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// See [`Isolation`].
     pub isolation: Isolation,
+    /// Run only this slice of the study's trials (see [`crate::shard`]).
+    pub shard: Option<Shard>,
 }
 
 /// Why a run stopped.
@@ -175,6 +178,9 @@ pub fn run_study(
         .clone()
         .unwrap_or_else(|| PathBuf::from(&study.output().dir));
     let experiment_dir = root.join(&study.header().name);
+    if let Some(shard) = options.shard {
+        return run_shard(study, shard, &experiment_dir, &options.isolation, progress);
+    }
     let (dir, mut meta) = if options.resume {
         let dir = unfinished_run(&experiment_dir, study)?;
         let mut meta = Meta::read(&dir)?;
@@ -213,6 +219,59 @@ pub fn run_study(
     }
 }
 
+/// Runs one shard of `study` in its own directory under the config's shared run directory,
+/// then merges every shard's results so far and renders the (possibly partial) report there.
+/// Running a shard again continues it.
+fn run_shard(
+    study: &dyn Study,
+    shard: Shard,
+    experiment_dir: &Path,
+    isolation: &Isolation,
+    progress: &dyn Progress,
+) -> Result<Finished, RunError> {
+    if !study.shardable() {
+        return Err(RunError::Other(format!(
+            "kind {:?} does not split into shards: its points are timed against each other on one machine",
+            study.header().kind
+        )));
+    }
+    let resolved = study.resolved_toml();
+    let top = experiment_dir.join(sharded_run_name(&resolved));
+    let dir = shard.dir(&top);
+    fs::create_dir_all(&dir).map_err(|e| RunError::io(&dir, e))?;
+    write_atomically(&top.join("config.toml"), &resolved)?;
+    write_atomically(&dir.join("config.toml"), &resolved)?;
+    let description = serde_json::to_string(&shard).expect("a shard serializes");
+    write_atomically(&dir.join("shard.json"), &description)?;
+    let mut meta = match Meta::read(&dir) {
+        Ok(mut meta) => {
+            meta.resumed.push(sysinfo::rfc3339(sysinfo::unix_seconds()));
+            progress.note(&format!("continuing {}", dir.display()));
+            meta
+        }
+        Err(_) => Meta::new(study),
+    };
+    meta.status = "running".into();
+    meta.error = None;
+    meta.write(&dir)?;
+    let outcome = study.run(&dir, isolation, progress);
+    meta.ended = Some(sysinfo::rfc3339(sysinfo::unix_seconds()));
+    meta.status = if outcome.is_ok() {
+        "complete"
+    } else {
+        "failed"
+    }
+    .into();
+    meta.error = outcome.as_ref().err().map(ToString::to_string);
+    meta.write(&dir)?;
+    outcome?;
+    // The shared directory's meta.json tells the report which backend and device ran.
+    meta.status = "sharded".into();
+    meta.write(&top)?;
+    let findings = render_report(&top)?;
+    Ok(Finished { dir: top, findings })
+}
+
 /// The child-process entry point: continues the study whose report directory is `dir`.
 pub fn run_worker(dir: &Path) -> Result<WorkerExit, RunError> {
     load_from_dir(dir)?.work(dir, &StdoutEvents)
@@ -220,6 +279,8 @@ pub fn run_worker(dir: &Path) -> Result<WorkerExit, RunError> {
 
 /// Re-renders summary, figures and report.md of a finished (or partial) run from its raw results.
 pub fn render_report(dir: &Path) -> Result<Vec<String>, RunError> {
+    // A sharded run: first gather what every shard has finished.
+    merge_shards(dir)?;
     load_from_dir(dir)?.render(dir)
 }
 
@@ -297,7 +358,8 @@ fn point_latest_at(experiment_dir: &Path, dir: &Path) -> Result<(), RunError> {
 
 /// Writes `text` to `path` through a temporary file and a rename, so readers never see half.
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), RunError> {
-    let temporary = path.with_extension("partial");
+    // The process id keeps shards that write the same file at once out of each other's way.
+    let temporary = path.with_extension(format!("partial-{}", std::process::id()));
     fs::write(&temporary, text).map_err(|e| RunError::io(&temporary, e))?;
     fs::rename(&temporary, path).map_err(|e| RunError::io(path, e))
 }

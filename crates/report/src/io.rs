@@ -18,16 +18,21 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError>
     rename(&tmp, path)
 }
 
-/// `dir/name.ext` -> `dir/.name.tmp.ext`: hidden, and keeping the extension, which
-/// plotters' bitmap backend reads to choose the image format.
+/// `dir/name.ext` -> `dir/.name.tmp<pid>.ext`: hidden, keeping the extension, which plotters'
+/// bitmap backend reads to choose the image format, and unique to the process, so shards that
+/// render one report directory at once never write the same temporary file.
 pub(crate) fn temporary_sibling(path: &Path) -> PathBuf {
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy())
         .unwrap_or_default();
     let name = match path.extension() {
-        Some(ext) => format!(".{stem}.tmp.{}", ext.to_string_lossy()),
-        None => format!(".{stem}.tmp"),
+        Some(ext) => format!(
+            ".{stem}.tmp{}.{}",
+            std::process::id(),
+            ext.to_string_lossy()
+        ),
+        None => format!(".{stem}.tmp{}", std::process::id()),
     };
     path.with_file_name(name)
 }

@@ -155,6 +155,9 @@ impl Study for TargetStudy {
             format!("backend: {}", self.config.backend.name),
         ]
     }
+    fn shardable(&self) -> bool {
+        true
+    }
     fn check_inputs(&self) -> Result<(), RunError> {
         self.config
             .data

@@ -19,6 +19,7 @@ use crate::{
     progress::Progress,
     registry::Study,
     session::{Isolation, Meta, RunError},
+    shard::pending,
     train::{
         trial::{self, Evaluation, Next, Outcome, TrialPlan, VariantData},
         work::{
@@ -63,11 +64,7 @@ pub fn run(
     study.check_inputs()?;
     let done = done_trials(dir)?;
     drop_unfinished_evaluations(dir, &done)?;
-    let left = study
-        .trials
-        .iter()
-        .filter(|t| !done.contains(&t.id))
-        .count();
+    let left = pending(&study.trials, |t| &t.id, dir, &done)?.len();
     progress.start(left as u64, "steps-to-target trials");
     let record_crash = |unit: &str, crash: &Crash| {
         let t = study.trials.iter().find(|t| t.id == unit).ok_or_else(|| {
@@ -98,11 +95,7 @@ pub fn work(
     events: &dyn UnitEvents,
 ) -> Result<WorkerExit, RunError> {
     let done = done_trials(dir)?;
-    let todo: Vec<&SearchTrial> = study
-        .trials
-        .iter()
-        .filter(|t| !done.contains(&t.id))
-        .collect();
+    let todo = pending(&study.trials, |t| &t.id, dir, &done)?;
     if todo.is_empty() {
         return Ok(WorkerExit::Finished);
     }

@@ -45,6 +45,7 @@ pub fn epoch_splits(
         resume: false,
         out: Some(scratch.to_path_buf()),
         isolation: Isolation::InProcess,
+        shard: None,
     };
     let finished = run_study(study.as_ref(), &options, &Silent)?;
     Ok(read_trials(&finished.dir.join("trials.csv"))?

@@ -145,6 +145,9 @@ impl Study for TrainStudy {
             format!("backend: {}", self.config.backend.name),
         ]
     }
+    fn shardable(&self) -> bool {
+        true
+    }
     fn check_inputs(&self) -> Result<(), RunError> {
         let data_dir = work::data_dir();
         for (_, data) in &self.variants {

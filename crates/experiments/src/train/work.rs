@@ -25,6 +25,7 @@ use crate::{
     progress::Progress,
     registry::Study,
     session::{Isolation, Meta, RunError},
+    shard::pending,
 };
 
 /// Where datasets are read from: `--data-dir`, which the CLI passes on (to child processes too)
@@ -44,11 +45,7 @@ pub fn run(
     study.check_inputs()?;
     let done = done_trials(dir)?;
     drop_unfinished_evaluations(dir, &done)?;
-    let left = study
-        .trials
-        .iter()
-        .filter(|t| !done.contains(&t.id))
-        .count();
+    let left = pending(&study.trials, |t| &t.id, dir, &done)?.len();
     progress.start(left as u64, "training trials");
     let record_crash = |unit: &str, crash: &Crash| {
         let trial = study.trials.iter().find(|t| t.id == unit).ok_or_else(|| {
@@ -111,11 +108,7 @@ pub fn work(
     events: &dyn UnitEvents,
 ) -> Result<WorkerExit, RunError> {
     let done = done_trials(dir)?;
-    let todo: Vec<&Trial> = study
-        .trials
-        .iter()
-        .filter(|t| !done.contains(&t.id))
-        .collect();
+    let todo = pending(&study.trials, |t| &t.id, dir, &done)?;
     if todo.is_empty() {
         return Ok(WorkerExit::Finished);
     }

@@ -218,3 +218,46 @@ fn shards_run_at_once_and_merged_equal_an_unsharded_run() {
     assert_eq!(step_time.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&step_time.stderr).contains("does not split into shards"));
 }
+
+#[test]
+fn step_times_of_the_same_model_give_time_to_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("reports");
+    let sweep = dir.path().join("sweep.toml");
+    fs::write(
+        &sweep,
+        r#"
+[experiment]
+name = "mlp-sweep"
+kind = "step-time"
+description = "step times of the tiny target study's model"
+
+[model]
+architecture = "mlp"
+input = [1, 8, 8]
+classes = 4
+hidden = [32]
+
+[sweep]
+batch_sizes = [8, 16, 32, 64]
+warmup_steps = 1
+samples = 3
+rounds = 2
+
+[analysis]
+bootstrap_resamples = 200
+"#,
+    )
+    .unwrap();
+    let sweep_dir = run(&sweep, &out, &[]);
+    let config = dir.path().join("tiny.toml");
+    let with_times = format!(
+        "{TINY}\n[[analysis.step_times]]\nworkload = \"mlp\"\nreport = \"{}\"\n",
+        sweep_dir.display()
+    );
+    fs::write(&config, with_times).unwrap();
+    let report_dir = run(&config, &out, &[]);
+    assert!(report_dir.join("time_to_result.png").is_file());
+    let report = fs::read_to_string(report_dir.join("report.md")).unwrap();
+    assert!(report.contains("soonest"), "{report}");
+}

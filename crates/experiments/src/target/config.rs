@@ -24,6 +24,9 @@ pub struct TargetConfig {
     pub search: SearchConfig,
     /// `[budget]`.
     pub budget: BudgetConfig,
+    /// `[analysis]`.
+    #[serde(default)]
+    pub analysis: TargetAnalysis,
     /// `[backend]`.
     #[serde(default)]
     pub backend: BackendConfig,
@@ -89,6 +92,25 @@ pub struct SearchConfig {
 fn default_one_minus_momentum() -> [f64; 2] {
     // The paper's range for its momentum workloads' "reverse log" search.
     [1e-3, 1.0]
+}
+
+/// `[analysis]`: what the report sets beside the steps.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TargetAnalysis {
+    /// `[[analysis.step_times]]`: step-time sweeps of the workloads' models on the device of
+    /// interest; with them the report gives time to result = steps(B) x step time(B).
+    pub step_times: Vec<StepTimeSource>,
+}
+
+/// A step-time report to take a model's step times from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepTimeSource {
+    /// The workload it times: a model label (every optimizer of it) or `model/optimizer`.
+    pub workload: String,
+    /// The step-time run's report directory (e.g. `reports/mlp-step-time-cpu/latest`).
+    pub report: String,
 }
 
 /// `[budget]`: when a trial stops.

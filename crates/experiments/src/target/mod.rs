@@ -22,7 +22,9 @@ use crate::{
     session::{Isolation, RunError},
 };
 
-pub use config::{BudgetConfig, SearchConfig, TargetConfig, Workload};
+pub use config::{
+    BudgetConfig, SearchConfig, StepTimeSource, TargetAnalysis, TargetConfig, Workload,
+};
 
 /// One trial of the search.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,6 +7,7 @@ use std::{
 };
 
 use batchlab_report::{
+    step_time::{read_step_samples, summarize},
     target::{append_search, render_target, SearchRow, TargetContext},
     train::{append_evals, append_trials, done_trials},
 };
@@ -217,6 +218,9 @@ pub fn render(study: &TargetStudy, dir: &Path) -> Result<Vec<String>, RunError> 
         ));
     }
     let s = &config.search;
+    let mut context_notes = Vec::new();
+    let step_times = step_times(config, &mut context_notes);
+    dataset.extend(context_notes);
     let context = TargetContext {
         experiment: config.experiment.name.clone(),
         description: config.experiment.description.clone(),
@@ -240,7 +244,43 @@ pub fn render(study: &TargetStudy, dir: &Path) -> Result<Vec<String>, RunError> 
                 s.one_minus_momentum[0], s.one_minus_momentum[1]
             ),
         ],
-        step_times: Vec::new(),
+        step_times,
     };
     Ok(render_target(dir, &context)?.lines)
+}
+
+/// `(workload, batch size, median, low, high)` seconds per step from each configured step-time
+/// report (its raw results.csv, summarised again: median and 95% bootstrap interval). A report
+/// that cannot be read is named in `notes` and left out, so the rest of the report still renders.
+fn step_times(
+    config: &super::TargetConfig,
+    notes: &mut Vec<String>,
+) -> Vec<(String, u32, f64, f64, f64)> {
+    let mut times = Vec::new();
+    for source in &config.analysis.step_times {
+        let path = Path::new(&source.report).join("results.csv");
+        match read_step_samples(&path) {
+            Ok(samples) => {
+                for p in summarize(&samples, 1000, 0).iter().filter(|p| p.is_ok()) {
+                    times.push((
+                        source.workload.clone(),
+                        p.batch_size,
+                        p.median_ms / 1e3,
+                        p.ci_low_ms / 1e3,
+                        p.ci_high_ms / 1e3,
+                    ));
+                }
+                notes.push(format!(
+                    "step times of {}: {}",
+                    source.workload,
+                    path.display()
+                ));
+            }
+            Err(e) => notes.push(format!(
+                "step times of {}: not read ({e}); time to result left out for it",
+                source.workload
+            )),
+        }
+    }
+    times
 }

@@ -37,6 +37,7 @@ one_minus_momentum = [0.01, 0.5]
 target_error = 0.5
 max_steps = 200
 evaluate_every = 10
+noise_every = 20
 "#;
 
 fn run(config: &Path, out: &Path, extra: &[&str]) -> PathBuf {
@@ -108,6 +109,20 @@ fn a_tiny_search_writes_its_report_reproduces_and_resumes() {
     let report = fs::read_to_string(first.join("report.md")).unwrap();
     assert!(report.contains("B_crit"), "{report}");
     assert!(report.contains("biased downward"), "{report}");
+    assert!(report.contains("## Gradient noise scale"), "{report}");
+    let noise = fs::read_to_string(first.join("noise.csv")).unwrap();
+    let finite = noise
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            l.rsplit(',')
+                .next()
+                .unwrap()
+                .parse::<f64>()
+                .is_ok_and(f64::is_finite)
+        })
+        .count();
+    assert!(finite > 0, "no B_simple estimate: {noise}");
 
     // A trial that reached the target stopped at that evaluation.
     let results = fs::read_to_string(first.join("results.csv")).unwrap();

@@ -126,6 +126,11 @@ pub struct BudgetConfig {
     /// Batch size of evaluation passes (speed only).
     #[serde(default = "default_eval_batch")]
     pub eval_batch_size: usize,
+    /// Measure the gradient noise scale (B_simple, McCandlish et al. 2018) every this many
+    /// steps, from the half-batch and whole-batch gradients; written to noise.csv. Costs about
+    /// one and a half extra steps per measurement, outside the training clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_every: Option<u64>,
     /// A trial diverged (infeasible) when its loss is non-finite or above this multiple of its
     /// first loss.
     #[serde(default = "default_divergence")]
@@ -196,6 +201,9 @@ impl TargetConfig {
                 "budget",
                 "max_steps, evaluate_every and eval_batch_size must be at least 1",
             ));
+        }
+        if b.noise_every == Some(0) {
+            return Err(source.error("budget.noise_every", "expected at least 1"));
         }
         if b.divergence_factor.is_nan() || b.divergence_factor <= 1.0 {
             return Err(source.error("budget.divergence_factor", "expected a number above 1"));

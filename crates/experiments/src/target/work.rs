@@ -2,13 +2,18 @@
 //! trial loop and result files (plus `search.csv` with each trial's metaparameters).
 
 use std::{
+    collections::BTreeMap,
     panic::{catch_unwind, AssertUnwindSafe},
     path::Path,
 };
 
 use batchlab_report::{
+    stats::median,
     step_time::{read_step_samples, summarize},
-    target::{append_search, render_target, SearchRow, TargetContext},
+    target::{
+        append_noise, append_search, read_noise, render_target, NoiseRow, NoiseScale, SearchRow,
+        TargetContext, WorkloadFindings,
+    },
     train::{append_evals, append_trials, done_trials},
 };
 
@@ -19,10 +24,10 @@ use crate::{
     optim::OptimizerConfig,
     progress::Progress,
     registry::Study,
-    session::{Isolation, Meta, RunError},
+    session::{write_atomically, Isolation, Meta, RunError},
     shard::pending,
     train::{
-        trial::{self, Evaluation, Next, Outcome, TrialPlan, VariantData},
+        trial::{self, Evaluation, GradientNorms, Next, Outcome, TrialPlan, VariantData},
         work::{
             data_dir, drop_unfinished_evaluations, eval_row, failure_record, load_variant, record,
         },
@@ -53,6 +58,41 @@ fn search_row(t: &SearchTrial, w: &Workload) -> SearchRow {
         momentum: t.momentum,
         effective_learning_rate: t.learning_rate / (1.0 - t.momentum),
     }
+}
+
+/// Weight of the newest measurement in B_simple's moving averages is 1 - NOISE_DECAY: a trial
+/// has tens of measurements, and McCandlish et al. average because single ones are noisy.
+const NOISE_DECAY: f64 = 0.8;
+
+/// A trial's gradient-norm measurements with the moving-average B_simple after each.
+fn noise_rows(t: &SearchTrial, w: &Workload, norms: &[GradientNorms]) -> Vec<NoiseRow> {
+    let Some(first) = norms.first() else {
+        return Vec::new();
+    };
+    let Ok(mut scale) = NoiseScale::new(first.b_small, first.b_big, NOISE_DECAY) else {
+        return Vec::new();
+    };
+    norms
+        .iter()
+        .map(|n| {
+            let b_simple = scale
+                .update(n.small_sq, n.big_sq)
+                .ok()
+                .and_then(|r| r.b_simple)
+                .unwrap_or(f64::NAN);
+            NoiseRow {
+                trial: t.id.clone(),
+                workload: w.label(),
+                batch_size: t.batch_size,
+                step: n.step,
+                b_small: n.b_small,
+                b_big: n.b_big,
+                g_small_sq: n.small_sq,
+                g_big_sq: n.big_sq,
+                b_simple,
+            }
+        })
+        .collect()
 }
 
 /// Supervises the search until every trial has a row in trials.csv.
@@ -113,6 +153,10 @@ pub fn work(
         append_search(&dir.join("search.csv"), &[search_row(t, w)])?;
         match outcome {
             Ok((outcome, reached)) => {
+                let noise = noise_rows(t, w, &outcome.gradient_norms);
+                if !noise.is_empty() {
+                    append_noise(&dir.join("noise.csv"), &noise)?;
+                }
                 append_trials(&dir.join("trials.csv"), &[record(&trial, &outcome)])?;
                 let summary = match (outcome.status, reached) {
                     ("ok", true) => format!("reached at step {}", outcome.steps),
@@ -170,6 +214,7 @@ fn run_trial(
         divergence_factor: budget.divergence_factor,
         prefetch: 4,
         evaluate_test: false,
+        noise_every: study.config.budget.noise_every,
     };
     let results = dir.join("results.csv");
     let target = budget.target_error;
@@ -246,7 +291,60 @@ pub fn render(study: &TargetStudy, dir: &Path) -> Result<Vec<String>, RunError> 
         ],
         step_times,
     };
-    Ok(render_target(dir, &context)?.lines)
+    let findings = render_target(dir, &context)?;
+    let mut lines = findings.lines;
+    lines.extend(noise_section(dir, &findings.workloads)?);
+    Ok(lines)
+}
+
+/// Appends the gradient noise scale beside B_crit to report.md (when noise.csv exists) and
+/// returns its headline lines. Each trial contributes its last moving-average B_simple.
+fn noise_section(dir: &Path, workloads: &[WorkloadFindings]) -> Result<Vec<String>, RunError> {
+    let path = dir.join("noise.csv");
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let rows = read_noise(&path)?;
+    let mut last: BTreeMap<&str, &NoiseRow> = BTreeMap::new();
+    for row in &rows {
+        last.insert(&row.trial, row);
+    }
+    let mut md = String::from(
+        "\n## Gradient noise scale\n\nB_simple = tr(Σ) / |G|² (McCandlish et al. 2018), estimated during training from the squared norms of the half-batch and whole-batch mean gradients (their Appendix A), averaged over each trial's measurements; the table gives, per workload, the median over trials of each trial's last estimate, beside the B_crit fitted to the steps-to-result curve. The paper predicts B_crit ≈ B_simple when the noise scale is measured where training ends.\n\n| workload | trials measured | B_simple median | B_simple range | B_crit (fit) |\n| --- | --- | --- | --- | --- |\n",
+    );
+    let mut lines = Vec::new();
+    for w in workloads {
+        let mut values: Vec<f64> = last
+            .values()
+            .filter(|r| r.workload == w.workload && r.b_simple.is_finite())
+            .map(|r| r.b_simple)
+            .collect();
+        if values.is_empty() {
+            continue;
+        }
+        values.sort_by(f64::total_cmp);
+        let median = median(&values);
+        let b_crit = w
+            .fit
+            .as_ref()
+            .map_or("not fitted".to_string(), |f| format!("{:.3}", f.b_crit));
+        md.push_str(&format!(
+            "| {} | {} | {median:.3} | {:.3} – {:.3} | {b_crit} |\n",
+            w.workload,
+            values.len(),
+            values[0],
+            values[values.len() - 1]
+        ));
+        lines.push(format!(
+            "{}: gradient noise scale B_simple median {median:.1} over {} trials, B_crit {b_crit}",
+            w.workload,
+            values.len()
+        ));
+    }
+    let report = dir.join("report.md");
+    let text = std::fs::read_to_string(&report).map_err(|e| RunError::io(&report, e))?;
+    write_atomically(&report, &(text + &md))?;
+    Ok(lines)
 }
 
 /// `(workload, batch size, median, low, high)` seconds per step from each configured step-time

@@ -11,11 +11,11 @@ use std::{sync::Arc, time::Instant};
 use batchlab_datasets::{loader::Epoch, ImageSet, Loader, Order, Pipeline};
 use batchlab_models::{classification_loss, Model, ModelSpec};
 use burn::{
-    module::AutodiffModule,
+    module::{AutodiffModule, Module, ModuleVisitor, Param},
     optim::{GradientsParams, Optimizer},
     tensor::{
         backend::{AutodiffBackend, Backend},
-        ElementConversion,
+        ElementConversion, Int, Tensor,
     },
 };
 
@@ -68,6 +68,24 @@ pub struct TrialPlan<'a> {
     pub prefetch: usize,
     /// Evaluate on the test split at the end (steps-to-target trials only need validation).
     pub evaluate_test: bool,
+    /// Measure the squared norms of the half-batch and whole-batch mean gradients before the
+    /// update of every this many steps (the gradient noise scale's inputs); None: never.
+    pub noise_every: Option<u64>,
+}
+
+/// The squared norms of two mean gradients at one step, from the same parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GradientNorms {
+    /// Optimizer steps taken before the measurement.
+    pub step: u64,
+    /// Examples behind the small mean gradient (the first half of the batch).
+    pub b_small: u32,
+    /// Examples behind the big one (the whole batch).
+    pub b_big: u32,
+    /// |G_small|^2.
+    pub small_sq: f64,
+    /// |G_big|^2.
+    pub big_sq: f64,
 }
 
 /// A validation evaluation during training.
@@ -118,6 +136,8 @@ pub struct Outcome {
     pub test_loss: f64,
     /// Test accuracy (NaN unless ok).
     pub test_accuracy: f64,
+    /// Gradient-norm measurements (see [`TrialPlan::noise_every`]); their time is not training.
+    pub gradient_norms: Vec<GradientNorms>,
 }
 
 /// Whether training goes on after an evaluation.
@@ -169,6 +189,7 @@ where
     let (mut train_seconds, mut data_seconds, mut eval_seconds) = (0.0, 0.0, 0.0);
     let (mut loss_sum, mut loss_count) = (0.0f64, 0u64);
     let mut first_loss = None;
+    let mut norms = Vec::new();
     let mut evaluate_at = plan.evaluate_at.iter().copied().peekable();
     while step < plan.total_steps {
         let start = Instant::now();
@@ -182,7 +203,12 @@ where
         };
         let n = batch.len() as u64;
         let (images, labels) = batch.to_device::<B>(device);
-        let data_done = Instant::now();
+        let data_seconds_now = start.elapsed().as_secs_f64();
+        if plan.noise_every.is_some_and(|every| step % every == 0) && n >= 2 {
+            // Outside the training clock: a measurement, not part of the step.
+            norms.push(gradient_norms(&model, &images, &labels, step, device)?);
+        }
+        let compute = Instant::now();
         let lr = plan
             .schedule
             .rate(plan.learning_rate, step, plan.total_steps);
@@ -192,8 +218,8 @@ where
         model = optimizer.step(lr, model, grads);
         // Reading the loss synchronised the forward pass; sync again so the update is counted.
         B::sync(device).map_err(|e| format!("device sync failed: {e:?}"))?;
-        data_seconds += (data_done - start).as_secs_f64();
-        train_seconds += start.elapsed().as_secs_f64();
+        data_seconds += data_seconds_now;
+        train_seconds += data_seconds_now + compute.elapsed().as_secs_f64();
         step += 1;
         examples += n;
         loss_sum += value;
@@ -212,6 +238,7 @@ where
                 test_seconds: f64::NAN,
                 test_loss: f64::NAN,
                 test_accuracy: f64::NAN,
+                gradient_norms: norms,
             });
         }
         if evaluate_at.peek() == Some(&step) {
@@ -254,7 +281,62 @@ where
         test_seconds,
         test_loss,
         test_accuracy,
+        gradient_norms: norms,
     })
+}
+
+/// |G|^2 of the mean gradient of the first half of the batch and of the whole batch, at the
+/// current parameters (McCandlish et al. 2018, Appendix A's two batch sizes).
+fn gradient_norms<B: AutodiffBackend>(
+    model: &Model<B>,
+    images: &Tensor<B, 4>,
+    labels: &Tensor<B, 1, Int>,
+    step: u64,
+    device: &B::Device,
+) -> Result<GradientNorms, String> {
+    let n = images.dims()[0];
+    let half = n / 2;
+    let norm = |images: Tensor<B, 4>, labels: Tensor<B, 1, Int>| -> f64 {
+        let grads = classification_loss(model.forward(images), labels).backward();
+        let mut visitor = SquaredNorm::<B> {
+            grads: &grads,
+            total: None,
+        };
+        model.visit(&mut visitor);
+        visitor.total.map_or(0.0, |t| t.into_scalar().elem::<f64>())
+    };
+    let small_sq = norm(
+        images.clone().narrow(0, 0, half),
+        labels.clone().narrow(0, 0, half),
+    );
+    let big_sq = norm(images.clone(), labels.clone());
+    B::sync(device).map_err(|e| format!("device sync failed: {e:?}"))?;
+    Ok(GradientNorms {
+        step,
+        b_small: half as u32,
+        b_big: n as u32,
+        small_sq,
+        big_sq,
+    })
+}
+
+/// Sums the squares of every parameter's gradient (parameters without one, such as batch
+/// norm's running statistics, are skipped).
+struct SquaredNorm<'a, B: AutodiffBackend> {
+    grads: &'a B::Gradients,
+    total: Option<Tensor<B::InnerBackend, 1>>,
+}
+
+impl<B: AutodiffBackend> ModuleVisitor<B> for SquaredNorm<'_, B> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        if let Some(grad) = param.val().grad(self.grads) {
+            let sum = grad.powf_scalar(2.0).sum();
+            self.total = Some(match self.total.take() {
+                Some(total) => total + sum,
+                None => sum,
+            });
+        }
+    }
 }
 
 /// Builds the model (`spec`, initialised from `seed`) and `optimizer` on the configured backend

@@ -190,6 +190,7 @@ fn run_trial(
         divergence_factor: grid.divergence_factor,
         prefetch: grid.prefetch,
         evaluate_test: true,
+        noise_every: None,
     };
     let results = dir.join("results.csv");
     let total = plan.total_steps;
@@ -274,6 +275,7 @@ pub(crate) fn failure_record(trial: &Trial, status: &str, message: &str) -> Tria
                 test_seconds: f64::NAN,
                 test_loss: f64::NAN,
                 test_accuracy: f64::NAN,
+                gradient_norms: Vec::new(),
             },
         )
     }

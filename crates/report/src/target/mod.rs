@@ -16,6 +16,7 @@
 //! - [`render_target`]: a study's run directory to `summary.csv`, figures and `report.md`.
 
 pub mod noise;
+pub mod noise_log;
 pub mod quasi;
 mod render;
 pub mod scaling;
@@ -23,6 +24,7 @@ pub mod search;
 pub mod steps;
 
 pub use noise::{NoiseRecord, NoiseScale};
+pub use noise_log::{append_noise, read_noise, NoiseRow, NOISE_HEADER};
 pub use quasi::{log_uniform, reverse_log_uniform, QuasiRandom, MAX_DIMS};
 pub use render::{
     render_target, write_summary, LearningRateScaling, TargetCell, TargetContext, TargetFindings,

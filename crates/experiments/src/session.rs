@@ -272,6 +272,15 @@ fn run_shard(
     Ok(Finished { dir: top, findings })
 }
 
+/// The backend and device a run in `dir` used, from its meta.json; for a directory without
+/// one, what `config` would use on this machine.
+pub fn backend_and_device(dir: &Path, config: &crate::config::BackendConfig) -> (String, String) {
+    match Meta::read(dir) {
+        Ok(meta) => (meta.backend, meta.device),
+        Err(_) => (config.name.clone(), backend::device_name(config)),
+    }
+}
+
 /// The child-process entry point: continues the study whose report directory is `dir`.
 pub fn run_worker(dir: &Path) -> Result<WorkerExit, RunError> {
     load_from_dir(dir)?.work(dir, &StdoutEvents)

@@ -22,7 +22,7 @@ use crate::{
     isolate::{failure_status, supervise, Crash, UnitEvents, WorkerExit},
     optim::{with_optimizer, WithOptimizer},
     progress::Progress,
-    session::{Isolation, Meta, RunError},
+    session::{backend_and_device, Isolation, RunError},
 };
 
 /// Supervises the sweep until every visit is measured or recorded as failed.
@@ -78,14 +78,7 @@ pub fn work(
 /// Writes summary.csv, figures and report.md; returns the headline findings.
 pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Vec<String>, RunError> {
     let config = &study.config;
-    let meta = Meta::read(dir).ok();
-    let backend = meta
-        .as_ref()
-        .map_or_else(|| config.backend.name.clone(), |m| m.backend.clone());
-    let device = meta.as_ref().map_or_else(
-        || backend::device_name(&config.backend),
-        |m| m.device.clone(),
-    );
+    let (backend, device) = backend_and_device(dir, &config.backend);
     let memory_kind = match BackendKind::parse(&backend) {
         Ok(BackendKind::Flex) => "peak resident set size of the batchlab process during a visit, lowest over the rounds (memory the allocator kept from an earlier, larger visit can only inflate a reading)",
         _ => "not measured on this backend",

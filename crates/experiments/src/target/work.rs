@@ -24,7 +24,7 @@ use crate::{
     optim::OptimizerConfig,
     progress::Progress,
     registry::Study,
-    session::{write_atomically, Isolation, Meta, RunError},
+    session::{backend_and_device, write_atomically, Isolation, RunError},
     shard::pending,
     train::{
         trial::{self, Evaluation, GradientNorms, Next, Outcome, TrialPlan, VariantData},
@@ -241,14 +241,7 @@ fn run_trial(
 /// Writes summary.csv, figures and report.md; returns the headline findings.
 pub fn render(study: &TargetStudy, dir: &Path) -> Result<Vec<String>, RunError> {
     let config = &study.config;
-    let meta = Meta::read(dir).ok();
-    let backend_name = meta
-        .as_ref()
-        .map_or_else(|| config.backend.name.clone(), |m| m.backend.clone());
-    let device = meta.as_ref().map_or_else(
-        || backend::device_name(&config.backend),
-        |m| m.device.clone(),
-    );
+    let (backend_name, device) = backend_and_device(dir, &config.backend);
     let data_dir = data_dir();
     let mut dataset = vec![format!(
         "{} (data directory {})",

@@ -20,11 +20,11 @@ use super::{
     TrainStudy, Trial,
 };
 use crate::{
-    backend::{self, panic_message},
+    backend::panic_message,
     isolate::{failure_status, supervise, Crash, UnitEvents, WorkerExit},
     progress::Progress,
     registry::Study,
-    session::{Isolation, Meta, RunError},
+    session::{backend_and_device, Isolation, RunError},
     shard::pending,
 };
 
@@ -284,14 +284,7 @@ pub(crate) fn failure_record(trial: &Trial, status: &str, message: &str) -> Tria
 /// Writes summary.csv, figures and report.md; returns the headline findings.
 pub fn render(study: &TrainStudy, dir: &Path) -> Result<Vec<String>, RunError> {
     let config = &study.config;
-    let meta = Meta::read(dir).ok();
-    let backend = meta
-        .as_ref()
-        .map_or_else(|| config.backend.name.clone(), |m| m.backend.clone());
-    let device = meta.as_ref().map_or_else(
-        || backend::device_name(&config.backend),
-        |m| m.device.clone(),
-    );
+    let (backend, device) = backend_and_device(dir, &config.backend);
     let data_dir = data_dir();
     let mut dataset = vec![format!(
         "{} (data directory {})",

@@ -113,7 +113,7 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Vec<String>, RunError
             .iter()
             .map(|j| {
                 format!(
-                    "{} (+{:.1} ms, {:.0}%)",
+                    "{} ({:+.1} ms, {:+.0}%)",
                     j.batch_size,
                     j.height_ms,
                     j.relative * 100.0

@@ -20,17 +20,14 @@ use batchlab_report::{
 use super::{SearchTrial, TargetStudy, Workload};
 use crate::{
     backend,
-    isolate::{failure_status, supervise, Crash, UnitEvents, WorkerExit},
+    isolate::{failure_status, UnitEvents, WorkerExit},
     optim::OptimizerConfig,
     progress::Progress,
-    registry::Study,
     session::{backend_and_device, write_atomically, Isolation, RunError},
     shard::pending,
     train::{
         trial::{self, Evaluation, GradientNorms, Next, Outcome, TrialPlan, VariantData},
-        work::{
-            data_dir, drop_unfinished_evaluations, eval_row, failure_record, load_variant, record,
-        },
+        work::{data_dir, eval_row, failure_record, load_variant, record, TrialRun},
         Budget, ScheduleConfig, Trial,
     },
 };
@@ -102,31 +99,26 @@ pub fn run(
     isolation: &Isolation,
     progress: &dyn Progress,
 ) -> Result<(), RunError> {
-    study.check_inputs()?;
-    let done = done_trials(dir)?;
-    drop_unfinished_evaluations(dir, &done)?;
-    let left = pending(&study.trials, |t| &t.id, dir, &done)?.len();
-    progress.start(left as u64, "steps-to-target trials");
-    let record_crash = |unit: &str, crash: &Crash| {
-        let t = study.trials.iter().find(|t| t.id == unit).ok_or_else(|| {
-            RunError::Other(format!("worker announced an unknown trial {unit:?}"))
-        })?;
-        let w = &study.config.workloads[t.workload];
-        append_search(&dir.join("search.csv"), &[search_row(t, w)])?;
-        let row = failure_record(&as_trial(t, w), crash.status, &crash.message);
-        append_trials(&dir.join("trials.csv"), &[row])?;
-        Ok(())
+    let trials = TrialRun {
+        study,
+        what: "steps-to-target trials",
+        trials: &study.trials,
+        id: |t: &SearchTrial| t.id.as_str(),
+        worker_env: study.config.backend.worker_env(),
     };
-    let outcome = supervise(
+    trials.supervise(
         dir,
         isolation,
         progress,
-        &study.config.backend.worker_env(),
         &|events| work(study, dir, events),
-        &record_crash,
-    );
-    progress.finish();
-    outcome
+        &|t, crash| {
+            let w = &study.config.workloads[t.workload];
+            append_search(&dir.join("search.csv"), &[search_row(t, w)])?;
+            let row = failure_record(&as_trial(t, w), crash.status, &crash.message);
+            append_trials(&dir.join("trials.csv"), &[row])?;
+            Ok(())
+        },
+    )
 }
 
 /// Runs the trials without a row in trials.csv, in the planned order.

@@ -42,39 +42,84 @@ pub fn run(
     isolation: &Isolation,
     progress: &dyn Progress,
 ) -> Result<(), RunError> {
-    study.check_inputs()?;
-    let done = done_trials(dir)?;
-    drop_unfinished_evaluations(dir, &done)?;
-    let left = pending(&study.trials, |t| &t.id, dir, &done)?.len();
-    progress.start(left as u64, "training trials");
-    let record_crash = |unit: &str, crash: &Crash| {
-        let trial = study.trials.iter().find(|t| t.id == unit).ok_or_else(|| {
-            RunError::Other(format!("worker announced an unknown trial {unit:?}"))
-        })?;
-        append_trials(
-            &dir.join("trials.csv"),
-            &[failure_record(trial, crash.status, &crash.message)],
-        )?;
-        Ok(())
+    let trials = TrialRun {
+        study,
+        what: "training trials",
+        trials: &study.trials,
+        id: |t: &Trial| t.id.as_str(),
+        worker_env: study.config.backend.worker_env(),
     };
-    let outcome = supervise(
+    trials.supervise(
         dir,
         isolation,
         progress,
-        &study.config.backend.worker_env(),
         &|events| work(study, dir, events),
-        &record_crash,
-    );
-    progress.finish();
-    outcome
+        &|t, crash| {
+            let row = failure_record(t, crash.status, &crash.message);
+            append_trials(&dir.join("trials.csv"), &[row])?;
+            Ok(())
+        },
+    )
+}
+
+/// What the trial runners share when supervising: the study, its trials in planned order and
+/// how a trial is named.
+pub(crate) struct TrialRun<'a, T> {
+    /// For the inputs check.
+    pub study: &'a dyn Study,
+    /// The progress bar's title.
+    pub what: &'static str,
+    /// Every trial, in the planned order.
+    pub trials: &'a [T],
+    /// A trial's id (its unit name in the worker protocol and its key in trials.csv).
+    pub id: fn(&T) -> &str,
+    /// Environment of worker processes.
+    pub worker_env: Vec<(String, String)>,
+}
+
+impl<T> TrialRun<'_, T> {
+    /// Checks the inputs, drops half-written evaluations of unfinished trials, then runs `work`
+    /// in workers until every trial of this directory's shard has a row in trials.csv;
+    /// `record_failure` writes the rows of a trial whose worker died.
+    pub fn supervise(
+        &self,
+        dir: &Path,
+        isolation: &Isolation,
+        progress: &dyn Progress,
+        work: &dyn Fn(&dyn UnitEvents) -> Result<WorkerExit, RunError>,
+        record_failure: &dyn Fn(&T, &Crash) -> Result<(), RunError>,
+    ) -> Result<(), RunError> {
+        self.study.check_inputs()?;
+        let done = done_trials(dir)?;
+        drop_unfinished_evaluations(dir, &done)?;
+        let left = pending(self.trials, self.id, dir, &done)?.len();
+        progress.start(left as u64, self.what);
+        let record_crash = |unit: &str, crash: &Crash| {
+            let trial = self
+                .trials
+                .iter()
+                .find(|t| (self.id)(t) == unit)
+                .ok_or_else(|| {
+                    RunError::Other(format!("worker announced an unknown trial {unit:?}"))
+                })?;
+            record_failure(trial, crash)
+        };
+        let outcome = supervise(
+            dir,
+            isolation,
+            progress,
+            &self.worker_env,
+            work,
+            &record_crash,
+        );
+        progress.finish();
+        outcome
+    }
 }
 
 /// Removes from results.csv the evaluations of trials that never finished (an interrupted run),
 /// so a resumed trial's evaluations appear once. The file is replaced atomically.
-pub(crate) fn drop_unfinished_evaluations(
-    dir: &Path,
-    done: &BTreeSet<String>,
-) -> Result<(), RunError> {
+fn drop_unfinished_evaluations(dir: &Path, done: &BTreeSet<String>) -> Result<(), RunError> {
     let results = dir.join("results.csv");
     if !results.exists() {
         return Ok(());

@@ -38,6 +38,7 @@ target_error = 0.5
 max_steps = 200
 evaluate_every = 10
 noise_every = 20
+stop_when_beaten = false
 "#;
 
 fn run(config: &Path, out: &Path, extra: &[&str]) -> PathBuf {
@@ -156,6 +157,88 @@ fn a_tiny_search_writes_its_report_reproduces_and_resumes() {
     );
 }
 
+/// summary.csv's (workload, batch size, steps to result), in file order.
+fn steps_to_result(dir: &Path) -> Vec<String> {
+    fs::read_to_string(dir.join("summary.csv"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            format!("{},{},{}", cells[0], cells[1], cells[8])
+        })
+        .collect()
+}
+
+fn spawn_shard(config: &Path, out: &Path, shard: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_batchlab"))
+        .args([
+            "run",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(["--shard", shard])
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .output()
+        .unwrap()
+}
+
+/// Stopping beaten trials changes no steps to result, unsharded or in two shards at once.
+#[test]
+fn stopping_beaten_trials_keeps_steps_to_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("reports");
+    let exhaustive = dir.path().join("exhaustive.toml");
+    fs::write(&exhaustive, TINY).unwrap();
+    let cut = dir.path().join("cut.toml");
+    fs::write(
+        &cut,
+        TINY.replace("stop_when_beaten = false", "stop_when_beaten = true"),
+    )
+    .unwrap();
+    let reference = run(&exhaustive, &out, &[]);
+    let unsharded = run(&cut, &out, &[]);
+    assert_eq!(steps_to_result(&unsharded), steps_to_result(&reference));
+    assert!(
+        steps_to_result(&reference)
+            .iter()
+            .any(|l| l.ends_with(|c: char| c.is_ascii_digit())),
+        "some batch size reached the target: {:?}",
+        steps_to_result(&reference)
+    );
+    let trials = fs::read_to_string(unsharded.join("trials.csv")).unwrap();
+    assert!(trials.contains("beaten: stopped at step"), "{trials}");
+    let trained = |dir: &Path| {
+        fs::read_to_string(dir.join("results.csv"))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    assert!(trained(&unsharded) < trained(&reference));
+
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| spawn_shard(&cut, &out, "0/2"));
+        let b = s.spawn(|| spawn_shard(&cut, &out, "1/2"));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert!(a.status.success() && b.status.success());
+    let merged = PathBuf::from(
+        String::from_utf8_lossy(&a.stdout)
+            .lines()
+            .last()
+            .unwrap()
+            .trim(),
+    );
+    let report = Command::new(env!("CARGO_BIN_EXE_batchlab"))
+        .args(["report", merged.to_str().unwrap()])
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .output()
+        .unwrap();
+    assert!(report.status.success());
+    assert_eq!(steps_to_result(&merged), steps_to_result(&reference));
+    assert!(merged.join("noise.csv").is_file(), "noise rows merged");
+}
+
 #[test]
 fn shards_run_at_once_and_merged_equal_an_unsharded_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -164,21 +247,9 @@ fn shards_run_at_once_and_merged_equal_an_unsharded_run() {
     let out = dir.path().join("reports");
     let whole = run(&config, &out, &[]);
 
-    let spawn = |shard: &str| {
-        Command::new(env!("CARGO_BIN_EXE_batchlab"))
-            .args([
-                "run",
-                config.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-            ])
-            .args(["--shard", shard])
-            .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
-            .output()
-    };
     let (a, b) = std::thread::scope(|s| {
-        let a = s.spawn(|| spawn("0/2").unwrap());
-        let b = s.spawn(|| spawn("1/2").unwrap());
+        let a = s.spawn(|| spawn_shard(&config, &out, "0/2"));
+        let b = s.spawn(|| spawn_shard(&config, &out, "1/2"));
         (a.join().unwrap(), b.join().unwrap())
     });
     for output in [&a, &b] {

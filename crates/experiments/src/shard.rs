@@ -27,7 +27,7 @@ pub struct Shard {
 }
 
 /// The results files shards write and merging concatenates.
-pub const SHARDED_FILES: [&str; 3] = ["results.csv", "trials.csv", "search.csv"];
+pub const SHARDED_FILES: [&str; 4] = ["results.csv", "trials.csv", "search.csv", "noise.csv"];
 
 impl Shard {
     /// Parses `i/n` with `0 <= i < n`.

@@ -60,9 +60,9 @@ fn context(step_times: Vec<(String, u32, f64, f64, f64)>) -> TargetContext {
         device: "cpu".into(),
         protocol: "6 quasi-random trials per batch size and workload".into(),
         target_error: TARGET,
-        evaluate_every: K,
-        max_steps: MAX_STEPS,
+        budget: batchlab_report::target::StepBudget::new(K, 1.0, MAX_STEPS, None, 60_000).unwrap(),
         trials_per_batch: TRIALS,
+        trials_by_workload: vec![],
         search_space: vec![
             "learning rate log-uniform in [1e-4, 10]".into(),
             "1 - momentum log-uniform in [1e-3, 1] (momentum workloads)".into(),
@@ -302,7 +302,7 @@ fn renders_every_file_and_finds_the_knee_and_the_regimes() {
         "no plateau yet: the last doubling (1024 to 2048)",
         "The best effective learning rate lr / (1 - momentum) scales as B^0.5",
         "consistent with square-root scaling (slope 0.5), not with linear scaling",
-        "No trial reached the target at batch 4096 (4 missed, 2 diverged of 6 trials): the search space or the step budget (60000 steps) may be too small there",
+        "No trial reached the target at batch 4096 (4 missed, 2 diverged of 6 trials): the search space or the step budget (at most 60000 steps) may be too small there",
     ] {
         assert!(
             momentum.contains(needle),
@@ -312,7 +312,7 @@ fn renders_every_file_and_finds_the_knee_and_the_regimes() {
     for needle in [
         "best of N = 6 trials",
         "biased downward as N grows",
-        "rounded up to a multiple of K",
+        "rounded up to the next evaluation step",
         "perfect scaling ends for mlp/sgd at batch 32 and mlp/sgd-momentum at batch 64",
         "mlp: sgd-momentum scales perfectly to batch 64, plain SGD to batch 32: momentum extends it",
         "steps_to_result.png",

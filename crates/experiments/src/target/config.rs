@@ -1,6 +1,7 @@
 //! The TOML of a steps-to-target study.
 
 use batchlab_datasets::DataConfig;
+use batchlab_report::target::StepBudget;
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -44,6 +45,13 @@ pub struct Workload {
     /// The optimizer; a momentum above 0 means momentum is searched (its value is ignored), and
     /// `learning_rate` is always searched.
     pub optimizer: OptimizerConfig,
+    /// Batch sizes for this workload instead of `search.batch_sizes` (e.g. a subset for a model
+    /// that is costly on the device at hand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_sizes: Option<Vec<u32>>,
+    /// Trials per batch size for this workload instead of `search.trials`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials: Option<usize>,
 }
 
 impl Workload {
@@ -68,6 +76,25 @@ impl Workload {
     /// Whether 1 - momentum is part of the search.
     pub fn searches_momentum(&self) -> bool {
         self.optimizer.momentum > 0.0
+    }
+
+    /// The start of the ids of this workload's trials at `batch_size`: `<model>-<optimizer>-b<B>-t`.
+    pub fn cell_prefix(&self, batch_size: u32) -> String {
+        format!(
+            "{}-{}-b{batch_size}-t",
+            self.model_label(),
+            self.optimizer_label()
+        )
+    }
+
+    /// Its batch sizes (its own, or the search's).
+    pub fn batch_sizes<'a>(&'a self, search: &'a SearchConfig) -> &'a [u32] {
+        self.batch_sizes.as_deref().unwrap_or(&search.batch_sizes)
+    }
+
+    /// Its trials per batch size (its own, or the search's).
+    pub fn trials(&self, search: &SearchConfig) -> usize {
+        self.trials.unwrap_or(search.trials)
     }
 }
 
@@ -121,8 +148,20 @@ pub struct BudgetConfig {
     pub target_error: f64,
     /// A trial stops after this many steps if it has not reached the target.
     pub max_steps: u64,
-    /// Evaluate on the validation split every this many steps (steps to result are multiples).
+    /// Evaluate on the validation split every this many steps at first (and never closer).
     pub evaluate_every: u64,
+    /// Once `evaluate_every` is less than `evaluate_growth - 1` of the step, evaluation steps
+    /// grow geometrically by this factor (1: a fixed grid). See `batchlab_report::target::budget`.
+    #[serde(default = "default_growth")]
+    pub evaluate_growth: f64,
+    /// Also stop a trial after this many epochs (bounds the cost of a missed trial at large
+    /// batch sizes); unset: `max_steps` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_epochs: Option<f64>,
+    /// Stop a trial once another trial of its batch size has reached the target at an earlier
+    /// or equal step (it can no longer lower steps to result; see `target::cutoff`).
+    #[serde(default = "default_true")]
+    pub stop_when_beaten: bool,
     /// Batch size of evaluation passes (speed only).
     #[serde(default = "default_eval_batch")]
     pub eval_batch_size: usize,
@@ -135,6 +174,14 @@ pub struct BudgetConfig {
     /// first loss.
     #[serde(default = "default_divergence")]
     pub divergence_factor: f64,
+}
+
+fn default_growth() -> f64 {
+    1.0
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_eval_batch() -> usize {
@@ -166,6 +213,18 @@ impl TargetConfig {
                 key: Some(format!("{key}.optimizer")),
                 ..e
             })?;
+            if w.batch_sizes
+                .as_ref()
+                .is_some_and(|b| b.is_empty() || b.contains(&0))
+            {
+                return Err(source.error(
+                    &format!("{key}.batch_sizes"),
+                    "expected one or more batch sizes >= 1",
+                ));
+            }
+            if w.trials == Some(0) {
+                return Err(source.error(&format!("{key}.trials"), "expected at least 1"));
+            }
             if labels.contains(&w.label()) {
                 return Err(source.error(&key, format!("two workloads are both {}", w.label())));
             }
@@ -202,6 +261,14 @@ impl TargetConfig {
                 "max_steps, evaluate_every and eval_batch_size must be at least 1",
             ));
         }
+        StepBudget::new(
+            b.evaluate_every,
+            b.evaluate_growth,
+            b.max_steps,
+            b.max_epochs,
+            1,
+        )
+        .map_err(|e| source.error("budget", e.to_string()))?;
         if b.noise_every == Some(0) {
             return Err(source.error("budget.noise_every", "expected at least 1"));
         }

@@ -6,12 +6,13 @@
 //! at which any of its trials reached the target; diverged trials are infeasible.
 
 pub mod config;
+mod cutoff;
 mod work;
 
 use std::path::Path;
 
 use batchlab_models::ModelSpec;
-use batchlab_report::target::{log_uniform, reverse_log_uniform, QuasiRandom};
+use batchlab_report::target::{log_uniform, reverse_log_uniform, QuasiRandom, StepBudget};
 use rand::{rngs::StdRng, seq::SliceRandom, SeedableRng};
 
 use crate::{
@@ -79,8 +80,8 @@ fn search_trials(config: &TargetConfig) -> Result<Vec<SearchTrial>, String> {
     for (w, workload) in config.workloads.iter().enumerate() {
         let dims = if workload.searches_momentum() { 2 } else { 1 };
         let sequence = QuasiRandom::new(dims, s.seed).map_err(|e| e.to_string())?;
-        for &batch_size in &s.batch_sizes {
-            for index in 0..s.trials as u64 {
+        for &batch_size in workload.batch_sizes(s) {
+            for index in 0..workload.trials(s) as u64 {
                 let u = sequence.point(index);
                 let [lo, hi] = s.learning_rate;
                 let learning_rate = log_uniform(u[0], lo, hi).map_err(|e| e.to_string())?;
@@ -91,11 +92,7 @@ fn search_trials(config: &TargetConfig) -> Result<Vec<SearchTrial>, String> {
                     0.0
                 };
                 trials.push(SearchTrial {
-                    id: format!(
-                        "{}-{}-b{batch_size}-t{index}",
-                        workload.model_label(),
-                        workload.optimizer_label()
-                    ),
+                    id: format!("{}{index}", workload.cell_prefix(batch_size)),
                     workload: w,
                     batch_size,
                     index,
@@ -110,20 +107,42 @@ fn search_trials(config: &TargetConfig) -> Result<Vec<SearchTrial>, String> {
 }
 
 impl TargetStudy {
+    /// The budget for `train_examples` training examples (validated by `check`).
+    fn step_budget(&self, train_examples: u64) -> Result<StepBudget, String> {
+        let b = &self.config.budget;
+        StepBudget::new(
+            b.evaluate_every,
+            b.evaluate_growth,
+            b.max_steps,
+            b.max_epochs,
+            train_examples,
+        )
+        .map_err(|e| format!("budget: {e}"))
+    }
+
     fn protocol(&self) -> String {
         let b = &self.config.budget;
         let s = &self.config.search;
+        let trials: Vec<String> = self
+            .config
+            .workloads
+            .iter()
+            .map(|w| format!("{} x {:?}", w.trials(s), w.batch_sizes(s)))
+            .collect();
+        let beaten = if b.stop_when_beaten {
+            "; a trial also stops once another trial of its batch size has reached the target at an earlier or equal evaluation step (it can no longer lower steps to result; counted as missed)"
+        } else {
+            ""
+        };
         format!(
-            "{} quasi-random trials (scrambled Halton, seed {}) per batch size and workload; learning rate log-uniform in [{}, {}], 1 - momentum log-uniform in [{}, {}] for momentum workloads; each trial stops when its validation error is at or below {} (checked every {} steps) or after {} steps; a loss that turns non-finite or exceeds {}x the first loss makes the trial infeasible; trials run in shuffled order",
-            s.trials,
+            "quasi-random trials (scrambled Halton, seed {}) per batch size, for each workload in order: {}; learning rate log-uniform in [{}, {}], 1 - momentum log-uniform in [{}, {}] for momentum workloads; each trial stops when its validation error is at or below {} or its step budget is spent{beaten}; a loss that turns non-finite or exceeds {}x the first loss makes the trial infeasible; trials run in shuffled order",
             s.seed,
+            trials.join(", "),
             s.learning_rate[0],
             s.learning_rate[1],
             s.one_minus_momentum[0],
             s.one_minus_momentum[1],
             b.target_error,
-            b.evaluate_every,
-            b.max_steps,
             b.divergence_factor
         )
     }
@@ -143,14 +162,25 @@ impl Study for TargetStudy {
         toml::to_string(&self.config).expect("a parsed config serializes")
     }
     fn plan(&self) -> Vec<String> {
-        let workloads: Vec<String> = self.config.workloads.iter().map(Workload::label).collect();
+        let s = &self.config.search;
+        let workloads: Vec<String> = self
+            .config
+            .workloads
+            .iter()
+            .map(|w| {
+                format!(
+                    "{} (batch sizes {:?} x {} trials)",
+                    w.label(),
+                    w.batch_sizes(s),
+                    w.trials(s)
+                )
+            })
+            .collect();
         vec![
             format!("data: {}", self.config.data.name.as_str()),
             format!(
-                "workloads: {} x batch sizes {:?} x {} trials = {} trials",
+                "workloads: {} = {} trials",
                 workloads.join(", "),
-                self.config.search.batch_sizes,
-                self.config.search.trials,
                 self.trials.len()
             ),
             format!("protocol: {}", self.protocol()),

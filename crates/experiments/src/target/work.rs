@@ -5,19 +5,20 @@ use std::{
     collections::BTreeMap,
     panic::{catch_unwind, AssertUnwindSafe},
     path::Path,
+    time::{Duration, Instant},
 };
 
 use batchlab_report::{
     stats::median,
     step_time::{read_step_samples, summarize},
     target::{
-        append_noise, append_search, read_noise, render_target, NoiseRow, NoiseScale, SearchRow,
-        TargetContext, WorkloadFindings,
+        append_noise, append_search, read_noise, render_target, steps::TARGET_SLACK, NoiseRow,
+        NoiseScale, SearchRow, TargetContext, WorkloadFindings,
     },
     train::{append_evals, append_trials, done_trials},
 };
 
-use super::{SearchTrial, TargetStudy, Workload};
+use super::{cutoff, SearchTrial, TargetStudy, Workload};
 use crate::{
     backend,
     isolate::{failure_status, UnitEvents, WorkerExit},
@@ -144,17 +145,25 @@ pub fn work(
         .unwrap_or_else(|panic| Err(backend::panic_message(&panic)));
         append_search(&dir.join("search.csv"), &[search_row(t, w)])?;
         match outcome {
-            Ok((outcome, reached)) => {
+            Ok((outcome, end)) => {
                 let noise = noise_rows(t, w, &outcome.gradient_norms);
                 if !noise.is_empty() {
                     append_noise(&dir.join("noise.csv"), &noise)?;
                 }
-                append_trials(&dir.join("trials.csv"), &[record(&trial, &outcome)])?;
-                let summary = match (outcome.status, reached) {
-                    ("ok", true) => format!("reached at step {}", outcome.steps),
-                    ("ok", false) => "missed".into(),
+                let mut row = record(&trial, &outcome);
+                let summary = match (outcome.status, end) {
+                    ("ok", End::Reached) => format!("reached at step {}", outcome.steps),
+                    ("ok", End::Beaten(best)) => {
+                        row.message = format!(
+                            "beaten: stopped at step {} because another trial of batch size {} reached the target at step {best}",
+                            outcome.steps, t.batch_size
+                        );
+                        format!("beaten at step {}", outcome.steps)
+                    }
+                    ("ok", End::Budget) => "missed".into(),
                     (status, _) => status.into(),
                 };
+                append_trials(&dir.join("trials.csv"), &[row])?;
                 events.end(&t.id, &summary);
             }
             Err(message) => {
@@ -172,6 +181,20 @@ pub fn work(
     Ok(WorkerExit::Finished)
 }
 
+/// Why a trial that trained without diverging stopped.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum End {
+    /// It reached the target.
+    Reached,
+    /// Another trial of its batch size reached the target at this step, and it had not.
+    Beaten(u64),
+    /// Its step budget ran out.
+    Budget,
+}
+
+/// How often a running trial looks again for a sibling that reached the target.
+const CUTOFF_REFRESH: Duration = Duration::from_secs(2);
+
 fn run_trial(
     study: &TargetStudy,
     dir: &Path,
@@ -179,7 +202,7 @@ fn run_trial(
     trial: &Trial,
     data: &VariantData,
     status: &dyn Fn(&str),
-) -> Result<(Outcome, bool), String> {
+) -> Result<(Outcome, End), String> {
     let w = &study.config.workloads[t.workload];
     let budget = &study.config.budget;
     let optimizer = OptimizerConfig {
@@ -187,17 +210,32 @@ fn run_trial(
         momentum: t.momentum,
         ..w.optimizer.clone()
     };
-    let every = budget.evaluate_every;
-    let mut evaluate_at: Vec<u64> = (1..=budget.max_steps / every).map(|k| k * every).collect();
-    if evaluate_at.last() != Some(&budget.max_steps) {
-        evaluate_at.push(budget.max_steps);
-    }
+    let steps = study.step_budget(data.train.len() as u64)?;
+    let target = budget.target_error;
+    let prefix = w.cell_prefix(t.batch_size);
+    let best_known = || {
+        budget
+            .stop_when_beaten
+            .then(|| cutoff::best_known_steps(dir, &prefix, target))
+            .flatten()
+    };
+    let mut beaten_at = best_known();
+    // Training past the best known steps cannot lower them (see `cutoff`).
+    let total_steps = steps.steps(t.batch_size).min(beaten_at.unwrap_or(u64::MAX));
+    let evaluate_at: Vec<u64> = steps
+        .evaluation_steps(t.batch_size)
+        .into_iter()
+        .filter(|&s| s <= total_steps)
+        .chain(std::iter::once(total_steps))
+        .collect::<std::collections::BTreeSet<u64>>()
+        .into_iter()
+        .collect();
     let schedule = ScheduleConfig::default();
     let plan = TrialPlan {
         data,
         batch_size: t.batch_size as usize,
         seed: t.index,
-        total_steps: budget.max_steps,
+        total_steps,
         evaluate_at,
         learning_rate: t.learning_rate,
         schedule: &schedule,
@@ -209,15 +247,28 @@ fn run_trial(
         noise_every: study.config.budget.noise_every,
     };
     let results = dir.join("results.csv");
-    let target = budget.target_error;
-    let mut reached = false;
+    let mut end = End::Budget;
+    let mut looked = Instant::now();
     let mut on_evaluation = |e: &Evaluation| {
         let error = 1.0 - e.accuracy;
         status(&format!("step {}, validation error {error:.4}", e.step));
         append_evals(&results, &[eval_row(trial, e)]).map_err(|e| e.to_string())?;
         // Steps to result cannot improve once the target is reached.
-        reached = error <= target + 1e-12;
-        Ok(if reached { Next::Stop } else { Next::Continue })
+        if error <= target + TARGET_SLACK * target.abs().max(1.0) {
+            end = End::Reached;
+            return Ok(Next::Stop);
+        }
+        if looked.elapsed() >= CUTOFF_REFRESH {
+            beaten_at = best_known();
+            looked = Instant::now();
+        }
+        match beaten_at {
+            Some(best) if e.step >= best => {
+                end = End::Beaten(best);
+                Ok(Next::Stop)
+            }
+            _ => Ok(Next::Continue),
+        }
     };
     let outcome = trial::train(
         &study.config.backend,
@@ -227,7 +278,7 @@ fn run_trial(
         &plan,
         &mut on_evaluation,
     )?;
-    Ok((outcome, reached))
+    Ok((outcome, end))
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.
@@ -240,7 +291,9 @@ pub fn render(study: &TargetStudy, dir: &Path) -> Result<Vec<String>, RunError> 
         config.data.name.as_str(),
         data_dir.display()
     )];
+    let mut train_examples = 0;
     if let Ok(loaded) = config.data.load(&data_dir) {
+        train_examples = loaded.splits.train.len() as u64;
         dataset.push(format!(
             "{} train / {} validation examples",
             loaded.splits.train.len(),
@@ -261,9 +314,13 @@ pub fn render(study: &TargetStudy, dir: &Path) -> Result<Vec<String>, RunError> 
         device,
         protocol: study.protocol(),
         target_error: config.budget.target_error,
-        evaluate_every: config.budget.evaluate_every,
-        max_steps: config.budget.max_steps,
+        budget: study.step_budget(train_examples).map_err(RunError::Other)?,
         trials_per_batch: s.trials,
+        trials_by_workload: config
+            .workloads
+            .iter()
+            .map(|w| (w.label(), w.trials(s)))
+            .collect(),
         search_space: vec![
             format!(
                 "learning rate log-uniform in [{}, {}]",

@@ -12,9 +12,11 @@
 //! - [`scaling`]: the fit S(B) = S_min (1 + B_crit / B) and the three regimes of the curve.
 //! - [`noise`]: the simple gradient noise scale B_simple = tr(Sigma) / |G|^2, estimated
 //!   during training from gradients of two batch sizes.
+//! - [`budget`]: a trial's step budget and evaluation steps.
 //! - [`search`]: `search.csv`, each trial's metaparameters, appended while a study runs.
 //! - [`render_target`]: a study's run directory to `summary.csv`, figures and `report.md`.
 
+pub mod budget;
 pub mod noise;
 pub mod noise_log;
 pub mod quasi;
@@ -23,6 +25,7 @@ pub mod scaling;
 pub mod search;
 pub mod steps;
 
+pub use budget::StepBudget;
 pub use noise::{NoiseRecord, NoiseScale};
 pub use noise_log::{append_noise, read_noise, NoiseRow, NOISE_HEADER};
 pub use quasi::{log_uniform, reverse_log_uniform, QuasiRandom, MAX_DIMS};

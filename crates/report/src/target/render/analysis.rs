@@ -341,11 +341,9 @@ impl Study {
                     .iter()
                     .find(|c| c.batch_size == b)
                     .map_or(0, |c| c.trials);
-                if n < ctx.trials_per_batch {
-                    short.push(format!(
-                        "{} at batch {b}: {n} of {}",
-                        w.label, ctx.trials_per_batch
-                    ));
+                let planned = ctx.planned_trials(&w.label);
+                if n < planned {
+                    short.push(format!("{} at batch {b}: {n} of {planned}", w.label));
                 }
             }
         }
@@ -361,7 +359,7 @@ impl Study {
         Some(format!(
             "Partial results: {} (workload, batch size) cell(s) have fewer trials recorded than the {} planned ({}{more}). Their best of fewer trials is biased upward against the others (see the note on best of N).",
             short.len(),
-            ctx.trials_per_batch,
+            ctx.trials_text(),
             short[..listed].join("; ")
         ))
     }

@@ -30,6 +30,7 @@ pub use analysis::{LearningRateScaling, WorkloadFindings};
 pub use summary::{write_summary, TargetCell};
 pub use time::{TimePoint, TimeToResult};
 
+use super::StepBudget;
 use crate::ReportError;
 
 /// The files [`render_target`] always writes into a run directory.
@@ -70,13 +71,12 @@ pub struct TargetContext {
     pub protocol: String,
     /// The validation error to reach (error = 1 - validation accuracy).
     pub target_error: f64,
-    /// Validation evaluations every this many steps: steps to result are multiples of it
-    /// (or the step budget itself, where the runner evaluates once more).
-    pub evaluate_every: u64,
-    /// The step budget of one trial.
-    pub max_steps: u64,
+    /// When trials are evaluated and how many steps they may train.
+    pub budget: StepBudget,
     /// Trials the search runs per (workload, batch size): the N of "best of N".
     pub trials_per_batch: usize,
+    /// Workloads searched with another N than `trials_per_batch`: (label, N).
+    pub trials_by_workload: Vec<(String, usize)>,
     /// The search space, one line per metaparameter, e.g. "learning rate log-uniform in
     /// [1e-4, 10]".
     pub search_space: Vec<String>,
@@ -86,6 +86,31 @@ pub struct TargetContext {
     /// apply to every optimizer of that model (a step of SGD and of momentum cost nearly the
     /// same); an exact label wins over a model. Empty: no time to result.
     pub step_times: Vec<(String, u32, f64, f64, f64)>,
+}
+
+impl TargetContext {
+    /// The N of "best of N" for `workload`.
+    pub fn planned_trials(&self, workload: &str) -> usize {
+        self.trials_by_workload
+            .iter()
+            .find(|(label, _)| label == workload)
+            .map_or(self.trials_per_batch, |(_, n)| *n)
+    }
+
+    /// "N" or "N (label: M, ...)" when workloads differ.
+    pub fn trials_text(&self) -> String {
+        let others: Vec<String> = self
+            .trials_by_workload
+            .iter()
+            .filter(|(_, n)| *n != self.trials_per_batch)
+            .map(|(label, n)| format!("{label}: {n}"))
+            .collect();
+        if others.is_empty() {
+            self.trials_per_batch.to_string()
+        } else {
+            format!("{} ({})", self.trials_per_batch, others.join(", "))
+        }
+    }
 }
 
 /// What [`render_target`] found: headline lines for the terminal and the data behind them.

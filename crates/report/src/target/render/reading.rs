@@ -367,9 +367,9 @@ fn no_result_sentence(ctx: &TargetContext, w: &Workload) -> Option<String> {
         return None;
     }
     Some(format!(
-        "No trial reached the target at {}: the search space or the step budget ({} steps) may be too small there. Steps to result there are unknown (beyond the budget, if the search space holds a setting that gets there at all), and these batch sizes are left out of the fit and the regimes.",
+        "No trial reached the target at {}: the search space or the step budget ({}) may be too small there. Steps to result there are unknown (beyond the budget, if the search space holds a setting that gets there at all), and these batch sizes are left out of the fit and the regimes.",
         and_list(&none),
-        ctx.max_steps
+        ctx.budget.limit_text()
     ))
 }
 
@@ -384,19 +384,24 @@ pub(super) fn study_sentences(ctx: &TargetContext, study: &Study) -> Vec<String>
     };
     out.push(format!(
         "Each steps to result is the best of N = {} trials per (workload, batch size) ({recorded}). The minimum over N draws is biased downward as N grows (more draws, a luckier best): a larger search would lower every value somewhat, and batch sizes compare fairly only when tuned with the same N. Likewise a best learning rate is one trial's draw, so it moves in steps as large as the gaps between the learning rates searched.",
-        ctx.trials_per_batch
+        ctx.trials_text()
     ));
-    let fewest = study
+    // The coarsest relative resolution of any measured steps to result.
+    let coarsest = study
         .workloads
         .iter()
-        .flat_map(|w| w.points.iter().map(|p| p.1))
-        .fold(f64::INFINITY, f64::min);
-    if ctx.evaluate_every > 0 && fewest.is_finite() {
+        .flat_map(|w| w.points.iter())
+        .map(|&(b, s)| {
+            let previous = ctx.budget.previous_evaluation(b as u32, s as u64) as f64;
+            ((s - previous) / s, s)
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((share, s)) = coarsest {
         out.push(format!(
-            "Validation error is checked every K = {} steps, so steps to result are rounded up to a multiple of K: the target was first reached somewhere in (S - K, S]. At the fewest steps measured here (S = {}), that is up to {:.1}% of the value, which bounds how finely neighbouring batch sizes can be told apart near the plateau.",
-            ctx.evaluate_every,
-            sig(fewest),
-            100.0 * ctx.evaluate_every as f64 / fewest
+            "Validation error is {}, so a steps to result S says the target was first reached after the evaluation before S and at most at S. The widest such gap relative to its value here is at S = {}: up to {:.1}% of it, which bounds how finely neighbouring batch sizes can be told apart.",
+            ctx.budget.evaluations_text(),
+            sig(s),
+            100.0 * share
         ));
     }
     let ends: Vec<String> = study

@@ -71,16 +71,15 @@ fn run_table(ctx: &TargetContext, study: &Study) -> String {
     rows.push(vec![
         "target".into(),
         format!(
-            "validation error (1 - validation accuracy) <= {}, checked every {} steps; at most {} steps per trial",
+            "validation error (1 - validation accuracy) <= {}, {}",
             sig(ctx.target_error),
-            ctx.evaluate_every,
-            ctx.max_steps
+            ctx.budget.describe()
         ),
     ]);
     rows.push(vec!["search space".into(), ctx.search_space.join("; ")]);
     rows.push(vec![
         "trials per batch size".into(),
-        format!("{} per workload (best of N, N = {0})", ctx.trials_per_batch),
+        format!("best of N, N = {} per workload", ctx.trials_text()),
     ]);
     let workloads: Vec<&str> = study.workloads.iter().map(|w| w.label.as_str()).collect();
     let batches: Vec<String> = study.batch_sizes.iter().map(u32::to_string).collect();
@@ -105,16 +104,15 @@ fn run_table(ctx: &TargetContext, study: &Study) -> String {
 }
 
 fn definition(ctx: &TargetContext) -> String {
-    let k = ctx.evaluate_every;
     format!(
         "- **Steps to result** at a batch size is the earliest evaluation step at which any of its trials had a validation error (1 - validation accuracy) at or below the target {target} (within {TARGET_SLACK:e} of it, far below one validation example, so that 1 - accuracy's rounding cannot hide a trial sitting exactly on the target). A trial stops once it gets there.\n\
-         - **Evaluation granularity.** Error is checked every K = {k} steps (and once more at the budget of {max} steps), so steps to result are rounded up to a multiple of K: the true first step lies in (S - K, S].\n\
+         - **Evaluation granularity.** Error is {evaluations} (and once more at the end of the budget), so steps to result are rounded up to the next evaluation step: the true first step lies after the evaluation before S.\n\
          - **Diverged trials are infeasible**: they never count as reaching the target, even if an evaluation before the divergence had reached it (a setting on the edge of stability is not one a practitioner could use).\n\
          - **Failed trials** (`error`, `oom`) are set aside, counted but neither reached nor missed; so are `ok` trials without evaluations (`unevaluated`).\n\
          - **The best trial** of a batch size is the one with the fewest steps to result (ties: the first in `trials.csv`); its metaparameters come from `search.csv`.\n\
          - **The fit** S(B) = S_min (1 + B_crit / B) (McCandlish et al. 2018) is least squares on log S over the batch sizes with a result, with 95% residual-bootstrap intervals; B_crit is the batch size needing twice the fewest steps.\n",
         target = sig(ctx.target_error),
-        max = ctx.max_steps,
+        evaluations = ctx.budget.evaluations_text(),
     )
 }
 

@@ -121,10 +121,12 @@ fn workload_rows(ctx: &TargetContext, w: &Workload, first: bool) -> Vec<Vec<Char
         .filter_map(|p| Some((p, position(w, p)?)))
         .collect();
     let x_range = log_range(
-        placed
-            .iter()
-            .map(|(_, xy)| xy.0)
-            .chain((!w.momentum).then_some(ctx.max_steps as f64)),
+        placed.iter().map(|(_, xy)| xy.0).chain(
+            w.cells
+                .iter()
+                .filter(|_| !w.momentum)
+                .map(|c| ctx.budget.steps(c.batch_size) as f64),
+        ),
     );
     let y_range = log_range(placed.iter().map(|(_, xy)| xy.1));
     let best = w.best_ids();
@@ -172,7 +174,7 @@ fn workload_rows(ctx: &TargetContext, w: &Workload, first: bool) -> Vec<Vec<Char
         }
         if !w.momentum {
             chart.vlines.push(VLine {
-                x: ctx.max_steps as f64,
+                x: ctx.budget.steps(b) as f64,
                 text: "budget".into(),
                 legend: String::new(),
                 color: GREY,

@@ -21,9 +21,9 @@ fn context() -> TargetContext {
         device: "cpu".into(),
         protocol: String::new(),
         target_error: 0.1,
-        evaluate_every: 10,
-        max_steps: 1000,
+        budget: crate::target::StepBudget::new(10, 1.0, 1000, None, 1000).unwrap(),
         trials_per_batch: 2,
+        trials_by_workload: vec![],
         search_space: vec![],
         step_times: vec![],
     }

@@ -52,6 +52,9 @@ pub struct Workload {
     /// Trials per batch size for this workload instead of `search.trials`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials: Option<usize>,
+    /// Epoch cap for this workload instead of `budget.max_epochs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_epochs: Option<f64>,
 }
 
 impl Workload {
@@ -221,6 +224,9 @@ impl TargetConfig {
                     &format!("{key}.batch_sizes"),
                     "expected one or more batch sizes >= 1",
                 ));
+            }
+            if w.max_epochs.is_some_and(|e| !(e > 0.0 && e.is_finite())) {
+                return Err(source.error(&format!("{key}.max_epochs"), "expected a number above 0"));
             }
             if w.trials == Some(0) {
                 return Err(source.error(&format!("{key}.trials"), "expected at least 1"));

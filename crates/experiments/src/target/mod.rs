@@ -107,14 +107,19 @@ fn search_trials(config: &TargetConfig) -> Result<Vec<SearchTrial>, String> {
 }
 
 impl TargetStudy {
-    /// The budget for `train_examples` training examples (validated by `check`).
-    fn step_budget(&self, train_examples: u64) -> Result<StepBudget, String> {
+    /// The budget of `workload` (None: the study's) for `train_examples` training examples
+    /// (validated by `check`).
+    fn step_budget(
+        &self,
+        workload: Option<&Workload>,
+        train_examples: u64,
+    ) -> Result<StepBudget, String> {
         let b = &self.config.budget;
         StepBudget::new(
             b.evaluate_every,
             b.evaluate_growth,
             b.max_steps,
-            b.max_epochs,
+            workload.and_then(|w| w.max_epochs).or(b.max_epochs),
             train_examples,
         )
         .map_err(|e| format!("budget: {e}"))
@@ -127,7 +132,17 @@ impl TargetStudy {
             .config
             .workloads
             .iter()
-            .map(|w| format!("{} x {:?}", w.trials(s), w.batch_sizes(s)))
+            .map(|w| {
+                let cap = w
+                    .max_epochs
+                    .map_or(String::new(), |e| format!(" (at most {e} epochs)"));
+                format!(
+                    "{}: {} x {:?}{cap}",
+                    w.label(),
+                    w.trials(s),
+                    w.batch_sizes(s)
+                )
+            })
             .collect();
         let beaten = if b.stop_when_beaten {
             "; a trial also stops once another trial of its batch size has reached the target at an earlier or equal evaluation step (it can no longer lower steps to result; counted as missed)"

@@ -210,7 +210,7 @@ fn run_trial(
         momentum: t.momentum,
         ..w.optimizer.clone()
     };
-    let steps = study.step_budget(data.train.len() as u64)?;
+    let steps = study.step_budget(Some(w), data.train.len() as u64)?;
     let target = budget.target_error;
     let prefix = w.cell_prefix(t.batch_size);
     let best_known = || {
@@ -314,7 +314,15 @@ pub fn render(study: &TargetStudy, dir: &Path) -> Result<Vec<String>, RunError> 
         device,
         protocol: study.protocol(),
         target_error: config.budget.target_error,
-        budget: study.step_budget(train_examples).map_err(RunError::Other)?,
+        budget: study
+            .step_budget(None, train_examples)
+            .map_err(RunError::Other)?,
+        budgets_by_workload: config
+            .workloads
+            .iter()
+            .map(|w| Ok((w.label(), study.step_budget(Some(w), train_examples)?)))
+            .collect::<Result<_, String>>()
+            .map_err(RunError::Other)?,
         trials_per_batch: s.trials,
         trials_by_workload: config
             .workloads

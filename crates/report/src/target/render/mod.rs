@@ -73,6 +73,8 @@ pub struct TargetContext {
     pub target_error: f64,
     /// When trials are evaluated and how many steps they may train.
     pub budget: StepBudget,
+    /// Workloads with a budget of their own: (label, budget).
+    pub budgets_by_workload: Vec<(String, StepBudget)>,
     /// Trials the search runs per (workload, batch size): the N of "best of N".
     pub trials_per_batch: usize,
     /// Workloads searched with another N than `trials_per_batch`: (label, N).
@@ -89,6 +91,14 @@ pub struct TargetContext {
 }
 
 impl TargetContext {
+    /// The budget of `workload`.
+    pub fn budget_of(&self, workload: &str) -> &StepBudget {
+        self.budgets_by_workload
+            .iter()
+            .find(|(label, _)| label == workload)
+            .map_or(&self.budget, |(_, b)| b)
+    }
+
     /// The N of "best of N" for `workload`.
     pub fn planned_trials(&self, workload: &str) -> usize {
         self.trials_by_workload

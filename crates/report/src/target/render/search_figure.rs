@@ -125,7 +125,7 @@ fn workload_rows(ctx: &TargetContext, w: &Workload, first: bool) -> Vec<Vec<Char
             w.cells
                 .iter()
                 .filter(|_| !w.momentum)
-                .map(|c| ctx.budget.steps(c.batch_size) as f64),
+                .map(|c| ctx.budget_of(&w.label).steps(c.batch_size) as f64),
         ),
     );
     let y_range = log_range(placed.iter().map(|(_, xy)| xy.1));
@@ -174,7 +174,7 @@ fn workload_rows(ctx: &TargetContext, w: &Workload, first: bool) -> Vec<Vec<Char
         }
         if !w.momentum {
             chart.vlines.push(VLine {
-                x: ctx.budget.steps(b) as f64,
+                x: ctx.budget_of(&w.label).steps(b) as f64,
                 text: "budget".into(),
                 legend: String::new(),
                 color: GREY,

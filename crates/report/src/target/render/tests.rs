@@ -24,6 +24,7 @@ fn context() -> TargetContext {
         budget: crate::target::StepBudget::new(10, 1.0, 1000, None, 1000).unwrap(),
         trials_per_batch: 2,
         trials_by_workload: vec![],
+        budgets_by_workload: vec![],
         search_space: vec![],
         step_times: vec![],
     }

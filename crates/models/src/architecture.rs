@@ -13,6 +13,8 @@ pub enum Architecture {
     Vgg16,
     /// VGG19, Keras `applications.VGG19` layout.
     Vgg19,
+    /// ResNet-8, the CIFAR layout of He et al. 2015 (6n + 2 layers, n = 1).
+    ResNet8,
     /// ResNet-18, torchvision layout.
     ResNet18,
     /// ResNet-50 (v1.5, stride on the 3x3 conv), torchvision layout.
@@ -35,9 +37,10 @@ pub enum Architecture {
 
 impl Architecture {
     /// Every architecture, in the order the CLI lists them.
-    pub const ALL: [Architecture; 11] = [
+    pub const ALL: [Architecture; 12] = [
         Architecture::Vgg16,
         Architecture::Vgg19,
+        Architecture::ResNet8,
         Architecture::ResNet18,
         Architecture::ResNet50,
         Architecture::MobileNetV1,
@@ -54,6 +57,7 @@ impl Architecture {
         match self {
             Architecture::Vgg16 => "vgg16",
             Architecture::Vgg19 => "vgg19",
+            Architecture::ResNet8 => "resnet8",
             Architecture::ResNet18 => "resnet18",
             Architecture::ResNet50 => "resnet50",
             Architecture::MobileNetV1 => "mobilenet-v1",
@@ -71,6 +75,9 @@ impl Architecture {
         match self {
             Architecture::Vgg16 => "VGG16, Keras layout (Simonyan & Zisserman 2014)",
             Architecture::Vgg19 => "VGG19, Keras layout (Simonyan & Zisserman 2014)",
+            Architecture::ResNet8 => {
+                "ResNet-8, CIFAR layout 16/32/64 (He et al. 2015; Shallue et al. 2018)"
+            }
             Architecture::ResNet18 => "ResNet-18, torchvision layout (He et al. 2015)",
             Architecture::ResNet50 => "ResNet-50 v1.5, torchvision layout (He et al. 2015)",
             Architecture::MobileNetV1 => "MobileNet v1, Keras layout (Howard et al. 2017)",
@@ -98,7 +105,8 @@ impl Architecture {
     pub fn has_width_multiplier(&self) -> bool {
         matches!(
             self,
-            Architecture::ResNet18
+            Architecture::ResNet8
+                | Architecture::ResNet18
                 | Architecture::ResNet50
                 | Architecture::MobileNetV1
                 | Architecture::MobileNetV2
@@ -119,6 +127,7 @@ impl Architecture {
             | Architecture::MobileNetV2
             | Architecture::MobileNetV3Large
             | Architecture::MobileNetV3Small => (32, "five stride-2 stages, total stride 32"),
+            Architecture::ResNet8 => (4, "two stride-2 stages"),
             Architecture::SmallCnn => (2, "one 2x2 pooling"),
             Architecture::SimpleCnn => (4, "two 2x2 poolings"),
             Architecture::Mlp => (1, "no spatial layers"),

@@ -13,7 +13,7 @@ use crate::{Mlp, MobileNetV1, MobileNetV2, MobileNetV3, ResNet, SimpleCnn, Small
 pub enum Model<B: Backend> {
     /// VGG16 or VGG19.
     Vgg(Vgg<B>),
-    /// ResNet-18 or ResNet-50.
+    /// ResNet-8, ResNet-18 or ResNet-50.
     ResNet(ResNet<B>),
     /// MobileNet v1.
     MobileNetV1(MobileNetV1<B>),

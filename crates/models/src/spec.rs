@@ -138,7 +138,7 @@ impl ModelSpec {
             Architecture::Vgg16 | Architecture::Vgg19 => {
                 Plan::Vgg(VggPlan::new(architecture, input, classes))
             }
-            Architecture::ResNet18 | Architecture::ResNet50 => {
+            Architecture::ResNet8 | Architecture::ResNet18 | Architecture::ResNet50 => {
                 Plan::ResNet(ResNetPlan::new(architecture, input, classes, width)?)
             }
             Architecture::MobileNetV1 => {

@@ -32,6 +32,12 @@ fn resnet_counts_match_torchvision() {
 }
 
 #[test]
+fn resnet8_count_matches_the_hand_count() {
+    // Module docs of resnet.rs: 3x3 convs 16/32/64, two 1x1 projections, BN, Linear.
+    assert_trainable(&spec(ResNet8, [3, 32, 32], 10), 78_042);
+}
+
+#[test]
 fn mobilenet_counts_match_references() {
     assert_trainable(&spec(MobileNetV1, IMAGENET, 1000), 4_231_976); // Keras
     assert_trainable(&spec(MobileNetV2, IMAGENET, 1000), 3_504_872); // torchvision

@@ -38,6 +38,8 @@ fn single_logit_heads_and_odd_inputs() {
     assert_logits_shape(&spec(SmallCnn, [3, 20, 14], 1));
     assert_logits_shape(&spec(Vgg16, [1, 45, 33], 1));
     assert_logits_shape(&spec(ResNet18, [4, 33, 40], 2));
+    assert_logits_shape(&spec(ResNet8, [3, 32, 32], 10));
+    assert_logits_shape(&spec(ResNet8, [1, 9, 13], 3));
     assert_logits_shape(&spec(MobileNetV1, [3, 37, 32], 2));
     assert_logits_shape(&spec(MobileNetV3Small, [3, 35, 50], 2));
 }

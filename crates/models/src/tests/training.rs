@@ -65,6 +65,7 @@ fn vgg_learns() {
 #[test]
 fn resnet_learns() {
     assert_learns(spec(ResNet18, [3, 32, 32], 4), 4, 5, 1e-3, 0.2);
+    assert_learns(spec(ResNet8, [3, 16, 16], 4), 4, 5, 1e-3, 0.2);
 }
 
 #[test]

@@ -60,3 +60,71 @@ pub fn best_known_steps(dir: &Path, cell_prefix: &str, target: f64) -> Option<u6
         .map(|row| row.step)
         .min()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use batchlab_report::train::RESULTS_HEADER;
+
+    fn rows(lines: &[(&str, u64, f64)]) -> String {
+        let mut text = format!("{RESULTS_HEADER}\n");
+        for (trial, step, accuracy) in lines {
+            text.push_str(&format!(
+                "{trial},0,16,sgd,mlp,steps,0.5,{step},{},1,1,{accuracy},1,0,0\n",
+                step * 16
+            ));
+        }
+        text
+    }
+
+    #[test]
+    fn best_known_reads_this_cell_only() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("results.csv"),
+            rows(&[
+                ("mlp-sgd-b16-t0", 100, 0.80),
+                ("mlp-sgd-b16-t0", 200, 0.91), // reaches 0.1 at 200
+                ("mlp-sgd-b16-t1", 150, 0.95), // reaches at 150
+                ("mlp-sgd-b160-t0", 10, 0.99), // another batch size
+                ("mlp-sgd-nesterov-b16-t0", 20, 0.99), // another workload
+                ("mlp-sgd-b16-t2", 50, 0.89),  // 0.11 error: not yet
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            best_known_steps(dir.path(), "mlp-sgd-b16-t", 0.1),
+            Some(150)
+        );
+        assert_eq!(best_known_steps(dir.path(), "mlp-sgd-b32-t", 0.1), None);
+        // Exactly on the target counts (1 - 0.9 rounds above 0.1).
+        assert_eq!(
+            best_known_steps(dir.path(), "mlp-sgd-b16-t", 0.05),
+            Some(150)
+        );
+        assert_eq!(best_known_steps(dir.path(), "mlp-sgd-b16-t", 0.01), None);
+    }
+
+    #[test]
+    fn a_shard_sees_its_siblings_and_a_partial_line_is_ignored() {
+        let run = tempfile::tempdir().unwrap();
+        let mine = run.path().join("shards/0-of-2");
+        let sibling = run.path().join("shards/1-of-2");
+        for (dir, text) in [
+            (&mine, rows(&[("mlp-sgd-b16-t0", 300, 0.95)])),
+            (
+                &sibling,
+                rows(&[("mlp-sgd-b16-t1", 120, 0.95)]) + "mlp-sgd-b16-t3,0,16,sgd,mlp,steps,0.5,10",
+            ),
+        ] {
+            fs::create_dir_all(dir).unwrap();
+            fs::write(dir.join("results.csv"), text).unwrap();
+        }
+        fs::write(mine.join("shard.json"), r#"{"index":0,"count":2}"#).unwrap();
+        assert_eq!(best_known_steps(&mine, "mlp-sgd-b16-t", 0.1), Some(120));
+        // Unsharded, a directory reads only its own file.
+        assert_eq!(best_known_steps(&sibling, "mlp-sgd-b16-t", 0.1), Some(120));
+        fs::remove_file(mine.join("shard.json")).unwrap();
+        assert_eq!(best_known_steps(&mine, "mlp-sgd-b16-t", 0.1), Some(300));
+    }
+}

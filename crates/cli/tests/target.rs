@@ -183,6 +183,38 @@ fn spawn_shard(config: &Path, out: &Path, shard: &str) -> std::process::Output {
         .unwrap()
 }
 
+/// A shard that runs alone takes the other shard's trials once its own are done (work
+/// stealing), so the study completes and equals an unsharded run.
+#[test]
+fn a_lone_shard_takes_the_trials_of_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tiny.toml");
+    fs::write(&config, TINY).unwrap();
+    let out = dir.path().join("reports");
+    let whole = run(&config, &out, &[]);
+    let lone = spawn_shard(&config, &out, "1/3");
+    assert!(
+        lone.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lone.stderr)
+    );
+    let merged = PathBuf::from(
+        String::from_utf8_lossy(&lone.stdout)
+            .lines()
+            .last()
+            .unwrap()
+            .trim(),
+    );
+    assert_eq!(outcomes(&merged), outcomes(&whole), "every trial, once");
+    assert!(!merged.join("shards/0-of-3").exists());
+    let claims = fs::read_dir(merged.join("claims")).unwrap().count();
+    assert_eq!(claims, outcomes(&whole).len());
+    // Running another shard afterwards finds nothing left to do.
+    let late = spawn_shard(&config, &out, "0/3");
+    assert!(late.status.success());
+    assert_eq!(outcomes(&merged), outcomes(&whole));
+}
+
 /// Stopping beaten trials changes no steps to result, unsharded or in two shards at once.
 #[test]
 fn stopping_beaten_trials_keeps_steps_to_result() {

@@ -4,8 +4,11 @@
 //! Every shard of a config finds the same directory, `<experiment>/sharded-<hash of the resolved
 //! config>`, and works in its own `shards/<i>-of-<n>/` inside it (config.toml, shard.json,
 //! meta.json and its own results files), so shards running at once never write the same file.
-//! Trial `k` of the study's planned order belongs to shard `k % n`. Merging concatenates the
-//! shards' complete rows into the top directory's results files, which the report then reads.
+//! Trial `k` of the study's planned order belongs to shard `k % n`; a shard that has finished
+//! its own then takes the trials no shard has started (work stealing through exclusive claim
+//! files in `claims/`), so shards of uneven cost still keep every core busy to the end. Merging
+//! concatenates the shards' complete rows into the top directory's results files, which the
+//! report then reads.
 
 use std::{
     collections::BTreeSet,
@@ -83,6 +86,75 @@ pub fn pending<'a, T>(
         .filter(|(k, t)| shard.is_none_or(|s| s.includes(*k)) && !done.contains(id(t)))
         .map(|(_, t)| t)
         .collect())
+}
+
+/// The other shards' trials, for a shard that has finished its own: every trial outside its
+/// slice, last first (their owners work from the front, so a thief and an owner meet once).
+/// Each must be [`claim`]ed before it runs. Empty for an unsharded run.
+pub fn stealable<'a, T>(trials: &'a [T], dir: &Path) -> Result<Vec<&'a T>, RunError> {
+    let Some(shard) = shard_of(dir)? else {
+        return Ok(Vec::new());
+    };
+    Ok(trials
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(k, _)| !shard.includes(*k))
+        .map(|(_, t)| t)
+        .collect())
+}
+
+/// `<run>/claims/`: one empty-named file per trial some shard has started, holding its index.
+fn claims_dir(dir: &Path) -> Option<PathBuf> {
+    Some(dir.parent()?.parent()?.join("claims"))
+}
+
+/// Claims trial `id` for this directory's shard before running it: true if no shard had
+/// (the claim file is created exclusively, so two shards never both get true), or if this
+/// shard itself had. Always true for an unsharded run. This is what lets a shard that finished
+/// its slice take trials another shard has not started, so no core idles while trials remain.
+pub fn claim(dir: &Path, id: &str) -> Result<bool, RunError> {
+    let Some(shard) = shard_of(dir)? else {
+        return Ok(true);
+    };
+    let claims = claims_dir(dir).ok_or_else(|| RunError::io(dir, "not inside shards/"))?;
+    fs::create_dir_all(&claims).map_err(|e| RunError::io(&claims, e))?;
+    let path = claims.join(id);
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+    {
+        Ok(mut file) => {
+            use std::io::Write;
+            write!(file, "{}", shard.index).map_err(|e| RunError::io(&path, e))?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let owner = fs::read_to_string(&path).unwrap_or_default();
+            Ok(owner.trim() == shard.index.to_string())
+        }
+        Err(e) => Err(RunError::io(&path, e)),
+    }
+}
+
+/// Gives up this shard's claims on trials it has not finished (not in `done`): a shard that
+/// was interrupted and runs again, or whose trial another run of it will redo.
+pub fn release_unfinished_claims(dir: &Path, done: &BTreeSet<String>) -> Result<(), RunError> {
+    let (Some(shard), Some(claims)) = (shard_of(dir)?, claims_dir(dir)) else {
+        return Ok(());
+    };
+    let Ok(entries) = fs::read_dir(&claims) else {
+        return Ok(());
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let id = entry.file_name().to_string_lossy().into_owned();
+        let owner = fs::read_to_string(entry.path()).unwrap_or_default();
+        if owner.trim() == shard.index.to_string() && !done.contains(&id) {
+            fs::remove_file(entry.path()).map_err(|e| RunError::io(&entry.path(), e))?;
+        }
+    }
+    Ok(())
 }
 
 /// `sharded-<16 hex digits of a hash of the resolved config>`: the same for every shard of a

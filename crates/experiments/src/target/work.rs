@@ -25,7 +25,7 @@ use crate::{
     optim::OptimizerConfig,
     progress::Progress,
     session::{backend_and_device, write_atomically, Isolation, RunError},
-    shard::pending,
+    shard::{claim, pending, stealable},
     train::{
         trial::{self, Evaluation, GradientNorms, Next, Outcome, TrialPlan, VariantData},
         work::{data_dir, eval_row, failure_record, load_variant, record, TrialRun},
@@ -129,12 +129,17 @@ pub fn work(
     events: &dyn UnitEvents,
 ) -> Result<WorkerExit, RunError> {
     let done = done_trials(dir)?;
-    let todo = pending(&study.trials, |t| &t.id, dir, &done)?;
+    let mut todo = pending(&study.trials, |t| &t.id, dir, &done)?;
+    todo.extend(stealable(&study.trials, dir)?);
+    todo.retain(|t| !done.contains(&t.id));
     if todo.is_empty() {
         return Ok(WorkerExit::Finished);
     }
     let data = load_variant(&study.config.data, &data_dir())?;
     for t in todo {
+        if !claim(dir, &t.id)? {
+            continue;
+        }
         let w = &study.config.workloads[t.workload];
         let trial = as_trial(t, w);
         events.begin(&t.id);

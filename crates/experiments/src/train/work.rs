@@ -25,7 +25,7 @@ use crate::{
     progress::Progress,
     registry::Study,
     session::{backend_and_device, Isolation, RunError},
-    shard::pending,
+    shard::{claim, pending, release_unfinished_claims, stealable},
 };
 
 /// Where datasets are read from: `--data-dir`, which the CLI passes on (to child processes too)
@@ -92,6 +92,7 @@ impl<T> TrialRun<'_, T> {
         self.study.check_inputs()?;
         let done = done_trials(dir)?;
         drop_unfinished_evaluations(dir, &done)?;
+        release_unfinished_claims(dir, &done)?;
         let left = pending(self.trials, self.id, dir, &done)?.len();
         progress.start(left as u64, self.what);
         let record_crash = |unit: &str, crash: &Crash| {
@@ -154,17 +155,21 @@ pub fn work(
 ) -> Result<WorkerExit, RunError> {
     let done = done_trials(dir)?;
     let todo = pending(&study.trials, |t| &t.id, dir, &done)?;
-    if todo.is_empty() {
-        return Ok(WorkerExit::Finished);
-    }
     let data_dir = data_dir();
     let mut variants: BTreeMap<&str, VariantData> = BTreeMap::new();
-    for (label, config) in &study.variants {
-        if todo.iter().any(|t| &t.variant == label) {
+    let steal = stealable(&study.trials, dir)?;
+    for trial in todo.into_iter().chain(steal) {
+        if done.contains(&trial.id) || !claim(dir, &trial.id)? {
+            continue;
+        }
+        if !variants.contains_key(trial.variant.as_str()) {
+            let (label, config) = study
+                .variants
+                .iter()
+                .find(|(label, _)| *label == trial.variant)
+                .ok_or_else(|| RunError::Other(format!("unknown variant {}", trial.variant)))?;
             variants.insert(label, load_variant(config, &data_dir)?);
         }
-    }
-    for trial in todo {
         events.begin(&trial.id);
         let data = &variants[trial.variant.as_str()];
         let status = |message: &str| events.status(&trial.id, message);

@@ -52,6 +52,13 @@ pub struct Workload {
     /// Trials per batch size for this workload instead of `search.trials`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials: Option<usize>,
+    /// Learning-rate range for this workload instead of `search.learning_rate` (the paper tuned
+    /// each workload's search space).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learning_rate: Option<[f64; 2]>,
+    /// 1 - momentum range for this workload instead of `search.one_minus_momentum`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_minus_momentum: Option<[f64; 2]>,
     /// Epoch cap for this workload instead of `budget.max_epochs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_epochs: Option<f64>,
@@ -93,6 +100,30 @@ impl Workload {
     /// Its batch sizes (its own, or the search's).
     pub fn batch_sizes<'a>(&'a self, search: &'a SearchConfig) -> &'a [u32] {
         self.batch_sizes.as_deref().unwrap_or(&search.batch_sizes)
+    }
+
+    /// Its learning-rate range (its own, or the search's).
+    pub fn learning_rate(&self, search: &SearchConfig) -> [f64; 2] {
+        self.learning_rate.unwrap_or(search.learning_rate)
+    }
+
+    /// Its 1 - momentum range (its own, or the search's).
+    pub fn one_minus_momentum(&self, search: &SearchConfig) -> [f64; 2] {
+        self.one_minus_momentum.unwrap_or(search.one_minus_momentum)
+    }
+
+    /// Its search space in words.
+    pub fn search_space(&self, search: &SearchConfig) -> String {
+        let [lo, hi] = self.learning_rate(search);
+        let mut text = format!(
+            "{}: learning rate log-uniform in [{lo}, {hi}]",
+            self.label()
+        );
+        if self.searches_momentum() {
+            let [lo, hi] = self.one_minus_momentum(search);
+            text.push_str(&format!(", 1 - momentum log-uniform in [{lo}, {hi}]"));
+        }
+        text
     }
 
     /// Its trials per batch size (its own, or the search's).
@@ -246,16 +277,25 @@ impl TargetConfig {
         if s.trials == 0 {
             return Err(source.error("search.trials", "expected at least 1"));
         }
-        for (key, [lo, hi]) in [
-            ("search.learning_rate", s.learning_rate),
-            ("search.one_minus_momentum", s.one_minus_momentum),
-        ] {
-            if !(lo > 0.0 && lo <= hi && hi.is_finite()) {
-                return Err(source.error(key, "expected [min, max] with 0 < min <= max"));
-            }
+        let mut ranges = vec![
+            ("search.learning_rate".to_string(), s.learning_rate),
+            (
+                "search.one_minus_momentum".to_string(),
+                s.one_minus_momentum,
+            ),
+        ];
+        for (i, w) in self.workloads.iter().enumerate() {
+            let key = |name: &str| format!("workloads[{i}].{name}");
+            ranges.extend(w.learning_rate.map(|r| (key("learning_rate"), r)));
+            ranges.extend(w.one_minus_momentum.map(|r| (key("one_minus_momentum"), r)));
         }
-        if s.one_minus_momentum[1] > 1.0 {
-            return Err(source.error("search.one_minus_momentum", "1 - momentum is at most 1"));
+        for (key, [lo, hi]) in ranges {
+            if !(lo > 0.0 && lo <= hi && hi.is_finite()) {
+                return Err(source.error(&key, "expected [min, max] with 0 < min <= max"));
+            }
+            if key.ends_with("one_minus_momentum") && hi > 1.0 {
+                return Err(source.error(&key, "1 - momentum is at most 1"));
+            }
         }
         let b = &self.budget;
         if !(b.target_error > 0.0 && b.target_error < 1.0) {

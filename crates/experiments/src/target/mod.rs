@@ -83,10 +83,10 @@ fn search_trials(config: &TargetConfig) -> Result<Vec<SearchTrial>, String> {
         for &batch_size in workload.batch_sizes(s) {
             for index in 0..workload.trials(s) as u64 {
                 let u = sequence.point(index);
-                let [lo, hi] = s.learning_rate;
+                let [lo, hi] = workload.learning_rate(s);
                 let learning_rate = log_uniform(u[0], lo, hi).map_err(|e| e.to_string())?;
                 let momentum = if workload.searches_momentum() {
-                    let [lo, hi] = s.one_minus_momentum;
+                    let [lo, hi] = workload.one_minus_momentum(s);
                     reverse_log_uniform(u[1], lo, hi).map_err(|e| e.to_string())?
                 } else {
                     0.0
@@ -150,13 +150,15 @@ impl TargetStudy {
             ""
         };
         format!(
-            "quasi-random trials (scrambled Halton, seed {}) per batch size, for each workload in order: {}; learning rate log-uniform in [{}, {}], 1 - momentum log-uniform in [{}, {}] for momentum workloads; each trial stops when its validation error is at or below {} or its step budget is spent{beaten}; a loss that turns non-finite or exceeds {}x the first loss makes the trial infeasible; trials run in shuffled order",
+            "quasi-random trials (scrambled Halton, seed {}) per batch size, for each workload in order: {}; {}; each trial stops when its validation error is at or below {} or its step budget is spent{beaten}; a loss that turns non-finite or exceeds {}x the first loss makes the trial infeasible; trials run in shuffled order",
             s.seed,
             trials.join(", "),
-            s.learning_rate[0],
-            s.learning_rate[1],
-            s.one_minus_momentum[0],
-            s.one_minus_momentum[1],
+            self.config
+                .workloads
+                .iter()
+                .map(|w| w.search_space(s))
+                .collect::<Vec<_>>()
+                .join("; "),
             b.target_error,
             b.divergence_factor
         )

@@ -334,16 +334,7 @@ pub fn render(study: &TargetStudy, dir: &Path) -> Result<Vec<String>, RunError> 
             .iter()
             .map(|w| (w.label(), w.trials(s)))
             .collect(),
-        search_space: vec![
-            format!(
-                "learning rate log-uniform in [{}, {}]",
-                s.learning_rate[0], s.learning_rate[1]
-            ),
-            format!(
-                "1 - momentum log-uniform in [{}, {}] (momentum workloads)",
-                s.one_minus_momentum[0], s.one_minus_momentum[1]
-            ),
-        ],
+        search_space: config.workloads.iter().map(|w| w.search_space(s)).collect(),
         step_times,
     };
     let findings = render_target(dir, &context)?;

@@ -7,6 +7,7 @@
 
 pub mod config;
 mod cutoff;
+mod noise;
 mod work;
 
 use std::path::Path;

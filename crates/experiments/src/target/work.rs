@@ -2,32 +2,29 @@
 //! trial loop and result files (plus `search.csv` with each trial's metaparameters).
 
 use std::{
-    collections::BTreeMap,
     panic::{catch_unwind, AssertUnwindSafe},
     path::Path,
     time::{Duration, Instant},
 };
 
 use batchlab_report::{
-    stats::median,
     step_time::{read_step_samples, summarize},
     target::{
-        append_noise, append_search, read_noise, render_target, steps::TARGET_SLACK, NoiseRow,
-        NoiseScale, SearchRow, TargetContext, WorkloadFindings,
+        append_noise, append_search, render_target, steps::TARGET_SLACK, SearchRow, TargetContext,
     },
     train::{append_evals, append_trials, done_trials},
 };
 
-use super::{cutoff, SearchTrial, TargetStudy, Workload};
+use super::{cutoff, noise, SearchTrial, TargetStudy, Workload};
 use crate::{
     backend,
     isolate::{failure_status, UnitEvents, WorkerExit},
     optim::OptimizerConfig,
     progress::Progress,
-    session::{backend_and_device, write_atomically, Isolation, RunError},
+    session::{backend_and_device, Isolation, RunError},
     shard::{claim, pending, stealable},
     train::{
-        trial::{self, Evaluation, GradientNorms, Next, Outcome, TrialPlan, VariantData},
+        trial::{self, Evaluation, Next, Outcome, TrialPlan, VariantData},
         work::{data_dir, eval_row, failure_record, load_variant, record, TrialRun},
         Budget, ScheduleConfig, Trial,
     },
@@ -56,41 +53,6 @@ fn search_row(t: &SearchTrial, w: &Workload) -> SearchRow {
         momentum: t.momentum,
         effective_learning_rate: t.learning_rate / (1.0 - t.momentum),
     }
-}
-
-/// Weight of the newest measurement in B_simple's moving averages is 1 - NOISE_DECAY: a trial
-/// has tens of measurements, and McCandlish et al. average because single ones are noisy.
-const NOISE_DECAY: f64 = 0.8;
-
-/// A trial's gradient-norm measurements with the moving-average B_simple after each.
-fn noise_rows(t: &SearchTrial, w: &Workload, norms: &[GradientNorms]) -> Vec<NoiseRow> {
-    let Some(first) = norms.first() else {
-        return Vec::new();
-    };
-    let Ok(mut scale) = NoiseScale::new(first.b_small, first.b_big, NOISE_DECAY) else {
-        return Vec::new();
-    };
-    norms
-        .iter()
-        .map(|n| {
-            let b_simple = scale
-                .update(n.small_sq, n.big_sq)
-                .ok()
-                .and_then(|r| r.b_simple)
-                .unwrap_or(f64::NAN);
-            NoiseRow {
-                trial: t.id.clone(),
-                workload: w.label(),
-                batch_size: t.batch_size,
-                step: n.step,
-                b_small: n.b_small,
-                b_big: n.b_big,
-                g_small_sq: n.small_sq,
-                g_big_sq: n.big_sq,
-                b_simple,
-            }
-        })
-        .collect()
 }
 
 /// Supervises the search until every trial has a row in trials.csv.
@@ -151,7 +113,7 @@ pub fn work(
         append_search(&dir.join("search.csv"), &[search_row(t, w)])?;
         match outcome {
             Ok((outcome, end)) => {
-                let noise = noise_rows(t, w, &outcome.gradient_norms);
+                let noise = noise::rows(t, w, &outcome.gradient_norms);
                 if !noise.is_empty() {
                     append_noise(&dir.join("noise.csv"), &noise)?;
                 }
@@ -339,57 +301,11 @@ pub fn render(study: &TargetStudy, dir: &Path) -> Result<Vec<String>, RunError> 
     };
     let findings = render_target(dir, &context)?;
     let mut lines = findings.lines;
-    lines.extend(noise_section(dir, &findings.workloads)?);
-    Ok(lines)
-}
-
-/// Appends the gradient noise scale beside B_crit to report.md (when noise.csv exists) and
-/// returns its headline lines. Each trial contributes its last moving-average B_simple.
-fn noise_section(dir: &Path, workloads: &[WorkloadFindings]) -> Result<Vec<String>, RunError> {
-    let path = dir.join("noise.csv");
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let rows = read_noise(&path)?;
-    let mut last: BTreeMap<&str, &NoiseRow> = BTreeMap::new();
-    for row in &rows {
-        last.insert(&row.trial, row);
-    }
-    let mut md = String::from(
-        "\n## Gradient noise scale\n\nB_simple = tr(Σ) / |G|² (McCandlish et al. 2018), estimated during training from the squared norms of the half-batch and whole-batch mean gradients (their Appendix A), averaged over each trial's measurements; the table gives, per workload, the median over trials of each trial's last estimate, beside the B_crit fitted to the steps-to-result curve. The paper predicts B_crit ≈ B_simple when the noise scale is measured where training ends.\n\n| workload | trials measured | B_simple median | B_simple range | B_crit (fit) |\n| --- | --- | --- | --- | --- |\n",
-    );
-    let mut lines = Vec::new();
-    for w in workloads {
-        let mut values: Vec<f64> = last
-            .values()
-            .filter(|r| r.workload == w.workload && r.b_simple.is_finite())
-            .map(|r| r.b_simple)
-            .collect();
-        if values.is_empty() {
-            continue;
-        }
-        values.sort_by(f64::total_cmp);
-        let median = median(&values);
-        let b_crit = w
-            .fit
-            .as_ref()
-            .map_or("not fitted".to_string(), |f| format!("{:.3}", f.b_crit));
-        md.push_str(&format!(
-            "| {} | {} | {median:.3} | {:.3} – {:.3} | {b_crit} |\n",
-            w.workload,
-            values.len(),
-            values[0],
-            values[values.len() - 1]
-        ));
-        lines.push(format!(
-            "{}: gradient noise scale B_simple median {median:.1} over {} trials, B_crit {b_crit}",
-            w.workload,
-            values.len()
-        ));
-    }
-    let report = dir.join("report.md");
-    let text = std::fs::read_to_string(&report).map_err(|e| RunError::io(&report, e))?;
-    write_atomically(&report, &(text + &md))?;
+    lines.extend(noise::section(
+        dir,
+        &findings.workloads,
+        config.budget.target_error,
+    )?);
     Ok(lines)
 }
 

@@ -64,6 +64,7 @@ fn context(step_times: Vec<(String, u32, f64, f64, f64)>) -> TargetContext {
         trials_per_batch: TRIALS,
         trials_by_workload: vec![],
         budgets_by_workload: vec![],
+        batch_sizes_by_workload: vec![],
         search_space: vec![
             "learning rate log-uniform in [1e-4, 10]".into(),
             "1 - momentum log-uniform in [1e-3, 1] (momentum workloads)".into(),

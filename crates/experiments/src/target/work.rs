@@ -296,6 +296,11 @@ pub fn render(study: &TargetStudy, dir: &Path) -> Result<Vec<String>, RunError> 
             .iter()
             .map(|w| (w.label(), w.trials(s)))
             .collect(),
+        batch_sizes_by_workload: config
+            .workloads
+            .iter()
+            .map(|w| (w.label(), w.batch_sizes(s).to_vec()))
+            .collect(),
         search_space: config.workloads.iter().map(|w| w.search_space(s)).collect(),
         step_times,
     };

@@ -311,19 +311,126 @@ where
         // plotters would draw an empty legend box.
         return Ok(());
     }
+    let position = match chart.legend {
+        LegendPosition::UpperLeft => SeriesLabelPosition::UpperLeft,
+        LegendPosition::UpperRight => SeriesLabelPosition::UpperRight,
+        LegendPosition::LowerLeft => SeriesLabelPosition::LowerLeft,
+        LegendPosition::LowerRight => SeriesLabelPosition::LowerRight,
+        LegendPosition::Auto => {
+            let (px, py) = ctx.plotting_area().get_pixel_range();
+            let pixels: Vec<(i32, i32)> = chart
+                .series
+                .iter()
+                .flat_map(|s| {
+                    let finite: Vec<(i32, i32)> = s
+                        .points
+                        .iter()
+                        .filter(|(x, y)| x.is_finite() && y.is_finite())
+                        .map(|p| ctx.backend_coord(p))
+                        .collect();
+                    line_samples(&finite, s.line != LineStyle::None)
+                })
+                // The vertical lines' texts at the top: a legend must not hide them either.
+                .chain(
+                    chart
+                        .vlines
+                        .iter()
+                        .filter(|v| v.x.is_finite() && !v.text.is_empty())
+                        .flat_map(|v| {
+                            let (x, y) = ctx.backend_coord(&(v.x, yhi));
+                            let width = 7 * v.text.chars().count() as i32 + 4;
+                            // Left of the line near the right edge, as drawn above.
+                            let start = if px.end - x < width + 8 {
+                                x - width - 3
+                            } else {
+                                x + 3
+                            };
+                            (0..=width).step_by(8).map(move |dx| (start + dx, y + 10))
+                        }),
+                )
+                .collect();
+            emptiest_corner(&pixels, (px, py), legend_size(chart))
+        }
+    };
     ctx.configure_series_labels()
-        .position(match chart.legend {
-            LegendPosition::UpperLeft => SeriesLabelPosition::UpperLeft,
-            LegendPosition::UpperRight => SeriesLabelPosition::UpperRight,
-            LegendPosition::LowerLeft => SeriesLabelPosition::LowerLeft,
-            LegendPosition::LowerRight => SeriesLabelPosition::LowerRight,
-        })
+        .position(position)
         .label_font((FONT, 13))
         .background_style(WHITE.mix(0.9))
         .border_style(RGBColor(120, 120, 120))
         .margin(12)
         .draw()
         .map_err(err)
+}
+
+/// About the pixels of the legend box plotters draws: 13 px text (~7 px a character) after a
+/// 20 px sample, one ~19 px row per distinct label, 12 px margins.
+fn legend_size(chart: &Chart) -> (i32, i32) {
+    let labels: BTreeSet<&str> = chart
+        .series
+        .iter()
+        .map(|s| s.label.as_str())
+        .chain(chart.vlines.iter().map(|v| v.legend.as_str()))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let (widest, rows) = (widest as i32, labels.len() as i32);
+    (60 + 7 * widest, 24 + 19 * rows)
+}
+
+/// A series' pixels: its points and, when they are joined, 7 points along each segment.
+pub(super) fn line_samples(points: &[(i32, i32)], joined: bool) -> Vec<(i32, i32)> {
+    let mut out = points.to_vec();
+    if joined {
+        for pair in points.windows(2) {
+            let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+            out.extend((1..8).map(|k| (x0 + (x1 - x0) * k / 8, y0 + (y1 - y0) * k / 8)));
+        }
+    }
+    out
+}
+
+/// The corner of the plotting area (pixel ranges `x`, `y`) where a legend box of `size` pixels
+/// (plus its 12 px margin) covers the fewest of `pixels`; ties go to upper right, upper left,
+/// lower right, lower left, in that order.
+pub(super) fn emptiest_corner(
+    pixels: &[(i32, i32)],
+    (x, y): (std::ops::Range<i32>, std::ops::Range<i32>),
+    size: (i32, i32),
+) -> SeriesLabelPosition {
+    let (w, h) = (size.0 + 12, size.1 + 12);
+    let corners = [
+        (
+            SeriesLabelPosition::UpperRight,
+            x.end - w..x.end,
+            y.start..y.start + h,
+        ),
+        (
+            SeriesLabelPosition::UpperLeft,
+            x.start..x.start + w,
+            y.start..y.start + h,
+        ),
+        (
+            SeriesLabelPosition::LowerRight,
+            x.end - w..x.end,
+            y.end - h..y.end,
+        ),
+        (
+            SeriesLabelPosition::LowerLeft,
+            x.start..x.start + w,
+            y.end - h..y.end,
+        ),
+    ];
+    let mut best = (usize::MAX, SeriesLabelPosition::UpperRight);
+    for (position, xs, ys) in corners {
+        let inside = pixels
+            .iter()
+            .filter(|(px, py)| xs.contains(px) && ys.contains(py))
+            .count();
+        if inside < best.0 {
+            best = (inside, position);
+        }
+    }
+    best.1
 }
 
 /// The legend's sample of a series: 20 pixels of its line with one of its markers in the

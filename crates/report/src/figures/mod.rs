@@ -85,6 +85,9 @@ pub enum LegendPosition {
     LowerLeft,
     /// Bottom right corner.
     LowerRight,
+    /// The corner where the legend hides the fewest data: chosen when drawing, from where the
+    /// series' points and the lines between them fall.
+    Auto,
 }
 
 /// One data series.

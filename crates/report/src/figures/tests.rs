@@ -200,3 +200,28 @@ fn renders_marker_shapes_dotted_lines_and_a_grid_of_panels() {
         .to_string();
     assert!(err.contains("no chart"), "{err}");
 }
+
+#[test]
+fn the_automatic_legend_goes_where_the_data_are_not() {
+    use super::draw::{emptiest_corner, line_samples};
+    use plotters::prelude::SeriesLabelPosition;
+    let area = (0..100, 0..100);
+    // A line along the top edge, left to right: the lower corners are empty.
+    let top = line_samples(&[(0, 5), (99, 5)], true);
+    assert!(matches!(
+        emptiest_corner(&top, area.clone(), (40, 40)),
+        SeriesLabelPosition::LowerRight
+    ));
+    // Points in every corner but the upper left.
+    let points = [(90, 10), (10, 90), (90, 90)];
+    assert!(matches!(
+        emptiest_corner(&line_samples(&points, false), area.clone(), (28, 28)),
+        SeriesLabelPosition::UpperLeft
+    ));
+    // Joined, the segment from (90, 10) to (10, 90) crosses the middle only: upper left stays empty.
+    assert_eq!(line_samples(&points, true).len(), 3 + 2 * 7);
+    assert!(matches!(
+        emptiest_corner(&[], area, (40, 40)),
+        SeriesLabelPosition::UpperRight
+    ));
+}

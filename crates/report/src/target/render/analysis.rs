@@ -342,7 +342,7 @@ impl Study {
                     .find(|c| c.batch_size == b)
                     .map_or(0, |c| c.trials);
                 let planned = ctx.planned_trials(&w.label);
-                if n < planned {
+                if n < planned && ctx.planned_at(&w.label, b) {
                     short.push(format!("{} at batch {b}: {n} of {planned}", w.label));
                 }
             }

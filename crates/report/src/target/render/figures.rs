@@ -65,7 +65,7 @@ pub(super) fn draw_steps(
     chart.y_scale = Scale::Log2;
     // Steps fall with batch size, so the lower left is empty (and the upper right holds
     // the labels of the no-result lines).
-    chart.legend = LegendPosition::LowerLeft;
+    chart.legend = LegendPosition::Auto;
     for (k, w) in study.workloads.iter().enumerate() {
         if w.points.is_empty() {
             continue;
@@ -176,7 +176,7 @@ fn rate_panel(
     chart.x_scale = Scale::Log2;
     chart.y_scale = Scale::Log;
     // Best rates tend to rise with batch size: the lower right is emptiest.
-    chart.legend = LegendPosition::LowerRight;
+    chart.legend = LegendPosition::Auto;
     for (k, w) in study.workloads.iter().enumerate() {
         let points = rates(w, rate);
         let Some(&(b0, r0)) = points.first() else {

@@ -79,6 +79,9 @@ pub struct TargetContext {
     pub trials_per_batch: usize,
     /// Workloads searched with another N than `trials_per_batch`: (label, N).
     pub trials_by_workload: Vec<(String, usize)>,
+    /// The batch sizes each workload was planned at: (label, batch sizes). A workload not
+    /// listed was planned at every batch size recorded.
+    pub batch_sizes_by_workload: Vec<(String, Vec<u32>)>,
     /// The search space, one line per metaparameter, e.g. "learning rate log-uniform in
     /// [1e-4, 10]".
     pub search_space: Vec<String>,
@@ -105,6 +108,14 @@ impl TargetContext {
             .iter()
             .find(|(label, _)| label == workload)
             .map_or(self.trials_per_batch, |(_, n)| *n)
+    }
+
+    /// Whether `workload` was planned at batch size `b`.
+    pub fn planned_at(&self, workload: &str, b: u32) -> bool {
+        self.batch_sizes_by_workload
+            .iter()
+            .find(|(label, _)| label == workload)
+            .is_none_or(|(_, sizes)| sizes.contains(&b))
     }
 
     /// "N" or "N (label: M, ...)" when workloads differ.

@@ -25,6 +25,7 @@ fn context() -> TargetContext {
         trials_per_batch: 2,
         trials_by_workload: vec![],
         budgets_by_workload: vec![],
+        batch_sizes_by_workload: vec![],
         search_space: vec![],
         step_times: vec![],
     }
@@ -264,4 +265,19 @@ fn regimes_and_fit_are_put_in_words() {
         "{sentences}"
     );
     assert!(study.notes.is_empty(), "{:?}", study.notes);
+}
+
+#[test]
+fn workloads_with_their_own_plan_are_judged_by_it() {
+    let mut ctx = context();
+    assert!(ctx.planned_at("cnn/sgd", 32));
+    assert_eq!(ctx.trials_text(), "2");
+    ctx.batch_sizes_by_workload = vec![("cnn/sgd".into(), vec![16, 64])];
+    ctx.trials_by_workload = vec![("cnn/sgd".into(), 5), ("mlp/sgd".into(), 2)];
+    assert!(ctx.planned_at("cnn/sgd", 64));
+    assert!(!ctx.planned_at("cnn/sgd", 32));
+    assert!(ctx.planned_at("mlp/sgd", 32));
+    assert_eq!(ctx.planned_trials("cnn/sgd"), 5);
+    assert_eq!(ctx.planned_trials("other"), 2);
+    assert_eq!(ctx.trials_text(), "2 (cnn/sgd: 5)");
 }

@@ -186,7 +186,7 @@ pub(super) fn draw_time_to_result(
     );
     chart.x_scale = Scale::Log2;
     chart.y_scale = Scale::Log;
-    chart.legend = LegendPosition::UpperRight;
+    chart.legend = LegendPosition::Auto;
     for (k, w) in study.workloads.iter().enumerate() {
         let color = PALETTE[k % PALETTE.len()];
         let Some(t) = &w.time else { continue };

@@ -88,6 +88,24 @@ pub fn pending<'a, T>(
         .collect())
 }
 
+/// What a worker in `dir` tries, in order: its [`pending`] trials, then (for a shard) the other
+/// shards' ([`stealable`]), leaving out those in `done`. Each must be [`claim`]ed before it
+/// runs.
+pub fn to_try<'a, T>(
+    trials: &'a [T],
+    id: impl Fn(&T) -> &str + Copy,
+    dir: &Path,
+    done: &BTreeSet<String>,
+) -> Result<Vec<&'a T>, RunError> {
+    let mut todo = pending(trials, id, dir, done)?;
+    todo.extend(
+        stealable(trials, dir)?
+            .into_iter()
+            .filter(|t| !done.contains(id(t))),
+    );
+    Ok(todo)
+}
+
 /// The other shards' trials, for a shard that has finished its own: every trial outside its
 /// slice, last first (their owners work from the front, so a thief and an owner meet once).
 /// Each must be [`claim`]ed before it runs. Empty for an unsharded run.

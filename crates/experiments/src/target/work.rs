@@ -22,7 +22,7 @@ use crate::{
     optim::OptimizerConfig,
     progress::Progress,
     session::{backend_and_device, Isolation, RunError},
-    shard::{claim, pending, stealable},
+    shard::{claim, to_try},
     train::{
         trial::{self, Evaluation, Next, Outcome, TrialPlan, VariantData},
         work::{data_dir, eval_row, failure_record, load_variant, record, TrialRun},
@@ -91,9 +91,7 @@ pub fn work(
     events: &dyn UnitEvents,
 ) -> Result<WorkerExit, RunError> {
     let done = done_trials(dir)?;
-    let mut todo = pending(&study.trials, |t| &t.id, dir, &done)?;
-    todo.extend(stealable(&study.trials, dir)?);
-    todo.retain(|t| !done.contains(&t.id));
+    let todo = to_try(&study.trials, |t: &SearchTrial| &t.id, dir, &done)?;
     if todo.is_empty() {
         return Ok(WorkerExit::Finished);
     }

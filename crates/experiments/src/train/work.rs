@@ -25,7 +25,7 @@ use crate::{
     progress::Progress,
     registry::Study,
     session::{backend_and_device, Isolation, RunError},
-    shard::{claim, pending, release_unfinished_claims, stealable},
+    shard::{claim, pending, release_unfinished_claims, to_try},
 };
 
 /// Where datasets are read from: `--data-dir`, which the CLI passes on (to child processes too)
@@ -154,12 +154,11 @@ pub fn work(
     events: &dyn UnitEvents,
 ) -> Result<WorkerExit, RunError> {
     let done = done_trials(dir)?;
-    let todo = pending(&study.trials, |t| &t.id, dir, &done)?;
+    let todo = to_try(&study.trials, |t: &Trial| &t.id, dir, &done)?;
     let data_dir = data_dir();
     let mut variants: BTreeMap<&str, VariantData> = BTreeMap::new();
-    let steal = stealable(&study.trials, dir)?;
-    for trial in todo.into_iter().chain(steal) {
-        if done.contains(&trial.id) || !claim(dir, &trial.id)? {
+    for trial in todo {
+        if !claim(dir, &trial.id)? {
             continue;
         }
         if !variants.contains_key(trial.variant.as_str()) {

@@ -9,7 +9,8 @@ use plotters::coord::Shift;
 use plotters::element::{DashedPathElement, DynElement, IntoDynElement};
 use plotters::prelude::*;
 
-use super::{Chart, LegendPosition, LineStyle, MarkerShape, Rgb, Scale, Series, FONT};
+use super::legend::{self, LegendSample};
+use super::{Chart, LegendPosition, LineStyle, MarkerShape, Rgb, Scale, FONT};
 
 pub(super) fn to_svg(charts: &[Chart], out: &mut String) -> Result<(), String> {
     let root = SVGBackend::with_string(out, row_size(charts)).into_drawing_area();
@@ -318,38 +319,26 @@ where
         LegendPosition::LowerRight => SeriesLabelPosition::LowerRight,
         LegendPosition::Auto => {
             let (px, py) = ctx.plotting_area().get_pixel_range();
-            let pixels: Vec<(i32, i32)> = chart
-                .series
+            let series = chart.series.iter().map(|s| {
+                let pixels = s
+                    .points
+                    .iter()
+                    .filter(|(x, y)| x.is_finite() && y.is_finite())
+                    .map(|p| ctx.backend_coord(p))
+                    .collect();
+                (pixels, s.line != LineStyle::None)
+            });
+            // Where each vertical line's text starts (drawn at the top, above).
+            let texts = chart
+                .vlines
                 .iter()
-                .flat_map(|s| {
-                    let finite: Vec<(i32, i32)> = s
-                        .points
-                        .iter()
-                        .filter(|(x, y)| x.is_finite() && y.is_finite())
-                        .map(|p| ctx.backend_coord(p))
-                        .collect();
-                    line_samples(&finite, s.line != LineStyle::None)
-                })
-                // The vertical lines' texts at the top: a legend must not hide them either.
-                .chain(
-                    chart
-                        .vlines
-                        .iter()
-                        .filter(|v| v.x.is_finite() && !v.text.is_empty())
-                        .flat_map(|v| {
-                            let (x, y) = ctx.backend_coord(&(v.x, yhi));
-                            let width = 7 * v.text.chars().count() as i32 + 4;
-                            // Left of the line near the right edge, as drawn above.
-                            let start = if px.end - x < width + 8 {
-                                x - width - 3
-                            } else {
-                                x + 3
-                            };
-                            (0..=width).step_by(8).map(move |dx| (start + dx, y + 10))
-                        }),
-                )
-                .collect();
-            emptiest_corner(&pixels, (px, py), legend_size(chart))
+                .filter(|v| v.x.is_finite() && !v.text.is_empty())
+                .map(|v| (ctx.backend_coord(&(v.x, yhi)), v.text.as_str()));
+            legend::emptiest_corner(
+                &legend::obstacles(series, texts, px.end),
+                (px, py),
+                legend::size(chart),
+            )
         }
     };
     ctx.configure_series_labels()
@@ -362,136 +351,16 @@ where
         .map_err(err)
 }
 
-/// About the pixels of the legend box plotters draws: 13 px text (~7 px a character) after a
-/// 20 px sample, one ~19 px row per distinct label, 12 px margins.
-fn legend_size(chart: &Chart) -> (i32, i32) {
-    let labels: BTreeSet<&str> = chart
-        .series
-        .iter()
-        .map(|s| s.label.as_str())
-        .chain(chart.vlines.iter().map(|v| v.legend.as_str()))
-        .filter(|l| !l.is_empty())
-        .collect();
-    let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-    let (widest, rows) = (widest as i32, labels.len() as i32);
-    (60 + 7 * widest, 24 + 19 * rows)
-}
-
-/// A series' pixels: its points and, when they are joined, 7 points along each segment.
-pub(super) fn line_samples(points: &[(i32, i32)], joined: bool) -> Vec<(i32, i32)> {
-    let mut out = points.to_vec();
-    if joined {
-        for pair in points.windows(2) {
-            let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
-            out.extend((1..8).map(|k| (x0 + (x1 - x0) * k / 8, y0 + (y1 - y0) * k / 8)));
-        }
-    }
-    out
-}
-
-/// The corner of the plotting area (pixel ranges `x`, `y`) where a legend box of `size` pixels
-/// (plus its 12 px margin) covers the fewest of `pixels`; ties go to upper right, upper left,
-/// lower right, lower left, in that order.
-pub(super) fn emptiest_corner(
-    pixels: &[(i32, i32)],
-    (x, y): (std::ops::Range<i32>, std::ops::Range<i32>),
-    size: (i32, i32),
-) -> SeriesLabelPosition {
-    let (w, h) = (size.0 + 12, size.1 + 12);
-    let corners = [
-        (
-            SeriesLabelPosition::UpperRight,
-            x.end - w..x.end,
-            y.start..y.start + h,
-        ),
-        (
-            SeriesLabelPosition::UpperLeft,
-            x.start..x.start + w,
-            y.start..y.start + h,
-        ),
-        (
-            SeriesLabelPosition::LowerRight,
-            x.end - w..x.end,
-            y.end - h..y.end,
-        ),
-        (
-            SeriesLabelPosition::LowerLeft,
-            x.start..x.start + w,
-            y.end - h..y.end,
-        ),
-    ];
-    let mut best = (usize::MAX, SeriesLabelPosition::UpperRight);
-    for (position, xs, ys) in corners {
-        let inside = pixels
-            .iter()
-            .filter(|(px, py)| xs.contains(px) && ys.contains(py))
-            .count();
-        if inside < best.0 {
-            best = (inside, position);
-        }
-    }
-    best.1
-}
-
-/// The legend's sample of a series: 20 pixels of its line with one of its markers in the
-/// middle, in coordinates relative to the legend entry.
-#[derive(Clone, Copy)]
-struct LegendSample {
-    color: RGBColor,
-    line: LineStyle,
-    width: u32,
-    markers: bool,
-    shape: MarkerShape,
-    radius: u32,
-}
-
-impl LegendSample {
-    fn of(s: &Series) -> Self {
-        LegendSample {
-            color: rgb(s.color),
-            line: s.line,
-            width: s.line_width.clamp(1, 3),
-            markers: s.markers,
-            shape: s.shape,
-            // Large enough to see, small enough for the legend's line height.
-            radius: s.marker_size.clamp(2, 5),
-        }
-    }
-
-    fn line<DB: DrawingBackend>(&self) -> DynElement<'static, DB, (i32, i32)> {
-        let style = self.color.stroke_width(self.width);
-        let ends = [(0, 0), (20, 0)];
-        match self.line {
-            LineStyle::Solid => PathElement::new(ends, style).into_dyn(),
-            LineStyle::Dashed => DashedPathElement::new(ends, 7, 6, style).into_dyn(),
-            LineStyle::Dotted => DashedPathElement::new(ends, 2, 4, style).into_dyn(),
-            LineStyle::None => nothing(),
-        }
-    }
-
-    fn marker<DB: DrawingBackend>(&self) -> DynElement<'static, DB, (i32, i32)> {
-        let (r, at) = (self.radius, (10, 0));
-        let fill = self.color.filled();
-        match (self.markers, self.shape) {
-            (false, _) => nothing(),
-            (true, MarkerShape::Circle) => Circle::new(at, r, fill).into_dyn(),
-            (true, MarkerShape::Triangle) => TriangleMarker::new(at, r + 1, fill).into_dyn(),
-            (true, MarkerShape::Cross) => Cross::new(at, r, self.color.stroke_width(2)).into_dyn(),
-            (true, MarkerShape::Star) => Polygon::new(star(r, at), fill).into_dyn(),
-        }
-    }
-}
-
 /// An element that draws nothing (an `EmptyElement` would tie the element's type to the
 /// backend's lifetime).
-fn nothing<DB: DrawingBackend>() -> DynElement<'static, DB, (i32, i32)> {
+pub(super) fn nothing<DB: DrawingBackend>() -> DynElement<'static, DB, (i32, i32)> {
     PathElement::new(Vec::<(i32, i32)>::new(), TRANSPARENT.stroke_width(0)).into_dyn()
 }
 
 /// A five-pointed star around `centre` (pixels), as wide as a disc of radius `1.6 r`: a star
 /// of radius r looks smaller than a disc of radius r, and the star marks the point that
 /// matters most.
-fn star(r: u32, centre: (i32, i32)) -> Vec<(i32, i32)> {
+pub(super) fn star(r: u32, centre: (i32, i32)) -> Vec<(i32, i32)> {
     let outer = 1.6 * f64::from(r.max(1));
     // 0.45 of the outer radius: the classic proportion is 0.38; a little fatter survives
     // rasterising at a few pixels.
@@ -514,7 +383,7 @@ fn usable_range((lo, hi): (f64, f64), scale: Scale) -> bool {
     lo.is_finite() && hi.is_finite() && lo < hi && (scale == Scale::Linear || lo > 0.0)
 }
 
-fn rgb((r, g, b): Rgb) -> RGBColor {
+pub(super) fn rgb((r, g, b): Rgb) -> RGBColor {
     RGBColor(r, g, b)
 }
 

@@ -11,6 +11,7 @@
 //! `sans-serif` before the first drawing.
 
 mod draw;
+mod legend;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -203,7 +203,7 @@ fn renders_marker_shapes_dotted_lines_and_a_grid_of_panels() {
 
 #[test]
 fn the_automatic_legend_goes_where_the_data_are_not() {
-    use super::draw::{emptiest_corner, line_samples};
+    use super::legend::{emptiest_corner, line_samples};
     use plotters::prelude::SeriesLabelPosition;
     let area = (0..100, 0..100);
     // A line along the top edge, left to right: the lower corners are empty.

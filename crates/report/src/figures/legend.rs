@@ -1,0 +1,154 @@
+//! The legend: where its box goes ([`LegendPosition::Auto`](super::LegendPosition::Auto):
+//! the corner that hides the fewest data) and the sample of each series it shows.
+
+use std::collections::BTreeSet;
+
+use plotters::element::{DashedPathElement, DynElement, IntoDynElement};
+use plotters::prelude::*;
+
+use super::draw::{nothing, rgb, star};
+use super::{Chart, LineStyle, MarkerShape, Series};
+
+/// The pixels a legend should not cover: every series' points and 7 points along each of its
+/// segments when joined (`series`: pixels, joined), and the text of each vertical line
+/// (`texts`: where the line meets the top, text), drawn right of the line or, within its width
+/// of the plot's right edge `right`, left of it.
+pub(super) fn obstacles<'a>(
+    series: impl Iterator<Item = (Vec<(i32, i32)>, bool)>,
+    texts: impl Iterator<Item = ((i32, i32), &'a str)>,
+    right: i32,
+) -> Vec<(i32, i32)> {
+    let mut out: Vec<(i32, i32)> = series
+        .flat_map(|(pixels, joined)| line_samples(&pixels, joined))
+        .collect();
+    for ((x, y), text) in texts {
+        let width = 7 * text.chars().count() as i32 + 4;
+        let start = if right - x < width + 8 {
+            x - width - 3
+        } else {
+            x + 3
+        };
+        out.extend((0..=width).step_by(8).map(|dx| (start + dx, y + 10)));
+    }
+    out
+}
+
+/// About the pixels of the legend box plotters draws: 13 px text (~7 px a character) after a
+/// 20 px sample, one ~19 px row per distinct label, 12 px margins.
+pub(super) fn size(chart: &Chart) -> (i32, i32) {
+    let labels: BTreeSet<&str> = chart
+        .series
+        .iter()
+        .map(|s| s.label.as_str())
+        .chain(chart.vlines.iter().map(|v| v.legend.as_str()))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let (widest, rows) = (widest as i32, labels.len() as i32);
+    (60 + 7 * widest, 24 + 19 * rows)
+}
+
+/// A series' pixels: its points and, when they are joined, 7 points along each segment.
+pub(super) fn line_samples(points: &[(i32, i32)], joined: bool) -> Vec<(i32, i32)> {
+    let mut out = points.to_vec();
+    if joined {
+        for pair in points.windows(2) {
+            let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+            out.extend((1..8).map(|k| (x0 + (x1 - x0) * k / 8, y0 + (y1 - y0) * k / 8)));
+        }
+    }
+    out
+}
+
+/// The corner of the plotting area (pixel ranges `x`, `y`) where a legend box of `size` pixels
+/// (plus its 12 px margin) covers the fewest of `pixels`; ties go to upper right, upper left,
+/// lower right, lower left, in that order.
+pub(super) fn emptiest_corner(
+    pixels: &[(i32, i32)],
+    (x, y): (std::ops::Range<i32>, std::ops::Range<i32>),
+    size: (i32, i32),
+) -> SeriesLabelPosition {
+    let (w, h) = (size.0 + 12, size.1 + 12);
+    let corners = [
+        (
+            SeriesLabelPosition::UpperRight,
+            x.end - w..x.end,
+            y.start..y.start + h,
+        ),
+        (
+            SeriesLabelPosition::UpperLeft,
+            x.start..x.start + w,
+            y.start..y.start + h,
+        ),
+        (
+            SeriesLabelPosition::LowerRight,
+            x.end - w..x.end,
+            y.end - h..y.end,
+        ),
+        (
+            SeriesLabelPosition::LowerLeft,
+            x.start..x.start + w,
+            y.end - h..y.end,
+        ),
+    ];
+    let mut best = (usize::MAX, SeriesLabelPosition::UpperRight);
+    for (position, xs, ys) in corners {
+        let inside = pixels
+            .iter()
+            .filter(|(px, py)| xs.contains(px) && ys.contains(py))
+            .count();
+        if inside < best.0 {
+            best = (inside, position);
+        }
+    }
+    best.1
+}
+
+/// The legend's sample of a series: 20 pixels of its line with one of its markers in the
+/// middle, in coordinates relative to the legend entry.
+#[derive(Clone, Copy)]
+pub(super) struct LegendSample {
+    color: RGBColor,
+    line: LineStyle,
+    width: u32,
+    markers: bool,
+    shape: MarkerShape,
+    radius: u32,
+}
+
+impl LegendSample {
+    pub(super) fn of(s: &Series) -> Self {
+        LegendSample {
+            color: rgb(s.color),
+            line: s.line,
+            width: s.line_width.clamp(1, 3),
+            markers: s.markers,
+            shape: s.shape,
+            // Large enough to see, small enough for the legend's line height.
+            radius: s.marker_size.clamp(2, 5),
+        }
+    }
+
+    pub(super) fn line<DB: DrawingBackend>(&self) -> DynElement<'static, DB, (i32, i32)> {
+        let style = self.color.stroke_width(self.width);
+        let ends = [(0, 0), (20, 0)];
+        match self.line {
+            LineStyle::Solid => PathElement::new(ends, style).into_dyn(),
+            LineStyle::Dashed => DashedPathElement::new(ends, 7, 6, style).into_dyn(),
+            LineStyle::Dotted => DashedPathElement::new(ends, 2, 4, style).into_dyn(),
+            LineStyle::None => nothing(),
+        }
+    }
+
+    pub(super) fn marker<DB: DrawingBackend>(&self) -> DynElement<'static, DB, (i32, i32)> {
+        let (r, at) = (self.radius, (10, 0));
+        let fill = self.color.filled();
+        match (self.markers, self.shape) {
+            (false, _) => nothing(),
+            (true, MarkerShape::Circle) => Circle::new(at, r, fill).into_dyn(),
+            (true, MarkerShape::Triangle) => TriangleMarker::new(at, r + 1, fill).into_dyn(),
+            (true, MarkerShape::Cross) => Cross::new(at, r, self.color.stroke_width(2)).into_dyn(),
+            (true, MarkerShape::Star) => Polygon::new(star(r, at), fill).into_dyn(),
+        }
+    }
+}

@@ -15,10 +15,7 @@
 
 use std::{fs, path::Path};
 
-use batchlab_report::{
-    target::steps::TARGET_SLACK,
-    train::{read_evals, TrainEval},
-};
+use batchlab_report::{target::steps::reaches, train::read_evals};
 
 use crate::shard::shard_of;
 
@@ -43,11 +40,6 @@ fn results_files(dir: &Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// Whether an evaluation row reached `target` (the report's rule, with its slack).
-fn reached(row: &TrainEval, target: f64) -> bool {
-    1.0 - row.val_accuracy <= target + TARGET_SLACK * target.abs().max(1.0)
-}
-
 /// The fewest steps at which a trial of the cell whose trial ids start with `cell_prefix`
 /// has reached `target` so far in this run, if any has. A file that cannot be read only
 /// means no cutoff from it.
@@ -56,7 +48,7 @@ pub fn best_known_steps(dir: &Path, cell_prefix: &str, target: f64) -> Option<u6
         .iter()
         .filter_map(|path| read_evals(path).ok())
         .flatten()
-        .filter(|row| row.trial.starts_with(cell_prefix) && reached(row, target))
+        .filter(|row| row.trial.starts_with(cell_prefix) && reaches(1.0 - row.val_accuracy, target))
         .map(|row| row.step)
         .min()
 }

@@ -10,7 +10,7 @@ use std::{
 use batchlab_report::{
     step_time::{read_step_samples, summarize},
     target::{
-        append_noise, append_search, render_target, steps::TARGET_SLACK, SearchRow, TargetContext,
+        append_noise, append_search, render_target, steps::reaches, SearchRow, TargetContext,
     },
     train::{append_evals, append_trials, done_trials},
 };
@@ -219,7 +219,7 @@ fn run_trial(
         status(&format!("step {}, validation error {error:.4}", e.step));
         append_evals(&results, &[eval_row(trial, e)]).map_err(|e| e.to_string())?;
         // Steps to result cannot improve once the target is reached.
-        if error <= target + TARGET_SLACK * target.abs().max(1.0) {
+        if reaches(error, target) {
             end = End::Reached;
             return Ok(Next::Stop);
         }

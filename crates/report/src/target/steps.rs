@@ -42,6 +42,12 @@ use crate::train::{TrainEval, TrialRecord};
 /// example of a validation split of a million.
 pub const TARGET_SLACK: f64 = 1e-12;
 
+/// Whether a validation `error` reaches `target` (at or below it, within [`TARGET_SLACK`]):
+/// the one rule for the report and for runners deciding when a trial stops.
+pub fn reaches(error: f64, target: f64) -> bool {
+    error <= target + TARGET_SLACK * target.abs().max(1.0)
+}
+
 /// How a trial ended (the `status` column of `trials.csv`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TrialStatus {
@@ -131,16 +137,13 @@ pub fn classify(trial: &Trial, target: f64) -> TrialOutcome {
     match trial.status {
         TrialStatus::Diverged => TrialOutcome::Infeasible,
         TrialStatus::Error | TrialStatus::Oom => TrialOutcome::Failed,
-        TrialStatus::Ok => {
-            let limit = target + TARGET_SLACK * target.abs().max(1.0);
-            trial
-                .evaluations
-                .iter()
-                .filter(|e| e.error <= limit)
-                .map(|e| e.step)
-                .min()
-                .map_or(TrialOutcome::Missed, TrialOutcome::Reached)
-        }
+        TrialStatus::Ok => trial
+            .evaluations
+            .iter()
+            .filter(|e| reaches(e.error, target))
+            .map(|e| e.step)
+            .min()
+            .map_or(TrialOutcome::Missed, TrialOutcome::Reached),
     }
 }
 

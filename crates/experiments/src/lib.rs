@@ -9,7 +9,7 @@
 //! - [`backend`]: choosing flex or CUDA at run time and checking the device exists.
 //! - [`optim`]: the optimizers a config can name, with the defaults of the frameworks the seeds used.
 //! - [`step_time`]: the step-time sweep (seeds 000/001).
-//! - [`target`]: steps to a target error per batch size (seed 004) with a quasi-random search.
+//! - [`steps_to_target`]: steps to a target error per batch size (seed 004) with a quasi-random search.
 //! - [`train`]: the training grid (seeds 002/003): accuracy and time per batch size.
 //! - [`bench`]: the fixed benchmarks behind `batchlab bench`.
 //! - [`loader_bench`]: the data loader's throughput beside a training step's consumption.
@@ -27,8 +27,8 @@ pub mod registry;
 pub mod session;
 pub mod shard;
 pub mod step_time;
+pub mod steps_to_target;
 pub mod sysinfo;
-pub mod target;
 pub mod train;
 
 pub use config::{ConfigError, Source};

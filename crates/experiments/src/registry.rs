@@ -8,7 +8,7 @@ use crate::{
     isolate::{UnitEvents, WorkerExit},
     progress::Progress,
     session::{Isolation, RunError},
-    step_time, target, train,
+    step_time, steps_to_target, train,
 };
 
 /// A runner: the `kind` a config names, what it does, and how it reads its config.
@@ -31,7 +31,7 @@ pub const RUNNERS: &[Runner] = &[
     Runner {
         kind: "steps-to-target",
         doc: "steps to a target validation error per batch size, with a quasi-random metaparameter search (Shallue et al. 2018)",
-        load: target::load,
+        load: steps_to_target::load,
     },
     Runner {
         kind: "train",

@@ -11,7 +11,7 @@
 //! - [`step_time`]: the step-time sweep's `results.csv`, `summary.csv`, figures and report.
 //! - [`train`]: a training study's `results.csv`, `trials.csv`, `summary.csv`, figures and
 //!   report.
-//! - [`target`]: a steps-to-target study: quasi-random metaparameters and `search.csv`,
+//! - [`steps_to_target`]: a steps-to-target study: quasi-random metaparameters and `search.csv`,
 //!   steps to result per batch size, the S(B) fit and its regimes, the gradient noise
 //!   scale, and the report (`summary.csv`, figures, `report.md`).
 
@@ -25,7 +25,7 @@ pub mod jumps;
 pub mod markdown;
 pub mod stats;
 pub mod step_time;
-pub mod target;
+pub mod steps_to_target;
 pub mod train;
 
 pub use error::ReportError;

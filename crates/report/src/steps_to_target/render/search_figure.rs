@@ -24,7 +24,7 @@ use super::TargetContext;
 use crate::figures::{
     render_grid_pair, Chart, LegendPosition, MarkerShape, Rgb, Scale, Series, VLine, GREY, PALETTE,
 };
-use crate::target::TrialOutcome;
+use crate::steps_to_target::TrialOutcome;
 use crate::ReportError;
 
 /// Panels per row: four 460-pixel panels make an image 1840 pixels wide, which a page

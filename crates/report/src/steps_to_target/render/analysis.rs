@@ -12,8 +12,8 @@ use super::summary::TargetCell;
 use super::time::{self, StepTime, TimeToResult};
 use super::TargetContext;
 use crate::stats::linear_fit;
-use crate::target::search::{latest_search, read_search, SearchRow};
-use crate::target::{
+use crate::steps_to_target::search::{latest_search, read_search, SearchRow};
+use crate::steps_to_target::{
     classify, fit_scaling, regimes, steps_to_result, trials_from_train, RegimeOptions, Regimes,
     ScalingFit, ScalingFitOptions, StepsToResult, Trial, TrialOutcome, TrialStatus,
 };

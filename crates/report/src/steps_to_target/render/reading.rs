@@ -7,7 +7,7 @@ use super::analysis::{LearningRateScaling, Study, Workload};
 use super::format::{and_list, batch, capitalised, sig, with_interval};
 use super::time::time_sentence;
 use super::TargetContext;
-use crate::target::{Regime, RegimeOptions, Regimes};
+use crate::steps_to_target::{Regime, RegimeOptions, Regimes};
 
 /// The one-line count of what was recorded.
 pub(super) fn recorded_line(study: &Study) -> String {

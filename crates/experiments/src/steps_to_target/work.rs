@@ -9,7 +9,7 @@ use std::{
 
 use batchlab_report::{
     step_time::{read_step_samples, summarize},
-    target::{
+    steps_to_target::{
         append_noise, append_search, render_target, steps::reaches, SearchRow, TargetContext,
     },
     train::{append_evals, append_trials, done_trials},

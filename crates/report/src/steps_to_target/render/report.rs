@@ -9,7 +9,7 @@ use super::reading::{in_short, recorded_line, study_sentences, workload_sentence
 use super::search_figure::COLUMNS;
 use super::TargetContext;
 use crate::markdown::table;
-use crate::target::steps::TARGET_SLACK;
+use crate::steps_to_target::steps::TARGET_SLACK;
 
 pub(super) fn report_markdown(ctx: &TargetContext, study: &Study) -> String {
     let mut md = String::new();

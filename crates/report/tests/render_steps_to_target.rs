@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use batchlab_report::target::{
+use batchlab_report::steps_to_target::{
     append_search, render_target, SearchRow, TargetContext, OUTPUT_FILES, TIME_FILES,
 };
 use batchlab_report::train::{append_evals, append_trials, TrainEval, TrialRecord};
@@ -60,7 +60,8 @@ fn context(step_times: Vec<(String, u32, f64, f64, f64)>) -> TargetContext {
         device: "cpu".into(),
         protocol: "6 quasi-random trials per batch size and workload".into(),
         target_error: TARGET,
-        budget: batchlab_report::target::StepBudget::new(K, 1.0, MAX_STEPS, None, 60_000).unwrap(),
+        budget: batchlab_report::steps_to_target::StepBudget::new(K, 1.0, MAX_STEPS, None, 60_000)
+            .unwrap(),
         trials_per_batch: TRIALS,
         trials_by_workload: vec![],
         budgets_by_workload: vec![],

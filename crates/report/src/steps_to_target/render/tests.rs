@@ -7,7 +7,7 @@ use super::analysis::Study;
 use super::reading::{fit_sentence, regimes_sentence, workload_sentences};
 use super::time::{parse_step_times, time_to_result};
 use super::{TargetCell, TargetContext};
-use crate::target::search::SearchRow;
+use crate::steps_to_target::search::SearchRow;
 use crate::train::{TrainEval, TrialRecord};
 
 fn context() -> TargetContext {
@@ -21,7 +21,7 @@ fn context() -> TargetContext {
         device: "cpu".into(),
         protocol: String::new(),
         target_error: 0.1,
-        budget: crate::target::StepBudget::new(10, 1.0, 1000, None, 1000).unwrap(),
+        budget: crate::steps_to_target::StepBudget::new(10, 1.0, 1000, None, 1000).unwrap(),
         trials_per_batch: 2,
         trials_by_workload: vec![],
         budgets_by_workload: vec![],

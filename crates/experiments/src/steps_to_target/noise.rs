@@ -5,7 +5,9 @@ use std::{collections::BTreeMap, collections::BTreeSet, path::Path};
 
 use batchlab_report::{
     stats::median,
-    target::{classify, trials_from_train, NoiseRow, NoiseScale, TrialOutcome, WorkloadFindings},
+    steps_to_target::{
+        classify, trials_from_train, NoiseRow, NoiseScale, TrialOutcome, WorkloadFindings,
+    },
     train::{read_evals, read_trials},
 };
 
@@ -92,7 +94,7 @@ pub fn section(
     if !path.exists() {
         return Ok(Vec::new());
     }
-    let rows = batchlab_report::target::read_noise(&path)?;
+    let rows = batchlab_report::steps_to_target::read_noise(&path)?;
     let mut last: BTreeMap<&str, &NoiseRow> = BTreeMap::new();
     for row in &rows {
         last.insert(&row.trial, row);

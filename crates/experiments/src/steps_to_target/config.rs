@@ -1,7 +1,7 @@
 //! The TOML of a steps-to-target study.
 
 use batchlab_datasets::DataConfig;
-use batchlab_report::target::StepBudget;
+use batchlab_report::steps_to_target::StepBudget;
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -185,7 +185,7 @@ pub struct BudgetConfig {
     /// Evaluate on the validation split every this many steps at first (and never closer).
     pub evaluate_every: u64,
     /// Once `evaluate_every` is less than `evaluate_growth - 1` of the step, evaluation steps
-    /// grow geometrically by this factor (1: a fixed grid). See `batchlab_report::target::budget`.
+    /// grow geometrically by this factor (1: a fixed grid). See `batchlab_report::steps_to_target::budget`.
     #[serde(default = "default_growth")]
     pub evaluate_growth: f64,
     /// Also stop a trial after this many epochs (bounds the cost of a missed trial at large
@@ -193,7 +193,7 @@ pub struct BudgetConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_epochs: Option<f64>,
     /// Stop a trial once another trial of its batch size has reached the target at an earlier
-    /// or equal step (it can no longer lower steps to result; see `target::cutoff`).
+    /// or equal step (it can no longer lower steps to result; see `steps_to_target::cutoff`).
     #[serde(default = "default_true")]
     pub stop_when_beaten: bool,
     /// Batch size of evaluation passes (speed only).

@@ -22,7 +22,7 @@ use crate::figures::{
     render_pair, render_row_pair, Chart, LegendPosition, LineStyle, Rgb, Scale, Series, VLine,
     GREY, PALETTE,
 };
-use crate::target::perfect_scaling_line;
+use crate::steps_to_target::perfect_scaling_line;
 use crate::ReportError;
 
 pub(super) const BATCH_LABEL: &str = "batch size (examples per step, log2 scale)";

@@ -15,7 +15,7 @@
 
 use std::{fs, path::Path};
 
-use batchlab_report::{target::steps::reaches, train::read_evals};
+use batchlab_report::{steps_to_target::steps::reaches, train::read_evals};
 
 use crate::shard::shard_of;
 

@@ -13,7 +13,7 @@ mod work;
 use std::path::Path;
 
 use batchlab_models::ModelSpec;
-use batchlab_report::target::{log_uniform, reverse_log_uniform, QuasiRandom, StepBudget};
+use batchlab_report::steps_to_target::{log_uniform, reverse_log_uniform, QuasiRandom, StepBudget};
 use rand::{rngs::StdRng, seq::SliceRandom, SeedableRng};
 
 use crate::{

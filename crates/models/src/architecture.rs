@@ -145,6 +145,20 @@ impl fmt::Display for Architecture {
     }
 }
 
+/// In experiment files an architecture is its [`Architecture::name`].
+impl serde::Serialize for Architecture {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Architecture {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl FromStr for Architecture {
     type Err = ModelError;
 

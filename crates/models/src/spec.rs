@@ -14,8 +14,10 @@ use crate::vgg::VggPlan;
 use crate::{layers::Cost, Architecture, Model, ModelError};
 
 /// Everything that fixes a network's shape. Build it with [`ModelSpec::new`] and adjust the
-/// public fields; [`ModelSpec::init`] validates before building.
-#[derive(Debug, Clone, PartialEq)]
+/// public fields; [`ModelSpec::init`] validates before building. It is also the `[model]` table
+/// of experiment files, which is why it (de)serializes and has a default.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct ModelSpec {
     /// The layout.
     pub architecture: Architecture,
@@ -41,6 +43,13 @@ enum Plan {
     SmallCnn(SmallCnnPlan),
     SimpleCnn(SimpleCnnPlan),
     Mlp(MlpPlan),
+}
+
+impl Default for ModelSpec {
+    fn default() -> Self {
+        // VGG16 at ImageNet size is the network of the step-time study that founded batchlab.
+        Self::new(Architecture::Vgg16, [3, 224, 224], 1000)
+    }
 }
 
 impl ModelSpec {

@@ -8,12 +8,12 @@ use std::{
 use anyhow::{anyhow, bail, Context, Result};
 use batchlab_experiments::{
     bench,
-    config::BackendConfig,
+    config::{BackendConfig, BackendKind},
+    epoch_bench::{data_percent_summary, epoch_splits},
     isolate::POINT_FAILED_EXIT,
     load_study, loader_bench, render_report, run_study, run_worker,
     shard::Shard,
-    train::epoch_bench::{data_percent_summary, epoch_splits},
-    Isolation, RunOptions, Source, WorkerExit,
+    Isolation, RunContext, RunOptions, Source, WorkerExit,
 };
 use batchlab_models::{Architecture, ModelSpec};
 
@@ -119,31 +119,63 @@ pub fn check(experiment: &str, overrides: &[String]) -> Result<()> {
     Ok(())
 }
 
-pub fn run(
-    experiment: &str,
-    mut overrides: Vec<String>,
+/// `batchlab run`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// An experiment name (experiments/NAME.toml) or a TOML file.
+    experiment: String,
+    /// Override a config value, e.g. --set sweep.rounds=3 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+    /// Backend to run on (overrides backend.name).
+    #[arg(long, value_parser = ["flex", "cuda"])]
     backend: Option<String>,
+    /// Report root (overrides output.dir).
+    #[arg(long)]
     out: Option<PathBuf>,
+    /// Continue the newest unfinished run of this experiment.
+    #[arg(long)]
     resume: bool,
+    /// Run every point in this process instead of child processes (an out-of-memory kill
+    /// then ends the whole run).
+    #[arg(long)]
     in_process: bool,
+    /// Run only slice i of n of the trials (train and steps-to-target studies), into the
+    /// config's shared report directory; e.g. --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
     shard: Option<Shard>,
-) -> Result<()> {
+}
+
+pub fn run(args: RunArgs, data_dir: &Path) -> Result<()> {
+    let RunArgs {
+        experiment,
+        mut overrides,
+        backend,
+        out,
+        resume,
+        in_process,
+        shard,
+    } = args;
     if let Some(name) = backend {
         overrides.push(format!("backend.name={name}"));
     }
-    let study = load_study(&source(experiment, &overrides)?)?;
+    let study = load_study(&source(&experiment, &overrides)?)?;
     let isolation = if in_process {
         Isolation::InProcess
     } else {
         Isolation::ChildProcess {
             program: std::env::current_exe().context("cannot find the batchlab executable")?,
-            args: vec!["worker".into()],
+            // Workers get the data directory as an argument, like every other choice of the run.
+            args: vec!["--data-dir".into(), data_dir.into(), "worker".into()],
         }
     };
     let options = RunOptions {
         resume,
         out,
-        isolation,
+        context: RunContext {
+            data_dir: data_dir.to_path_buf(),
+            isolation,
+        },
         shard,
     };
     let bar = Bar::new();
@@ -155,16 +187,16 @@ pub fn run(
     Ok(())
 }
 
-pub fn report(dir: &Path) -> Result<()> {
-    for line in render_report(dir)? {
+pub fn report(dir: &Path, data_dir: &Path) -> Result<()> {
+    for line in render_report(dir, &RunContext::in_process(data_dir))? {
         println!("{line}");
     }
     println!("{}", dir.display());
     Ok(())
 }
 
-pub fn worker(dir: &Path) -> ExitCode {
-    match run_worker(dir) {
+pub fn worker(dir: &Path, data_dir: &Path) -> ExitCode {
+    match run_worker(dir, &RunContext::in_process(data_dir)) {
         Ok(WorkerExit::Finished) => ExitCode::SUCCESS,
         Ok(WorkerExit::PointFailed) => ExitCode::from(POINT_FAILED_EXIT as u8),
         Err(e) => {
@@ -204,7 +236,7 @@ pub fn bench(
     data_dir: &Path,
 ) -> Result<()> {
     let config = BackendConfig {
-        name: backend.into(),
+        name: BackendKind::parse(backend).map_err(|e| anyhow!("--backend: {e}"))?,
         ..BackendConfig::default()
     };
     let cases = bench::standard_cases();
@@ -261,7 +293,7 @@ fn epoch_benchmark(data_dir: &Path) -> Result<()> {
         data_dir.display()
     );
     let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
-    let splits = epoch_splits(experiment, &overrides, scratch.path())?;
+    let splits = epoch_splits(experiment, &overrides, scratch.path(), data_dir)?;
     println!(
         "{:<34} {:>10} {:>10} {:>10} {:>8}",
         "trial", "data s", "step s", "eval s", "data %"

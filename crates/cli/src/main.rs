@@ -6,7 +6,6 @@ mod data;
 
 use std::{path::PathBuf, process::ExitCode};
 
-use batchlab_experiments::shard::Shard;
 use clap::{Parser, Subcommand};
 
 /// Reproducible research on how batch size shapes training.
@@ -42,30 +41,7 @@ enum Command {
         overrides: Vec<String>,
     },
     /// Run an experiment; the last line printed is its report directory.
-    Run {
-        /// An experiment name (experiments/NAME.toml) or a TOML file.
-        experiment: String,
-        /// Override a config value, e.g. --set sweep.rounds=3 (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        overrides: Vec<String>,
-        /// Backend to run on (overrides backend.name).
-        #[arg(long, value_parser = ["flex", "cuda"])]
-        backend: Option<String>,
-        /// Report root (overrides output.dir).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Continue the newest unfinished run of this experiment.
-        #[arg(long)]
-        resume: bool,
-        /// Run every point in this process instead of child processes (an out-of-memory kill
-        /// then ends the whole run).
-        #[arg(long)]
-        in_process: bool,
-        /// Run only slice i of n of the trials (train and steps-to-target studies), into the
-        /// config's shared report directory; e.g. --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT.
-        #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
-        shard: Option<Shard>,
-    },
+    Run(commands::RunArgs),
     /// Re-render summary.csv, figures and report.md of a run from its results.csv.
     Report {
         /// The run's report directory.
@@ -111,32 +87,14 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Studies, and the worker processes they start, read the data directory from here.
-    std::env::set_var("BATCHLAB_DATA_DIR", &cli.data_dir);
     let outcome = match cli.command {
         Command::List { dir } => commands::list(&dir),
         Command::Check {
             experiment,
             overrides,
         } => commands::check(&experiment, &overrides),
-        Command::Run {
-            experiment,
-            overrides,
-            backend,
-            out,
-            resume,
-            in_process,
-            shard,
-        } => commands::run(
-            &experiment,
-            overrides,
-            backend,
-            out,
-            resume,
-            in_process,
-            shard,
-        ),
-        Command::Report { dir } => commands::report(&dir),
+        Command::Run(args) => commands::run(args, &cli.data_dir),
+        Command::Report { dir } => commands::report(&dir, &cli.data_dir),
         Command::Models { input, classes } => commands::models(input, classes),
         Command::Bench {
             samples,
@@ -145,7 +103,7 @@ fn main() -> ExitCode {
             repeats,
         } => commands::bench(samples, &backend, &only, repeats, &cli.data_dir),
         Command::Data { action } => data::run(action, &cli.data_dir),
-        Command::Worker { dir } => return commands::worker(&dir),
+        Command::Worker { dir } => return commands::worker(&dir, &cli.data_dir),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

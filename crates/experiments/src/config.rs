@@ -7,6 +7,7 @@
 
 use std::{fmt, path::Path};
 
+use batchlab_models::ModelSpec;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// A config document and where it came from.
@@ -132,7 +133,7 @@ impl fmt::Display for ConfigError {
 pub struct ExperimentHeader {
     /// Names the report directory `reports/<name>/`; letters, digits, `-`, `_`.
     pub name: String,
-    /// Which runner (see `batchlab list` or [`crate::registry::RUNNERS`]).
+    /// Which runner (see `batchlab list`, or the registry's `RUNNERS` table).
     pub kind: String,
     /// One or two sentences for `batchlab list` and report.md.
     #[serde(default)]
@@ -173,12 +174,43 @@ pub struct HeaderOnly {
     pub experiment: ExperimentHeader,
 }
 
+/// The backends a config can name; `backend.name` deserializes straight into it, so an unknown
+/// name is an error located at its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// burn-flex on the CPU.
+    Flex,
+    /// burn-cuda on an NVIDIA GPU.
+    Cuda,
+}
+
+impl BackendKind {
+    /// Parses a backend's name as recorded in meta.json.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "flex" => Ok(Self::Flex),
+            "cuda" => Ok(Self::Cuda),
+            other => Err(format!("expected \"flex\" or \"cuda\", got {other:?}")),
+        }
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Flex => "flex",
+            Self::Cuda => "cuda",
+        })
+    }
+}
+
 /// `[backend]`: where the study runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BackendConfig {
     /// `flex` (pure-Rust CPU, always built) or `cuda` (needs a build with `--features cuda`).
-    pub name: String,
+    pub name: BackendKind,
     /// CUDA device index; ignored by flex.
     pub device: usize,
     /// CPU threads for flex (0 = all cores). Applied to child processes via RAYON_NUM_THREADS.
@@ -200,7 +232,7 @@ impl Default for BackendConfig {
     fn default() -> Self {
         Self {
             // The CPU backend runs everywhere, so every experiment runs somewhere by default.
-            name: "flex".into(),
+            name: BackendKind::Flex,
             device: 0,
             threads: 0,
         }
@@ -223,53 +255,11 @@ impl Default for OutputConfig {
     }
 }
 
-/// `[model]`: the network, shared by every runner that trains one.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ModelConfig {
-    /// One of `batchlab models`' names, e.g. `vgg16`, `resnet50`, `mobilenet-v1`, `small-cnn`, `mlp`.
-    pub architecture: String,
-    /// Input `[channels, height, width]`.
-    pub input: [usize; 3],
-    /// Classes of the head; 1 = one logit with binary cross-entropy (the seed-003 CNN).
-    pub classes: usize,
-    /// Width multiplier (MobileNets' alpha); 1.0 for the published networks.
-    pub width: f64,
-    /// Hidden layer widths of an MLP (other architectures ignore it).
-    pub hidden: Vec<usize>,
-}
-
-impl Default for ModelConfig {
-    fn default() -> Self {
-        Self {
-            // VGG16 at ImageNet size is the network of the step-time study that founded batchlab.
-            architecture: "vgg16".into(),
-            input: [3, 224, 224],
-            classes: 1000,
-            width: 1.0,
-            hidden: vec![512, 512],
-        }
-    }
-}
-
-impl ModelConfig {
-    /// The models crate's spec, validated, with errors pointing at `[model]`.
-    pub fn resolve(&self, source: &Source) -> Result<batchlab_models::ModelSpec, ConfigError> {
-        let architecture = self
-            .architecture
-            .parse()
-            .map_err(|e| source.error("model.architecture", format!("{e}")))?;
-        let spec = batchlab_models::ModelSpec {
-            architecture,
-            input: self.input,
-            classes: self.classes,
-            width: self.width,
-            hidden: self.hidden.clone(),
-        };
-        spec.validate()
-            .map_err(|e| source.error("model", format!("{e}")))?;
-        Ok(spec)
-    }
+/// Validates a `[model]` table (the models crate's [`ModelSpec`], which is the table), with
+/// errors pointing at `[model]`.
+pub fn check_model(spec: &ModelSpec, source: &Source) -> Result<(), ConfigError> {
+    spec.validate()
+        .map_err(|e| source.error("model", format!("{e}")))
 }
 
 fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), ConfigError> {
@@ -377,7 +367,7 @@ mod tests {
     struct Doc {
         experiment: ExperimentHeader,
         #[serde(default)]
-        model: ModelConfig,
+        model: ModelSpec,
     }
 
     fn source(text: &str) -> Source {
@@ -417,7 +407,7 @@ mod tests {
         let src = source(GOOD)
             .with_overrides(&["model.architecture=vgg19".into(), "model.classes=10".into()]);
         let doc: Doc = src.parse().unwrap();
-        assert_eq!(doc.model.architecture, "vgg19");
+        assert_eq!(doc.model.architecture.name(), "vgg19");
         assert_eq!(doc.model.classes, 10);
         assert_eq!(doc.model.input, [1, 28, 28]);
 
@@ -441,10 +431,14 @@ mod tests {
         assert_eq!(doc.model.classes, 1000, "default filled in");
         let err = src.error("model.input", "too small");
         assert_eq!(err.location, Some((7, 1)));
-        let mut model = doc.model.clone();
-        model.architecture = "vgg17".into();
-        let err = model.resolve(&src).unwrap_err();
-        assert_eq!(err.location, Some((6, 1)));
+        // An unknown architecture is refused while reading, at its line.
+        let unknown = source(&GOOD.replace("\"mlp\"", "\"vgg17\""));
+        let err = unknown.parse::<Doc>().unwrap_err();
+        assert_eq!(err.location.map(|(line, _)| line), Some(6));
         assert!(err.message.contains("vgg16"), "lists valid names: {err}");
+        let mut model = doc.model.clone();
+        model.classes = 0;
+        let err = check_model(&model, &src).unwrap_err();
+        assert_eq!(err.location, Some((5, 1)));
     }
 }

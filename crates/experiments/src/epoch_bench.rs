@@ -7,9 +7,11 @@ use batchlab_report::{stats::median, train::read_trials};
 
 use crate::{
     config::Source,
+    context::RunContext,
+    error::RunError,
     progress::Silent,
     registry::load_study,
-    session::{run_study, Isolation, RunError, RunOptions},
+    session::{run_study, RunOptions},
 };
 
 /// One trial's epoch, split.
@@ -38,13 +40,14 @@ pub fn epoch_splits(
     experiment: &Path,
     overrides: &[String],
     scratch: &Path,
+    data_dir: &Path,
 ) -> Result<Vec<EpochSplit>, RunError> {
     let source = Source::from_file(experiment)?.with_overrides(overrides);
     let study = load_study(&source)?;
     let options = RunOptions {
         resume: false,
         out: Some(scratch.to_path_buf()),
-        isolation: Isolation::InProcess,
+        context: RunContext::in_process(data_dir),
         shard: None,
     };
     let finished = run_study(study.as_ref(), &options, &Silent)?;

@@ -15,10 +15,23 @@ use std::{
     process::{Command, Stdio},
 };
 
-use crate::{
-    progress::Progress,
-    session::{Isolation, RunError},
-};
+use crate::{error::RunError, progress::Progress};
+
+/// How a runner protects the run from a unit that crashes the process (an out-of-memory kill).
+#[derive(Debug, Clone)]
+pub enum Isolation {
+    /// Everything in this process; a panic is caught, an abort ends the run (tests, benchmarks).
+    InProcess,
+    /// Work runs in child processes started as `program args... <report dir>`, which call
+    /// `session::run_worker` (the hidden `worker` command); a child that dies is replaced and the unit it was on is
+    /// recorded failed.
+    ChildProcess {
+        /// Usually the batchlab binary itself.
+        program: std::path::PathBuf,
+        /// Arguments before the report directory (e.g. `--data-dir DIR worker`).
+        args: Vec<std::ffi::OsString>,
+    },
+}
 
 /// Exit code of a worker that recorded a failed unit and should be replaced.
 pub const POINT_FAILED_EXIT: i32 = 3;
@@ -142,7 +155,7 @@ pub fn supervise(
 
 fn run_child(
     program: &Path,
-    args: &[String],
+    args: &[std::ffi::OsString],
     env: &[(String, String)],
     dir: &Path,
     events: &ProgressEvents<'_>,

@@ -1,40 +1,45 @@
 //! batchlab's experiments: one runner per kind of study, the configs they read, and the report
-//! directory every run writes.
+//! directory every run writes. Layers import only downward (docs/ARCHITECTURE.md, "Layers"):
 //!
-//! - [`config`]: strict TOML parsing, `--set` overrides, located errors, the shared tables.
-//! - [`registry`]: the table of runners (`kind` -> runner) and the [`registry::Study`] trait.
-//! - [`session`]: creating or resuming a report directory, `meta.json`, `latest`, running a study.
-//! - [`shard`]: one slice of a study's trials per process (Slurm arrays), merged into one report.
-//! - [`isolate`]: child processes that keep a crashing sweep point from ending the run.
-//! - [`backend`]: choosing flex or CUDA at run time and checking the device exists.
-//! - [`optim`]: the optimizers a config can name, with the defaults of the frameworks the seeds used.
-//! - [`step_time`]: the step-time sweep (seeds 000/001).
-//! - [`steps_to_target`]: steps to a target error per batch size (seed 004) with a quasi-random search.
-//! - [`train`]: the training grid (seeds 002/003): accuracy and time per batch size.
-//! - [`bench`]: the fixed benchmarks behind `batchlab bench`.
-//! - [`loader_bench`]: the data loader's throughput beside a training step's consumption.
-//! - [`progress`]: the narrow interface through which runners report progress.
-//! - [`sysinfo`]: CPU, OS, git and memory readings recorded with every measurement.
+//! 1. Foundations: [`error`], [`config`] (strict TOML, `--set`, located errors, the shared
+//!    tables), [`backend`] (flex or CUDA at run time), [`optim`], [`progress`], [`sysinfo`].
+//! 2. Processes and the run directory: [`isolate`] (child workers that keep a crashing unit from
+//!    ending the run), [`context`] (what the CLI decided, carried down), [`run_dir`]
+//!    (`meta.json`, write-once run directories, `latest`), [`shard`] (slices of a study's trials).
+//! 3. [`study`]: the [`Study`] trait every kind implements.
+//! 4. [`trial`]: the trial layer every kind that trains shares (supervisor, worker loop, the
+//!    training loop, evaluation, data, result rows).
+//! 5. The kinds: [`step_time`] (seeds 000/001), [`train`] (seeds 002/003), [`steps_to_target`]
+//!    (seed 004).
+//! 6. [`registry`]: the table of kinds; [`session`]: a run's life; [`bench`], [`epoch_bench`],
+//!    [`loader_bench`]: the benchmarks behind `batchlab bench`.
 
 pub mod backend;
 pub mod bench;
 pub mod config;
+pub mod context;
+pub mod epoch_bench;
+pub mod error;
 pub mod isolate;
 pub mod loader_bench;
 pub mod optim;
 pub mod progress;
 pub mod registry;
+pub mod run_dir;
 pub mod session;
 pub mod shard;
 pub mod step_time;
 pub mod steps_to_target;
+pub mod study;
 pub mod sysinfo;
 pub mod train;
+pub mod trial;
 
 pub use config::{ConfigError, Source};
-pub use isolate::WorkerExit;
+pub use context::RunContext;
+pub use error::RunError;
+pub use isolate::{Isolation, WorkerExit};
 pub use progress::{Progress, Silent};
-pub use registry::{load_study, Study, RUNNERS};
-pub use session::{
-    render_report, run_study, run_worker, Finished, Isolation, RunError, RunOptions,
-};
+pub use registry::{load_study, RUNNERS};
+pub use session::{render_report, run_study, run_worker, Finished, RunOptions};
+pub use study::Study;

@@ -153,9 +153,37 @@ where
     }
 }
 
+/// How an optimizer is named in trial ids and figures: its name, `-momentum` or `-nesterov`, and
+/// its learning rate when not the default.
+pub fn label(optimizer: &OptimizerConfig) -> String {
+    let mut label = optimizer.name.clone();
+    if optimizer.nesterov {
+        label.push_str("-nesterov");
+    } else if optimizer.momentum > 0.0 {
+        label.push_str("-momentum");
+    }
+    if let Some(lr) = optimizer.learning_rate {
+        label.push_str(&format!("-lr{lr}"));
+    }
+    label
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn optimizer_labels_tell_the_grid_apart() {
+        let sgd = OptimizerConfig::default();
+        assert_eq!(label(&sgd), "sgd");
+        let nesterov = OptimizerConfig {
+            momentum: 0.9,
+            nesterov: true,
+            learning_rate: Some(0.05),
+            ..sgd
+        };
+        assert_eq!(label(&nesterov), "sgd-nesterov-lr0.05");
+    }
 
     fn source() -> Source {
         Source {

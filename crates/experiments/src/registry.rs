@@ -1,14 +1,12 @@
 //! Every kind of study, registered in one table. A new kind is one module implementing
-//! [`Study`], one line in [`RUNNERS`], and a TOML in `experiments/`.
-
-use std::path::Path;
+//! [`Study`], one line in [`RUNNERS`], and a TOML in `experiments/` (docs/ARCHITECTURE.md,
+//! "Adding a kind").
 
 use crate::{
-    config::{BackendConfig, ConfigError, ExperimentHeader, HeaderOnly, OutputConfig, Source},
-    isolate::{UnitEvents, WorkerExit},
-    progress::Progress,
-    session::{Isolation, RunError},
-    step_time, steps_to_target, train,
+    config::{ConfigError, HeaderOnly, Source},
+    step_time, steps_to_target,
+    study::Study,
+    train,
 };
 
 /// A runner: the `kind` a config names, what it does, and how it reads its config.
@@ -39,44 +37,6 @@ pub const RUNNERS: &[Runner] = &[
         load: train::load,
     },
 ];
-
-/// A resolved experiment, ready to run.
-pub trait Study {
-    /// `[experiment]`.
-    fn header(&self) -> &ExperimentHeader;
-    /// `[backend]`.
-    fn backend(&self) -> &BackendConfig;
-    /// `[output]`.
-    fn output(&self) -> &OutputConfig;
-    /// The resolved config (every default filled in) as TOML: saved as the report's config.toml,
-    /// from which the experiment can be run again.
-    fn resolved_toml(&self) -> String;
-    /// A few lines on what a run will do (`batchlab check`).
-    fn plan(&self) -> Vec<String>;
-    /// Checks that what the study reads (datasets) is present, before anything is created or
-    /// trained. Studies on synthetic data have nothing to check.
-    fn check_inputs(&self) -> Result<(), RunError> {
-        Ok(())
-    }
-    /// Whether `--shard i/n` may split the study (its units are independent trials, not
-    /// measurements timed against each other).
-    fn shardable(&self) -> bool {
-        false
-    }
-    /// Runs, or continues, the study in `dir`, appending raw results as they are produced.
-    fn run(
-        &self,
-        dir: &Path,
-        isolation: &Isolation,
-        progress: &dyn Progress,
-    ) -> Result<(), RunError>;
-    /// Does the remaining work in `dir`, announcing each unit: the worker side of
-    /// [`crate::isolate`], in a child process or in this one.
-    fn work(&self, dir: &Path, events: &dyn UnitEvents) -> Result<WorkerExit, RunError>;
-    /// Writes summary.csv, the figures and report.md from `dir`'s raw results; returns the
-    /// findings in a few lines for the terminal.
-    fn render(&self, dir: &Path) -> Result<Vec<String>, RunError>;
-}
 
 /// Reads `[experiment].kind`, then lets that runner parse and resolve the whole document.
 pub fn load_study(source: &Source) -> Result<Box<dyn Study>, ConfigError> {

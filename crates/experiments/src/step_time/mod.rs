@@ -17,13 +17,13 @@ use batchlab_models::ModelSpec;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    backend::BackendKind,
-    config::{BackendConfig, ConfigError, ExperimentHeader, ModelConfig, OutputConfig, Source},
+    config::{check_model, BackendConfig, ConfigError, ExperimentHeader, OutputConfig, Source},
+    context::RunContext,
+    error::RunError,
     isolate::{UnitEvents, WorkerExit},
     optim::OptimizerConfig,
     progress::Progress,
-    registry::Study,
-    session::{Isolation, RunError},
+    study::{Study, StudyConfig},
 };
 
 pub use measure::{StepTimer, VisitResult};
@@ -37,7 +37,7 @@ pub struct StepTimeConfig {
     pub experiment: ExperimentHeader,
     /// `[model]`.
     #[serde(default)]
-    pub model: ModelConfig,
+    pub model: ModelSpec,
     /// `[optimizer]`: part of the timed step.
     #[serde(default)]
     pub optimizer: OptimizerConfig,
@@ -54,6 +54,8 @@ pub struct StepTimeConfig {
     #[serde(default)]
     pub output: OutputConfig,
 }
+
+crate::study_config!(StepTimeConfig);
 
 /// `[sweep]`: which batch sizes and how many samples of each. Defaults are the seed's harness:
 /// 5 trials of 10 one-step epochs, the first 2 steps dropped.
@@ -113,8 +115,6 @@ impl Default for AnalysisConfig {
 pub struct StepTimeStudy {
     /// The config as written, defaults filled in.
     pub config: StepTimeConfig,
-    /// The model, validated.
-    pub spec: ModelSpec,
     /// Batch sizes, sorted and distinct.
     pub batch_sizes: Vec<u32>,
 }
@@ -128,9 +128,8 @@ impl StepTimeStudy {
     /// Validates every table once.
     pub fn resolve(source: &Source) -> Result<Self, ConfigError> {
         let config: StepTimeConfig = source.parse()?;
-        let spec = config.model.resolve(source)?;
+        check_model(&config.model, source)?;
         config.optimizer.resolve(source)?;
-        BackendKind::parse(&config.backend.name).map_err(|e| source.error("backend.name", e))?;
         let sweep = &config.sweep;
         let mut batch_sizes = sweep.batch_sizes.clone();
         if let Some([from, to]) = sweep.batch_range {
@@ -169,12 +168,12 @@ impl StepTimeStudy {
         }
         Ok(Self {
             config,
-            spec,
             batch_sizes,
         })
     }
 
-    fn plan(&self) -> Vec<Visit> {
+    /// Every visit, in the planned (shuffled rounds) order.
+    fn visits(&self) -> Vec<Visit> {
         shuffled_rounds(
             &self.batch_sizes,
             self.config.sweep.rounds,
@@ -192,13 +191,13 @@ impl StepTimeStudy {
     }
 
     fn model_line(&self) -> String {
-        let [c, h, w] = self.spec.input;
-        let params = self.spec.trainable_params().unwrap_or(0) as f64;
-        let flops = self.spec.forward_flops().unwrap_or(0) as f64;
+        let [c, h, w] = self.config.model.input;
+        let params = self.config.model.trainable_params().unwrap_or(0) as f64;
+        let flops = self.config.model.forward_flops().unwrap_or(0) as f64;
         format!(
             "{}, input {c}x{h}x{w}, {} classes, {:.2} M trainable parameters, {:.3} GFLOPs per sample forward",
-            self.spec.architecture,
-            self.spec.classes,
+            self.config.model.architecture,
+            self.config.model.classes,
             params / 1e6,
             flops / 1e9
         )
@@ -206,17 +205,8 @@ impl StepTimeStudy {
 }
 
 impl Study for StepTimeStudy {
-    fn header(&self) -> &ExperimentHeader {
-        &self.config.experiment
-    }
-    fn backend(&self) -> &BackendConfig {
-        &self.config.backend
-    }
-    fn output(&self) -> &OutputConfig {
-        &self.config.output
-    }
-    fn resolved_toml(&self) -> String {
-        toml::to_string(&self.config).expect("a parsed config serializes")
+    fn config(&self) -> &dyn StudyConfig {
+        &self.config
     }
     fn plan(&self) -> Vec<String> {
         let s = &self.config.sweep;
@@ -238,15 +228,20 @@ impl Study for StepTimeStudy {
     fn run(
         &self,
         dir: &Path,
-        isolation: &Isolation,
+        context: &RunContext,
         progress: &dyn Progress,
     ) -> Result<(), RunError> {
-        work::run(self, dir, isolation, progress)
+        work::run(self, dir, context, progress)
     }
-    fn work(&self, dir: &Path, events: &dyn UnitEvents) -> Result<WorkerExit, RunError> {
+    fn work(
+        &self,
+        dir: &Path,
+        _context: &RunContext,
+        events: &dyn UnitEvents,
+    ) -> Result<WorkerExit, RunError> {
         work::work(self, dir, events)
     }
-    fn render(&self, dir: &Path) -> Result<Vec<String>, RunError> {
+    fn render(&self, dir: &Path, _context: &RunContext) -> Result<Vec<String>, RunError> {
         work::render(self, dir)
     }
 }

@@ -18,21 +18,25 @@ use burn::{optim::Optimizer, tensor::backend::AutodiffBackend};
 
 use super::{measure::StepTimer, plan::Visit, remaining_visits, StepTimeStudy};
 use crate::{
-    backend::{self, dispatch, panic_message, BackendKind, OnBackend},
+    backend::{self, dispatch, panic_message, OnBackend},
+    config::BackendKind,
+    context::RunContext,
+    error::RunError,
     isolate::{failure_status, supervise, Crash, UnitEvents, WorkerExit},
     optim::{with_optimizer, WithOptimizer},
     progress::Progress,
-    session::{backend_and_device, Isolation, RunError},
+    run_dir::backend_and_device,
+    study::Study,
 };
 
 /// Supervises the sweep until every visit is measured or recorded as failed.
 pub fn run(
     study: &StepTimeStudy,
     dir: &Path,
-    isolation: &Isolation,
+    context: &RunContext,
     progress: &dyn Progress,
 ) -> Result<(), RunError> {
-    let left = remaining_visits(&study.plan(), &read_done(dir)?).len();
+    let left = remaining_visits(&study.visits(), &read_done(dir)?).len();
     progress.start(left as u64, "step-time sweep");
     let record_crash = |unit: &str, crash: &Crash| {
         let visit = Visit::parse_id(unit)
@@ -43,10 +47,10 @@ pub fn run(
     };
     let outcome = supervise(
         dir,
-        isolation,
+        &context.isolation,
         progress,
         &study.config.backend.worker_env(),
-        &|events| work(study, dir, events),
+        &|events| study.work(dir, context, events),
         &record_crash,
     );
     progress.finish();
@@ -60,7 +64,7 @@ pub fn work(
     dir: &Path,
     events: &dyn UnitEvents,
 ) -> Result<WorkerExit, RunError> {
-    let todo = remaining_visits(&study.plan(), &read_done(dir)?);
+    let todo = remaining_visits(&study.visits(), &read_done(dir)?);
     if todo.is_empty() {
         return Ok(WorkerExit::Finished);
     }
@@ -144,7 +148,7 @@ fn failure_row(study: &StepTimeStudy, visit: Visit, status: &str, message: &str)
         sample: None,
         step_ms: None,
         status: status.into(),
-        backend: study.config.backend.name.clone(),
+        backend: study.config.backend.name.to_string(),
         device: backend::device_name(&study.config.backend),
         peak_mem_mb: None,
         message: message.into(),
@@ -165,7 +169,8 @@ impl OnBackend for SweepTask<'_> {
         let study = self.study;
         B::seed(&device, study.config.sweep.seed);
         let model = study
-            .spec
+            .config
+            .model
             .init::<B>(&device)
             .map_err(|e| RunError::Other(e.to_string()))?;
         with_optimizer::<B, Model<B>, _>(
@@ -197,12 +202,12 @@ impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for SweepWithOptimizer<'_, B
         } = self.task;
         let config = &study.config;
         let results = dir.join("results.csv");
-        let backend_name = config.backend.name.clone();
+        let backend_name = config.backend.name.to_string();
         let device_name = backend::device_name(&config.backend);
-        let track_memory = BackendKind::parse(&backend_name) == Ok(BackendKind::Flex);
+        let track_memory = config.backend.name == BackendKind::Flex;
         let images = SyntheticImages {
-            shape: study.spec.input,
-            classes: study.spec.classes,
+            shape: study.config.model.input,
+            classes: study.config.model.classes,
         };
         let learning_rate = config.optimizer.learning_rate();
         let mut timer = StepTimer::new(self.model, optimizer, learning_rate, self.device.clone());

@@ -1,14 +1,14 @@
 //! The TOML of a steps-to-target study.
 
 use batchlab_datasets::DataConfig;
+use batchlab_models::ModelSpec;
 use batchlab_report::steps_to_target::StepBudget;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    backend::BackendKind,
-    config::{BackendConfig, ConfigError, ExperimentHeader, ModelConfig, OutputConfig, Source},
+    config::{check_model, BackendConfig, ConfigError, ExperimentHeader, OutputConfig, Source},
+    optim::label,
     optim::OptimizerConfig,
-    train::config::label,
 };
 
 /// A steps-to-target experiment file.
@@ -36,12 +36,14 @@ pub struct TargetConfig {
     pub output: OutputConfig,
 }
 
+crate::study_config!(TargetConfig);
+
 /// A model trained with an optimizer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
     /// The network.
-    pub model: ModelConfig,
+    pub model: ModelSpec,
     /// The optimizer; a momentum above 0 means momentum is searched (its value is ignored), and
     /// `learning_rate` is always searched.
     pub optimizer: OptimizerConfig,
@@ -67,7 +69,7 @@ pub struct Workload {
 impl Workload {
     /// `<model>` (the variant column of results files).
     pub fn model_label(&self) -> String {
-        self.model.architecture.clone()
+        self.model.architecture.to_string()
     }
 
     /// `sgd`, `sgd-momentum` or `sgd-nesterov` (the searched values are not part of it).
@@ -229,7 +231,6 @@ fn default_divergence() -> f64 {
 impl TargetConfig {
     /// Range and cross-table checks, each error pointing at its key.
     pub fn check(&self, source: &Source) -> Result<(), ConfigError> {
-        BackendKind::parse(&self.backend.name).map_err(|e| source.error("backend.name", e))?;
         self.data
             .validate()
             .map_err(|(k, message)| source.error(&format!("data.{k}"), message))?;
@@ -239,7 +240,7 @@ impl TargetConfig {
         let mut labels = Vec::new();
         for (i, w) in self.workloads.iter().enumerate() {
             let key = format!("workloads[{i}]");
-            w.model.resolve(source).map_err(|e| ConfigError {
+            check_model(&w.model, source).map_err(|e| ConfigError {
                 key: Some(format!("{key}.model")),
                 ..e
             })?;

@@ -12,16 +12,15 @@ mod work;
 
 use std::path::Path;
 
-use batchlab_models::ModelSpec;
 use batchlab_report::steps_to_target::{log_uniform, reverse_log_uniform, QuasiRandom, StepBudget};
 use rand::{rngs::StdRng, seq::SliceRandom, SeedableRng};
 
 use crate::{
-    config::{BackendConfig, ConfigError, ExperimentHeader, OutputConfig, Source},
-    isolate::{UnitEvents, WorkerExit},
-    progress::Progress,
-    registry::Study,
-    session::{Isolation, RunError},
+    config::{ConfigError, Source},
+    context::RunContext,
+    error::RunError,
+    study::{Study, StudyConfig},
+    trial::{append_failure, TrialLabels, TrialStudy},
 };
 
 pub use config::{
@@ -50,8 +49,6 @@ pub struct SearchTrial {
 pub struct TargetStudy {
     /// The config, defaults filled in.
     pub config: TargetConfig,
-    /// Each workload's model, validated.
-    pub specs: Vec<ModelSpec>,
     /// Every trial, in the (shuffled) order they run.
     pub trials: Vec<SearchTrial>,
 }
@@ -60,17 +57,8 @@ pub struct TargetStudy {
 pub fn load(source: &Source) -> Result<Box<dyn Study>, ConfigError> {
     let config: TargetConfig = source.parse()?;
     config.check(source)?;
-    let specs = config
-        .workloads
-        .iter()
-        .map(|w| w.model.resolve(source))
-        .collect::<Result<_, _>>()?;
     let trials = search_trials(&config).map_err(|e| source.error("search", e))?;
-    Ok(Box::new(TargetStudy {
-        config,
-        specs,
-        trials,
-    }))
+    Ok(Box::new(TargetStudy { config, trials }))
 }
 
 /// The search: point i of the sequence is the same at every batch size (so batch sizes are
@@ -166,18 +154,13 @@ impl TargetStudy {
     }
 }
 
-impl Study for TargetStudy {
-    fn header(&self) -> &ExperimentHeader {
-        &self.config.experiment
-    }
-    fn backend(&self) -> &BackendConfig {
-        &self.config.backend
-    }
-    fn output(&self) -> &OutputConfig {
-        &self.config.output
-    }
-    fn resolved_toml(&self) -> String {
-        toml::to_string(&self.config).expect("a parsed config serializes")
+impl TrialStudy for TargetStudy {
+    type Trial = SearchTrial;
+    type Worker<'a> = work::TargetWorker<'a>;
+    const WHAT: &'static str = "steps-to-target trials";
+
+    fn config(&self) -> &dyn StudyConfig {
+        &self.config
     }
     fn plan(&self) -> Vec<String> {
         let s = &self.config.search;
@@ -205,27 +188,44 @@ impl Study for TargetStudy {
             format!("backend: {}", self.config.backend.name),
         ]
     }
-    fn shardable(&self) -> bool {
-        true
-    }
-    fn check_inputs(&self) -> Result<(), RunError> {
+    fn check_inputs(&self, context: &RunContext) -> Result<(), RunError> {
         self.config
             .data
-            .check(&crate::train::work::data_dir())
+            .check(&context.data_dir)
             .map_err(|e| RunError::Other(e.to_string()))
     }
-    fn run(
+    fn render(&self, dir: &Path, context: &RunContext) -> Result<Vec<String>, RunError> {
+        work::render(self, dir, context)
+    }
+    fn trials(&self) -> &[SearchTrial] {
+        &self.trials
+    }
+    fn id(trial: &SearchTrial) -> &str {
+        &trial.id
+    }
+    fn labels(&self, trial: &SearchTrial) -> TrialLabels {
+        let w = &self.config.workloads[trial.workload];
+        TrialLabels {
+            id: trial.id.clone(),
+            seed: trial.index,
+            batch_size: trial.batch_size,
+            optimizer: w.optimizer_label(),
+            variant: w.model_label(),
+            budget: "steps",
+        }
+    }
+    fn worker<'a>(&'a self, dir: &'a Path, context: &'a RunContext) -> work::TargetWorker<'a> {
+        work::TargetWorker::new(self, dir, context)
+    }
+    /// Its search.csv row (the metaparameters it was given), then its trials.csv row.
+    fn record_failure(
         &self,
         dir: &Path,
-        isolation: &Isolation,
-        progress: &dyn Progress,
+        trial: &SearchTrial,
+        status: &str,
+        message: &str,
     ) -> Result<(), RunError> {
-        work::run(self, dir, isolation, progress)
-    }
-    fn work(&self, dir: &Path, events: &dyn UnitEvents) -> Result<WorkerExit, RunError> {
-        work::work(self, dir, events)
-    }
-    fn render(&self, dir: &Path) -> Result<Vec<String>, RunError> {
-        work::render(self, dir)
+        work::append_search_row(self, dir, trial)?;
+        append_failure(dir, &self.labels(trial), status, message)
     }
 }

@@ -12,10 +12,7 @@ use batchlab_report::{
 };
 
 use super::{SearchTrial, Workload};
-use crate::{
-    session::{write_atomically, RunError},
-    train::trial::GradientNorms,
-};
+use crate::{error::RunError, run_dir::write_atomically, trial::train_loop::GradientNorms};
 
 /// Weight of the newest measurement in B_simple's moving averages is 1 - DECAY: a trial has
 /// tens of measurements, and McCandlish et al. average because single ones are noisy.

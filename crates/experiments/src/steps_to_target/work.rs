@@ -1,8 +1,7 @@
-//! Running a steps-to-target search: supervisor, worker and report, on the training runner's
-//! trial loop and result files (plus `search.csv` with each trial's metaparameters).
+//! The steps-to-target worker (search trials on the shared trial layer, plus `search.csv` with
+//! each trial's metaparameters and `noise.csv`) and its report.
 
 use std::{
-    panic::{catch_unwind, AssertUnwindSafe},
     path::Path,
     time::{Duration, Instant},
 };
@@ -12,36 +11,20 @@ use batchlab_report::{
     steps_to_target::{
         append_noise, append_search, render_target, steps::reaches, SearchRow, TargetContext,
     },
-    train::{append_evals, append_trials, done_trials},
+    train::{append_evals, append_trials},
 };
 
 use super::{cutoff, noise, SearchTrial, TargetStudy, Workload};
 use crate::{
-    backend,
-    isolate::{failure_status, UnitEvents, WorkerExit},
+    context::RunContext,
+    error::RunError,
     optim::OptimizerConfig,
-    progress::Progress,
-    session::{backend_and_device, Isolation, RunError},
-    shard::{claim, to_try},
-    train::{
-        trial::{self, Evaluation, Next, Outcome, TrialPlan, VariantData},
-        work::{data_dir, eval_row, failure_record, load_variant, record, TrialRun},
-        Budget, ScheduleConfig, Trial,
+    run_dir::backend_and_device,
+    trial::{
+        eval_row, load_variant, record, train_loop, Evaluation, Next, Outcome, ScheduleConfig,
+        TrialPlan, TrialStudy, TrialWorker, VariantData,
     },
 };
-
-/// The training runner's view of a search trial, for the shared result rows.
-fn as_trial(t: &SearchTrial, w: &Workload) -> Trial {
-    Trial {
-        id: t.id.clone(),
-        seed: t.index,
-        batch_size: t.batch_size,
-        optimizer: t.workload,
-        optimizer_label: w.optimizer_label(),
-        variant: w.model_label(),
-        budget: Budget::Steps,
-    }
-}
 
 fn search_row(t: &SearchTrial, w: &Workload) -> SearchRow {
     SearchRow {
@@ -55,100 +38,84 @@ fn search_row(t: &SearchTrial, w: &Workload) -> SearchRow {
     }
 }
 
-/// Supervises the search until every trial has a row in trials.csv.
-pub fn run(
+/// Appends the search.csv row of `t`: the metaparameters it was given.
+pub(super) fn append_search_row(
     study: &TargetStudy,
     dir: &Path,
-    isolation: &Isolation,
-    progress: &dyn Progress,
+    t: &SearchTrial,
 ) -> Result<(), RunError> {
-    let trials = TrialRun {
-        study,
-        what: "steps-to-target trials",
-        trials: &study.trials,
-        id: |t: &SearchTrial| t.id.as_str(),
-        worker_env: study.config.backend.worker_env(),
-    };
-    trials.supervise(
-        dir,
-        isolation,
-        progress,
-        &|events| work(study, dir, events),
-        &|t, crash| {
-            let w = &study.config.workloads[t.workload];
-            append_search(&dir.join("search.csv"), &[search_row(t, w)])?;
-            let row = failure_record(&as_trial(t, w), crash.status, &crash.message);
-            append_trials(&dir.join("trials.csv"), &[row])?;
-            Ok(())
-        },
-    )
+    let w = &study.config.workloads[t.workload];
+    append_search(&dir.join("search.csv"), &[search_row(t, w)])?;
+    Ok(())
 }
 
-/// Runs the trials without a row in trials.csv, in the planned order.
-pub fn work(
-    study: &TargetStudy,
-    dir: &Path,
-    events: &dyn UnitEvents,
-) -> Result<WorkerExit, RunError> {
-    let done = done_trials(dir)?;
-    let todo = to_try(&study.trials, |t: &SearchTrial| &t.id, dir, &done)?;
-    if todo.is_empty() {
-        return Ok(WorkerExit::Finished);
-    }
-    let data = load_variant(&study.config.data, &data_dir())?;
-    for t in todo {
-        if !claim(dir, &t.id)? {
-            continue;
+/// A worker of the search: the study, its directory, and the dataset once loaded.
+pub struct TargetWorker<'a> {
+    study: &'a TargetStudy,
+    dir: &'a Path,
+    data_dir: &'a Path,
+    data: Option<VariantData>,
+}
+
+impl<'a> TargetWorker<'a> {
+    pub(super) fn new(study: &'a TargetStudy, dir: &'a Path, context: &'a RunContext) -> Self {
+        Self {
+            study,
+            dir,
+            data_dir: &context.data_dir,
+            data: None,
         }
+    }
+}
+
+impl TrialWorker<SearchTrial> for TargetWorker<'_> {
+    type Outcome = (Outcome, End);
+
+    fn prepare(&mut self, _trial: &SearchTrial) -> Result<(), RunError> {
+        if self.data.is_none() {
+            self.data = Some(load_variant(&self.study.config.data, self.data_dir)?);
+        }
+        Ok(())
+    }
+
+    fn train(&mut self, t: &SearchTrial, status: &dyn Fn(&str)) -> Result<(Outcome, End), String> {
+        let data = self.data.as_ref().expect("prepare loads the data");
+        run_trial(self.study, self.dir, t, data, status)
+    }
+
+    fn finish(
+        &mut self,
+        t: &SearchTrial,
+        (outcome, end): (Outcome, End),
+    ) -> Result<String, RunError> {
+        let (study, dir) = (self.study, self.dir);
         let w = &study.config.workloads[t.workload];
-        let trial = as_trial(t, w);
-        events.begin(&t.id);
-        let status = |message: &str| events.status(&t.id, message);
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            run_trial(study, dir, t, &trial, &data, &status)
-        }))
-        .unwrap_or_else(|panic| Err(backend::panic_message(&panic)));
-        append_search(&dir.join("search.csv"), &[search_row(t, w)])?;
-        match outcome {
-            Ok((outcome, end)) => {
-                let noise = noise::rows(t, w, &outcome.gradient_norms);
-                if !noise.is_empty() {
-                    append_noise(&dir.join("noise.csv"), &noise)?;
-                }
-                let mut row = record(&trial, &outcome);
-                let summary = match (outcome.status, end) {
-                    ("ok", End::Reached) => format!("reached at step {}", outcome.steps),
-                    ("ok", End::Beaten(best)) => {
-                        row.message = format!(
-                            "beaten: stopped at step {} because another trial of batch size {} reached the target at step {best}",
-                            outcome.steps, t.batch_size
-                        );
-                        format!("beaten at step {}", outcome.steps)
-                    }
-                    ("ok", End::Budget) => "missed".into(),
-                    (status, _) => status.into(),
-                };
-                append_trials(&dir.join("trials.csv"), &[row])?;
-                events.end(&t.id, &summary);
-            }
-            Err(message) => {
-                let status = failure_status(&message);
-                append_trials(
-                    &dir.join("trials.csv"),
-                    &[failure_record(&trial, status, &message)],
-                )?;
-                eprintln!("trial {} failed ({status}): {message}", t.id);
-                events.end(&t.id, status);
-                return Ok(WorkerExit::PointFailed);
-            }
+        append_search_row(study, dir, t)?;
+        let noise = noise::rows(t, w, &outcome.gradient_norms);
+        if !noise.is_empty() {
+            append_noise(&dir.join("noise.csv"), &noise)?;
         }
+        let mut row = record(&study.labels(t), &outcome);
+        let summary = match (outcome.status, end) {
+            ("ok", End::Reached) => format!("reached at step {}", outcome.steps),
+            ("ok", End::Beaten(best)) => {
+                row.message = format!(
+                    "beaten: stopped at step {} because another trial of batch size {} reached the target at step {best}",
+                    outcome.steps, t.batch_size
+                );
+                format!("beaten at step {}", outcome.steps)
+            }
+            ("ok", End::Budget) => "missed".into(),
+            (status, _) => status.into(),
+        };
+        append_trials(&dir.join("trials.csv"), &[row])?;
+        Ok(summary)
     }
-    Ok(WorkerExit::Finished)
 }
 
 /// Why a trial that trained without diverging stopped.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum End {
+pub enum End {
     /// It reached the target.
     Reached,
     /// Another trial of its batch size reached the target at this step, and it had not.
@@ -164,7 +131,6 @@ fn run_trial(
     study: &TargetStudy,
     dir: &Path,
     t: &SearchTrial,
-    trial: &Trial,
     data: &VariantData,
     status: &dyn Fn(&str),
 ) -> Result<(Outcome, End), String> {
@@ -212,12 +178,13 @@ fn run_trial(
         noise_every: study.config.budget.noise_every,
     };
     let results = dir.join("results.csv");
+    let labels = study.labels(t);
     let mut end = End::Budget;
     let mut looked = Instant::now();
     let mut on_evaluation = |e: &Evaluation| {
         let error = 1.0 - e.accuracy;
         status(&format!("step {}, validation error {error:.4}", e.step));
-        append_evals(&results, &[eval_row(trial, e)]).map_err(|e| e.to_string())?;
+        append_evals(&results, &[eval_row(&labels, e)]).map_err(|e| e.to_string())?;
         // Steps to result cannot improve once the target is reached.
         if reaches(error, target) {
             end = End::Reached;
@@ -235,9 +202,9 @@ fn run_trial(
             _ => Ok(Next::Continue),
         }
     };
-    let outcome = trial::train(
+    let outcome = train_loop::train(
         &study.config.backend,
-        &study.specs[t.workload],
+        &study.config.workloads[t.workload].model,
         &optimizer,
         t.index,
         &plan,
@@ -247,17 +214,21 @@ fn run_trial(
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.
-pub fn render(study: &TargetStudy, dir: &Path) -> Result<Vec<String>, RunError> {
+pub fn render(
+    study: &TargetStudy,
+    dir: &Path,
+    context: &RunContext,
+) -> Result<Vec<String>, RunError> {
     let config = &study.config;
     let (backend_name, device) = backend_and_device(dir, &config.backend);
-    let data_dir = data_dir();
+    let data_dir = &context.data_dir;
     let mut dataset = vec![format!(
         "{} (data directory {})",
         config.data.name.as_str(),
         data_dir.display()
     )];
     let mut train_examples = 0;
-    if let Ok(loaded) = config.data.load(&data_dir) {
+    if let Ok(loaded) = config.data.load(data_dir) {
         train_examples = loaded.splits.train.len() as u64;
         dataset.push(format!(
             "{} train / {} validation examples",

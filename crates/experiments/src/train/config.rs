@@ -7,9 +7,9 @@ use batchlab_models::ModelSpec;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    backend::BackendKind,
-    config::{BackendConfig, ConfigError, ExperimentHeader, ModelConfig, OutputConfig, Source},
-    optim::OptimizerConfig,
+    config::{BackendConfig, ConfigError, ExperimentHeader, OutputConfig, Source},
+    optim::{label, OptimizerConfig},
+    trial::ScheduleConfig,
 };
 
 /// A training experiment file.
@@ -20,7 +20,7 @@ pub struct TrainConfig {
     pub experiment: ExperimentHeader,
     /// `[model]`.
     #[serde(default)]
-    pub model: ModelConfig,
+    pub model: ModelSpec,
     /// `[data]`: the dataset and its preprocessing (see the datasets crate's `DataConfig`).
     pub data: DataConfig,
     /// `[[optimizers]]`: one grid axis; each is an `[optimizer]` table.
@@ -45,6 +45,8 @@ pub struct TrainConfig {
     #[serde(default)]
     pub output: OutputConfig,
 }
+
+crate::study_config!(TrainConfig);
 
 fn default_optimizers() -> Vec<OptimizerConfig> {
     vec![OptimizerConfig::default()]
@@ -110,54 +112,6 @@ fn default_prefetch() -> usize {
     4
 }
 
-/// `[schedule]`: `constant`, `linear` (from the optimizer's rate to `end_factor` times it over
-/// the trial) or `cosine` (the same ends, half a cosine between).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ScheduleConfig {
-    /// `constant`, `linear` or `cosine`.
-    pub kind: String,
-    /// The rate at the last step as a fraction of the initial one.
-    pub end_factor: f64,
-}
-
-impl Default for ScheduleConfig {
-    fn default() -> Self {
-        // The seeds used none.
-        Self {
-            kind: "constant".into(),
-            end_factor: 0.0,
-        }
-    }
-}
-
-impl ScheduleConfig {
-    /// The learning rate at `step` (0-based) of `total`, starting from `initial`.
-    pub fn rate(&self, initial: f64, step: u64, total: u64) -> f64 {
-        let progress = if total <= 1 {
-            0.0
-        } else {
-            step as f64 / (total - 1) as f64
-        };
-        let end = initial * self.end_factor;
-        match self.kind.as_str() {
-            "linear" => initial + (end - initial) * progress,
-            "cosine" => {
-                end + (initial - end) * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos())
-            }
-            _ => initial,
-        }
-    }
-
-    /// For the protocol line.
-    pub fn describe(&self) -> String {
-        match self.kind.as_str() {
-            "constant" => "constant".into(),
-            kind => format!("{kind} decay to {} of the initial rate", self.end_factor),
-        }
-    }
-}
-
 /// `[analysis]`: the source's numbers to set beside the measured ones.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -180,21 +134,6 @@ pub struct PublishedPoint {
     pub value: f64,
     /// Where it was published.
     pub source: String,
-}
-
-/// How an optimizer is named in trial ids and figures: its name, `-momentum` or `-nesterov`, and
-/// its learning rate when not the default.
-pub fn label(optimizer: &OptimizerConfig) -> String {
-    let mut label = optimizer.name.clone();
-    if optimizer.nesterov {
-        label.push_str("-nesterov");
-    } else if optimizer.momentum > 0.0 {
-        label.push_str("-momentum");
-    }
-    if let Some(lr) = optimizer.learning_rate {
-        label.push_str(&format!("-lr{lr}"));
-    }
-    label
 }
 
 impl TrainConfig {
@@ -241,7 +180,6 @@ impl TrainConfig {
 
     /// Range and cross-table checks, each error pointing at its key.
     pub fn check(&self, source: &Source, spec: &ModelSpec) -> Result<(), ConfigError> {
-        BackendKind::parse(&self.backend.name).map_err(|e| source.error("backend.name", e))?;
         let g = &self.grid;
         if g.batch_sizes.is_empty() || g.batch_sizes.contains(&0) {
             return Err(source.error("grid.batch_sizes", "expected one or more batch sizes >= 1"));
@@ -332,40 +270,5 @@ impl TrainConfig {
             }
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schedules_start_at_the_rate_and_end_at_the_factor() {
-        let linear = ScheduleConfig {
-            kind: "linear".into(),
-            end_factor: 0.1,
-        };
-        assert_eq!(linear.rate(1.0, 0, 11), 1.0);
-        assert!((linear.rate(1.0, 10, 11) - 0.1).abs() < 1e-12);
-        assert!((linear.rate(1.0, 5, 11) - 0.55).abs() < 1e-12);
-        let cosine = ScheduleConfig {
-            kind: "cosine".into(),
-            end_factor: 0.0,
-        };
-        assert!((cosine.rate(2.0, 5, 11) - 1.0).abs() < 1e-12);
-        assert_eq!(ScheduleConfig::default().rate(0.3, 7, 10), 0.3);
-    }
-
-    #[test]
-    fn optimizer_labels_tell_the_grid_apart() {
-        let sgd = OptimizerConfig::default();
-        assert_eq!(label(&sgd), "sgd");
-        let nesterov = OptimizerConfig {
-            momentum: 0.9,
-            nesterov: true,
-            learning_rate: Some(0.05),
-            ..sgd
-        };
-        assert_eq!(label(&nesterov), "sgd-nesterov-lr0.05");
     }
 }

@@ -7,25 +7,23 @@
 //! every batch size takes the same number of optimizer steps).
 
 pub(crate) mod config;
-pub mod epoch_bench;
 mod plan;
-pub(crate) mod trial;
-pub(crate) mod work;
+mod work;
 
 use std::path::Path;
 
 use batchlab_datasets::DataConfig;
-use batchlab_models::ModelSpec;
 
 use crate::{
-    config::{BackendConfig, ConfigError, ExperimentHeader, OutputConfig, Source},
-    isolate::{UnitEvents, WorkerExit},
-    progress::Progress,
-    registry::Study,
-    session::{Isolation, RunError},
+    config::{check_model, ConfigError, Source},
+    context::RunContext,
+    error::RunError,
+    optim::label,
+    study::{Study, StudyConfig},
+    trial::{TrialLabels, TrialStudy},
 };
 
-pub use config::{GridConfig, ScheduleConfig, TrainAnalysis, TrainConfig};
+pub use config::{GridConfig, TrainAnalysis, TrainConfig};
 pub use plan::{Budget, Trial};
 
 /// A resolved training study.
@@ -33,8 +31,6 @@ pub use plan::{Budget, Trial};
 pub struct TrainStudy {
     /// The config as written, defaults filled in.
     pub config: TrainConfig,
-    /// The model, validated.
-    pub spec: ModelSpec,
     /// Each variant's label and its `[data]` table (the base with the variant's keys applied).
     pub variants: Vec<(String, DataConfig)>,
     /// Every trial, in the (shuffled) order they run.
@@ -50,13 +46,12 @@ impl TrainStudy {
     /// Validates every table once.
     pub fn resolve(source: &Source) -> Result<Self, ConfigError> {
         let config: TrainConfig = source.parse()?;
-        let spec = config.model.resolve(source)?;
+        check_model(&config.model, source)?;
         let variants = config.resolve_variants(source)?;
-        config.check(source, &spec)?;
+        config.check(source, &config.model)?;
         let trials = plan::trials(&config, &variants);
         Ok(Self {
             config,
-            spec,
             variants,
             trials,
         })
@@ -73,12 +68,12 @@ impl TrainStudy {
     }
 
     fn model_line(&self) -> String {
-        let [c, h, w] = self.spec.input;
-        let params = self.spec.trainable_params().unwrap_or(0) as f64;
+        let [c, h, w] = self.config.model.input;
+        let params = self.config.model.trainable_params().unwrap_or(0) as f64;
         format!(
             "{}, input {c}x{h}x{w}, {} classes, {:.2} M trainable parameters",
-            self.spec.architecture,
-            self.spec.classes,
+            self.config.model.architecture,
+            self.config.model.classes,
             params / 1e6
         )
     }
@@ -113,22 +108,17 @@ impl TrainStudy {
     }
 }
 
-impl Study for TrainStudy {
-    fn header(&self) -> &ExperimentHeader {
-        &self.config.experiment
-    }
-    fn backend(&self) -> &BackendConfig {
-        &self.config.backend
-    }
-    fn output(&self) -> &OutputConfig {
-        &self.config.output
-    }
-    fn resolved_toml(&self) -> String {
-        toml::to_string(&self.config).expect("a parsed config serializes")
+impl TrialStudy for TrainStudy {
+    type Trial = Trial;
+    type Worker<'a> = work::TrainWorker<'a>;
+    const WHAT: &'static str = "training trials";
+
+    fn config(&self) -> &dyn StudyConfig {
+        &self.config
     }
     fn plan(&self) -> Vec<String> {
         let g = &self.config.grid;
-        let optimizers: Vec<String> = self.config.optimizers.iter().map(config::label).collect();
+        let optimizers: Vec<String> = self.config.optimizers.iter().map(label).collect();
         let variants: Vec<&str> = self.variants.iter().map(|(l, _)| l.as_str()).collect();
         vec![
             format!("model: {}", self.model_line()),
@@ -145,29 +135,26 @@ impl Study for TrainStudy {
             format!("backend: {}", self.config.backend.name),
         ]
     }
-    fn shardable(&self) -> bool {
-        true
-    }
-    fn check_inputs(&self) -> Result<(), RunError> {
-        let data_dir = work::data_dir();
+    fn check_inputs(&self, context: &RunContext) -> Result<(), RunError> {
         for (_, data) in &self.variants {
-            data.check(&data_dir)
+            data.check(&context.data_dir)
                 .map_err(|e| RunError::Other(e.to_string()))?;
         }
         Ok(())
     }
-    fn run(
-        &self,
-        dir: &Path,
-        isolation: &Isolation,
-        progress: &dyn Progress,
-    ) -> Result<(), RunError> {
-        work::run(self, dir, isolation, progress)
+    fn render(&self, dir: &Path, context: &RunContext) -> Result<Vec<String>, RunError> {
+        work::render(self, dir, context)
     }
-    fn work(&self, dir: &Path, events: &dyn UnitEvents) -> Result<WorkerExit, RunError> {
-        work::work(self, dir, events)
+    fn trials(&self) -> &[Trial] {
+        &self.trials
     }
-    fn render(&self, dir: &Path) -> Result<Vec<String>, RunError> {
-        work::render(self, dir)
+    fn id(trial: &Trial) -> &str {
+        &trial.id
+    }
+    fn labels(&self, trial: &Trial) -> TrialLabels {
+        trial.labels()
+    }
+    fn worker<'a>(&'a self, dir: &'a Path, context: &'a RunContext) -> work::TrainWorker<'a> {
+        work::TrainWorker::new(self, dir, context)
     }
 }

@@ -3,7 +3,8 @@
 use batchlab_datasets::DataConfig;
 use rand::{rngs::StdRng, seq::SliceRandom, SeedableRng};
 
-use super::config::{label, GridConfig, TrainConfig};
+use super::config::{GridConfig, TrainConfig};
+use crate::{optim::label, trial::TrialLabels};
 
 /// How long a trial trains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +42,20 @@ pub struct Trial {
     pub variant: String,
     /// The budget.
     pub budget: Budget,
+}
+
+impl Trial {
+    /// How the trial is named in the result rows.
+    pub fn labels(&self) -> TrialLabels {
+        TrialLabels {
+            id: self.id.clone(),
+            seed: self.seed,
+            batch_size: self.batch_size,
+            optimizer: self.optimizer_label.clone(),
+            variant: self.variant.clone(),
+            budget: self.budget.as_str(),
+        }
+    }
 }
 
 /// Every trial, in a seeded shuffled order.
@@ -137,7 +152,7 @@ mod tests {
 
     #[test]
     fn epoch_budgets_give_large_batches_fewer_steps_and_evaluations_fall_on_epoch_ends() {
-        // EXPERIMENTS.md section 5: 1,200 training images, 5 epochs: 375 steps at 16, 20 at 256.
+        // Seed 003's setup: 1,200 training images, 5 epochs: 375 steps at 16, 20 at 256.
         assert_eq!(5 * steps_per_epoch(1_200, 16, false), 375);
         assert_eq!(5 * steps_per_epoch(1_200, 256, false), 25);
         assert_eq!(5 * steps_per_epoch(1_200, 256, true), 20);

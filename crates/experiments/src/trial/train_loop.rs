@@ -8,38 +8,20 @@
 
 use std::{sync::Arc, time::Instant};
 
-use batchlab_datasets::{loader::Epoch, ImageSet, Loader, Order, Pipeline};
+use batchlab_datasets::{loader::Epoch, Loader, Order};
 use batchlab_models::{classification_loss, Model, ModelSpec};
 use burn::{
-    module::{AutodiffModule, Module, ModuleVisitor, Param},
+    module::{Module, ModuleVisitor, Param},
     optim::{GradientsParams, Optimizer},
-    tensor::{
-        backend::{AutodiffBackend, Backend},
-        ElementConversion, Int, Tensor,
-    },
+    tensor::{backend::AutodiffBackend, ElementConversion, Int, Tensor},
 };
 
-use super::config::ScheduleConfig;
+use super::{data::VariantData, evaluate::evaluate, schedule::ScheduleConfig};
 use crate::{
     backend::{dispatch, OnBackend},
     config::BackendConfig,
     optim::{with_optimizer, OptimizerConfig, WithOptimizer},
 };
-
-/// The examples of one data variant, shared by its trials.
-#[derive(Debug, Clone)]
-pub struct VariantData {
-    /// Training examples.
-    pub train: Arc<ImageSet>,
-    /// Validation examples.
-    pub validation: Arc<ImageSet>,
-    /// Test examples.
-    pub test: Arc<ImageSet>,
-    /// How training batches are prepared.
-    pub train_pipeline: Pipeline,
-    /// How evaluation batches are prepared.
-    pub eval_pipeline: Pipeline,
-}
 
 /// What a trial needs besides its model and optimizer.
 #[derive(Debug, Clone)]
@@ -243,8 +225,14 @@ where
         }
         if evaluate_at.peek() == Some(&step) {
             evaluate_at.next();
-            let (loss, accuracy, seconds) =
-                evaluate(&model, &data.validation, &data.eval_pipeline, plan, device)?;
+            let (loss, accuracy, seconds) = evaluate(
+                &model,
+                &data.validation,
+                &data.eval_pipeline,
+                plan.eval_batch_size,
+                plan.prefetch,
+                device,
+            )?;
             eval_seconds += seconds;
             let next = on_evaluation(&Evaluation {
                 epoch: step as f64 / steps_per_epoch as f64,
@@ -265,7 +253,14 @@ where
     }
     drop(epoch);
     let (test_loss, test_accuracy, test_seconds) = if plan.evaluate_test {
-        evaluate(&model, &data.test, &data.eval_pipeline, plan, device)?
+        evaluate(
+            &model,
+            &data.test,
+            &data.eval_pipeline,
+            plan.eval_batch_size,
+            plan.prefetch,
+            device,
+        )?
     } else {
         (f64::NAN, f64::NAN, f64::NAN)
     };
@@ -400,76 +395,5 @@ impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for WithModel<'_, '_, B> {
             ..
         } = self.task;
         run(self.model, optimizer, plan, &self.device, on_evaluation)
-    }
-}
-
-/// Mean loss, accuracy and seconds of one pass over `set` without gradients.
-fn evaluate<B: AutodiffBackend>(
-    model: &Model<B>,
-    set: &Arc<ImageSet>,
-    pipeline: &Pipeline,
-    plan: &TrialPlan<'_>,
-    device: &B::Device,
-) -> Result<(f64, f64, f64), String> {
-    let start = Instant::now();
-    let model = model.valid();
-    let order = Order {
-        batch_size: plan.eval_batch_size,
-        shuffle: false,
-        drop_last: false,
-        seed: 0,
-    };
-    let loader = Loader::new(Arc::clone(set), pipeline.clone(), order, plan.prefetch);
-    let (mut loss_sum, mut correct, mut seen) = (0.0f64, 0usize, 0usize);
-    for batch in loader.epoch(0) {
-        let truth = batch.labels.clone();
-        let (images, labels) = batch.to_device::<B::InnerBackend>(device);
-        let logits = model.forward(images);
-        let [n, classes] = logits.dims();
-        let loss = classification_loss(logits.clone(), labels);
-        loss_sum += loss.into_scalar().elem::<f64>() * n as f64;
-        let values = logits
-            .into_data()
-            .to_vec::<f32>()
-            .map_err(|e| format!("cannot read logits: {e:?}"))?;
-        correct += values
-            .chunks(classes)
-            .zip(&truth)
-            .filter(|(row, &label)| predicted(row) == usize::from(label))
-            .count();
-        seen += n;
-    }
-    <B::InnerBackend as Backend>::sync(device).map_err(|e| format!("device sync failed: {e:?}"))?;
-    if seen == 0 {
-        return Err("the evaluation split is empty".into());
-    }
-    Ok((
-        loss_sum / seen as f64,
-        correct as f64 / seen as f64,
-        start.elapsed().as_secs_f64(),
-    ))
-}
-
-/// The class a row of logits predicts: one logit means class 1 when positive.
-fn predicted(row: &[f32]) -> usize {
-    if row.len() == 1 {
-        usize::from(row[0] > 0.0)
-    } else {
-        row.iter()
-            .enumerate()
-            .max_by(|a, b| a.1.total_cmp(b.1))
-            .map_or(0, |(i, _)| i)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn predictions_follow_the_head() {
-        assert_eq!(predicted(&[0.3]), 1);
-        assert_eq!(predicted(&[-0.3]), 0);
-        assert_eq!(predicted(&[0.1, 2.0, -1.0]), 1);
     }
 }

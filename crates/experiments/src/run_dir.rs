@@ -1,0 +1,197 @@
+//! The report directory on disk: `meta.json`, new write-once run directories, the `latest` link,
+//! finding the run `--resume` continues, and atomic writes. Below the session and every study
+//! (docs/ARCHITECTURE.md, "Layers").
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+};
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    backend,
+    config::{BackendConfig, ExperimentHeader},
+    error::RunError,
+    sysinfo,
+};
+
+/// burn's version, as pinned in the workspace's Cargo.toml (a test keeps the two equal).
+pub const BURN_VERSION: &str = "0.21.0";
+
+/// `meta.json`: where, when and how a run was made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// The experiment's name.
+    pub experiment: String,
+    /// batchlab's version.
+    pub batchlab_version: String,
+    /// Commit of the working directory when the run started (`-dirty` if modified).
+    pub git_commit: String,
+    /// burn's version.
+    pub burn_version: String,
+    /// `flex` or `cuda`.
+    pub backend: String,
+    /// The CPU model (flex) or the GPU's name, memory and driver (cuda).
+    pub device: String,
+    /// The host's CPU model.
+    pub cpu: String,
+    /// Threads the backend computes with.
+    pub threads: usize,
+    /// Operating system and kernel.
+    pub os: String,
+    /// UTC start time (RFC 3339).
+    pub started: String,
+    /// UTC end time, once finished.
+    pub ended: Option<String>,
+    /// Times the run was resumed.
+    pub resumed: Vec<String>,
+    /// `running`, `complete` or `failed`.
+    pub status: String,
+    /// Why the run failed, if it did.
+    pub error: Option<String>,
+}
+
+impl Meta {
+    /// A new run's record: `running`, started now.
+    pub fn new(header: &ExperimentHeader, backend_config: &BackendConfig) -> Self {
+        Self {
+            experiment: header.name.clone(),
+            batchlab_version: env!("CARGO_PKG_VERSION").into(),
+            git_commit: sysinfo::git_commit(),
+            burn_version: BURN_VERSION.into(),
+            backend: backend_config.name.to_string(),
+            device: backend::device_name(backend_config),
+            cpu: sysinfo::cpu_model(),
+            threads: backend::threads(backend_config),
+            os: sysinfo::os_description(),
+            started: sysinfo::rfc3339(sysinfo::unix_seconds()),
+            ended: None,
+            resumed: Vec::new(),
+            status: "running".into(),
+            error: None,
+        }
+    }
+
+    /// Reads `dir/meta.json`.
+    pub fn read(dir: &Path) -> Result<Self, RunError> {
+        let path = dir.join("meta.json");
+        let text = fs::read_to_string(&path).map_err(|e| RunError::io(&path, e))?;
+        serde_json::from_str(&text)
+            .map_err(|e| RunError::io(&path, format!("not a batchlab meta.json: {e}")))
+    }
+
+    /// Writes `dir/meta.json` atomically.
+    pub fn write(&self, dir: &Path) -> Result<(), RunError> {
+        let text = serde_json::to_string_pretty(self).expect("Meta serializes");
+        write_atomically(&dir.join("meta.json"), &text)
+    }
+}
+
+/// The backend and device a run in `dir` used, from its meta.json; for a directory without
+/// one, what `config` would use on this machine.
+pub fn backend_and_device(dir: &Path, config: &BackendConfig) -> (String, String) {
+    match Meta::read(dir) {
+        Ok(meta) => (meta.backend, meta.device),
+        Err(_) => (config.name.to_string(), backend::device_name(config)),
+    }
+}
+
+/// The newest run of the experiment that did not complete, if made with the same config.
+/// `resolved` is the resolved config of the run asked for, which must equal the saved one.
+pub fn unfinished_run(experiment_dir: &Path, resolved: &str) -> Result<PathBuf, RunError> {
+    let mut runs: Vec<PathBuf> = fs::read_dir(experiment_dir)
+        .map_err(|e| RunError::io(experiment_dir, format!("no runs to resume ({e})")))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("meta.json").is_file() && !p.is_symlink())
+        .collect();
+    runs.sort();
+    let newest = runs
+        .into_iter()
+        .rev()
+        .find(|dir| Meta::read(dir).is_ok_and(|m| m.status != "complete"))
+        .ok_or_else(|| {
+            RunError::Other(format!(
+                "nothing to resume: every run under {} is complete (drop --resume to start a new one)",
+                experiment_dir.display()
+            ))
+        })?;
+    let config_path = newest.join("config.toml");
+    let saved = fs::read_to_string(&config_path).map_err(|e| RunError::io(&config_path, e))?;
+    if saved != resolved {
+        return Err(RunError::Other(format!(
+            "{} was made with a different config than the one given now; resume it with exactly its own config: batchlab run {} --resume",
+            newest.display(),
+            config_path.display()
+        )));
+    }
+    Ok(newest)
+}
+
+/// `<experiment_dir>/<UTC timestamp>-<random suffix>`: sorts by time, never collides.
+pub fn new_run_dir(experiment_dir: &Path) -> Result<PathBuf, RunError> {
+    fs::create_dir_all(experiment_dir).map_err(|e| RunError::io(experiment_dir, e))?;
+    let stamp = sysinfo::compact_timestamp(sysinfo::unix_seconds());
+    loop {
+        let suffix: u32 = rand::rng().random_range(0..0x100_0000);
+        let dir = experiment_dir.join(format!("{stamp}-{suffix:06x}"));
+        // create_dir (not _all) fails if it exists, so two runs can never share a directory.
+        match fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(RunError::io(&dir, e)),
+        }
+    }
+}
+
+/// Makes `<experiment_dir>/latest` a relative symlink to `dir`, replacing it atomically.
+pub fn point_latest_at(experiment_dir: &Path, dir: &Path) -> Result<(), RunError> {
+    let latest = experiment_dir.join("latest");
+    let name = dir.file_name().expect("run dirs have a name");
+    let temporary = experiment_dir.join(format!(".latest-{}", std::process::id()));
+    let _ = fs::remove_file(&temporary);
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(name, &temporary).map_err(|e| RunError::io(&temporary, e))?;
+    #[cfg(not(unix))]
+    fs::write(&temporary, name.to_string_lossy().as_bytes())
+        .map_err(|e| RunError::io(&temporary, e))?;
+    fs::rename(&temporary, &latest).map_err(|e| RunError::io(&latest, e))
+}
+
+/// Writes `text` to `path` through a temporary file and a rename, so readers never see half.
+pub fn write_atomically(path: &Path, text: &str) -> Result<(), RunError> {
+    // The process id keeps shards that write the same file at once out of each other's way.
+    let temporary = path.with_extension(format!("partial-{}", std::process::id()));
+    fs::write(&temporary, text).map_err(|e| RunError::io(&temporary, e))?;
+    fs::rename(&temporary, path).map_err(|e| RunError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn burn_version_matches_the_workspace_pin() {
+        let manifest = include_str!("../../../Cargo.toml");
+        assert!(
+            manifest.contains(&format!("burn = {{ version = \"={BURN_VERSION}\"")),
+            "update BURN_VERSION with the pin in Cargo.toml"
+        );
+    }
+
+    #[test]
+    fn run_dirs_sort_by_time_and_never_collide() {
+        let root = tempfile::tempdir().unwrap();
+        let a = new_run_dir(root.path()).unwrap();
+        let b = new_run_dir(root.path()).unwrap();
+        assert_ne!(a, b);
+        point_latest_at(root.path(), &b).unwrap();
+        point_latest_at(root.path(), &a).unwrap();
+        assert_eq!(
+            fs::canonicalize(root.path().join("latest")).unwrap(),
+            fs::canonicalize(&a).unwrap()
+        );
+    }
+}

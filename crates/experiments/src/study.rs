@@ -1,0 +1,101 @@
+//! What every kind of study is to the session: the [`Study`] trait. A kind implements what
+//! differs (its plan, its run, its worker, its report); the tables every kind shares come from
+//! its config through [`StudyConfig`] (docs/ARCHITECTURE.md, "Adding a kind").
+
+use std::path::Path;
+
+use crate::{
+    config::{BackendConfig, ExperimentHeader, OutputConfig},
+    context::RunContext,
+    error::RunError,
+    isolate::{UnitEvents, WorkerExit},
+    progress::Progress,
+};
+
+/// The tables every kind's config has, and the config as TOML.
+pub trait StudyConfig {
+    /// `[experiment]`.
+    fn experiment(&self) -> &ExperimentHeader;
+    /// `[backend]`.
+    fn backend(&self) -> &BackendConfig;
+    /// `[output]`.
+    fn output(&self) -> &OutputConfig;
+    /// The resolved config (every default filled in) as TOML: saved as the report's
+    /// config.toml, from which the experiment can be run again.
+    fn resolved_toml(&self) -> String;
+}
+
+/// Implements [`StudyConfig`] for a config struct with `experiment`, `backend` and `output`
+/// fields that serializes to TOML.
+#[macro_export]
+macro_rules! study_config {
+    ($config:ty) => {
+        impl $crate::study::StudyConfig for $config {
+            fn experiment(&self) -> &$crate::config::ExperimentHeader {
+                &self.experiment
+            }
+            fn backend(&self) -> &$crate::config::BackendConfig {
+                &self.backend
+            }
+            fn output(&self) -> &$crate::config::OutputConfig {
+                &self.output
+            }
+            fn resolved_toml(&self) -> String {
+                toml::to_string(self).expect("a parsed config serializes")
+            }
+        }
+    };
+}
+
+/// A resolved experiment, ready to run.
+pub trait Study {
+    /// The study's config.
+    fn config(&self) -> &dyn StudyConfig;
+    /// A few lines on what a run will do (`batchlab check`).
+    fn plan(&self) -> Vec<String>;
+    /// Checks that what the study reads (datasets) is present, before anything is created or
+    /// trained. Studies on synthetic data have nothing to check.
+    fn check_inputs(&self, _context: &RunContext) -> Result<(), RunError> {
+        Ok(())
+    }
+    /// Whether `--shard i/n` may split the study (its units are independent trials, not
+    /// measurements timed against each other).
+    fn shardable(&self) -> bool {
+        false
+    }
+    /// Runs, or continues, the study in `dir`, appending raw results as they are produced.
+    fn run(
+        &self,
+        dir: &Path,
+        context: &RunContext,
+        progress: &dyn Progress,
+    ) -> Result<(), RunError>;
+    /// Does the remaining work in `dir`, announcing each unit: the worker side of
+    /// [`crate::isolate`], in a child process or in this one.
+    fn work(
+        &self,
+        dir: &Path,
+        context: &RunContext,
+        events: &dyn UnitEvents,
+    ) -> Result<WorkerExit, RunError>;
+    /// Writes summary.csv, the figures and report.md from `dir`'s raw results; returns the
+    /// findings in a few lines for the terminal.
+    fn render(&self, dir: &Path, context: &RunContext) -> Result<Vec<String>, RunError>;
+
+    /// `[experiment]`.
+    fn header(&self) -> &ExperimentHeader {
+        self.config().experiment()
+    }
+    /// `[backend]`.
+    fn backend(&self) -> &BackendConfig {
+        self.config().backend()
+    }
+    /// `[output]`.
+    fn output(&self) -> &OutputConfig {
+        self.config().output()
+    }
+    /// See [`StudyConfig::resolved_toml`].
+    fn resolved_toml(&self) -> String {
+        self.config().resolved_toml()
+    }
+}

@@ -1,0 +1,224 @@
+//! Running a study made of independent training trials: the supervisor (child workers, crash
+//! records, resume) and the worker loop (claim, train, write rows, announce). `train` and
+//! `steps_to_target` both run through here; neither knows the other.
+
+use std::{
+    collections::BTreeSet,
+    panic::{catch_unwind, AssertUnwindSafe},
+    path::Path,
+};
+
+use batchlab_report::train::{append_evals, append_trials, done_trials, read_evals, TrainEval};
+
+use super::rows::{failure_record, TrialLabels};
+use crate::{
+    backend::panic_message,
+    context::RunContext,
+    error::RunError,
+    isolate::{failure_status, supervise, Crash, UnitEvents, WorkerExit},
+    progress::Progress,
+    shard::{claim, pending, release_unfinished_claims, to_try},
+    study::{Study, StudyConfig},
+};
+
+/// A study whose units are training trials, each done once it has a row in trials.csv. A kind
+/// implements this; the [`Study`] the session runs comes with it (supervisor, worker loop,
+/// shards, resume and crash records are the same for every such kind).
+pub trait TrialStudy {
+    /// One trial of the study.
+    type Trial;
+    /// What a worker keeps between trials.
+    type Worker<'a>: TrialWorker<Self::Trial>
+    where
+        Self: 'a;
+    /// The progress bar's title, e.g. "training trials".
+    const WHAT: &'static str;
+    /// See [`Study::config`].
+    fn config(&self) -> &dyn StudyConfig;
+    /// See [`Study::plan`].
+    fn plan(&self) -> Vec<String>;
+    /// See [`Study::check_inputs`].
+    fn check_inputs(&self, context: &RunContext) -> Result<(), RunError>;
+    /// See [`Study::render`].
+    fn render(&self, dir: &Path, context: &RunContext) -> Result<Vec<String>, RunError>;
+    /// Every trial, in the planned order.
+    fn trials(&self) -> &[Self::Trial];
+    /// A trial's id: its unit name in the worker protocol and its key in trials.csv.
+    fn id(trial: &Self::Trial) -> &str;
+    /// How the trial is named in the result rows.
+    fn labels(&self, trial: &Self::Trial) -> TrialLabels;
+    /// A worker for `dir`, before its first trial.
+    fn worker<'a>(&'a self, dir: &'a Path, context: &'a RunContext) -> Self::Worker<'a>;
+    /// Writes the rows of a trial that failed (`status` `oom` or `error`), in the worker or, when
+    /// its process died, in the supervisor. By default, its trials.csv row.
+    fn record_failure(
+        &self,
+        dir: &Path,
+        trial: &Self::Trial,
+        status: &str,
+        message: &str,
+    ) -> Result<(), RunError> {
+        append_failure(dir, &self.labels(trial), status, message)
+    }
+}
+
+impl<S: TrialStudy> Study for S {
+    fn config(&self) -> &dyn StudyConfig {
+        TrialStudy::config(self)
+    }
+    fn plan(&self) -> Vec<String> {
+        TrialStudy::plan(self)
+    }
+    fn check_inputs(&self, context: &RunContext) -> Result<(), RunError> {
+        TrialStudy::check_inputs(self, context)
+    }
+    fn shardable(&self) -> bool {
+        true
+    }
+    fn run(
+        &self,
+        dir: &Path,
+        context: &RunContext,
+        progress: &dyn Progress,
+    ) -> Result<(), RunError> {
+        supervise_trials(self, dir, context, progress)
+    }
+    fn work(
+        &self,
+        dir: &Path,
+        context: &RunContext,
+        events: &dyn UnitEvents,
+    ) -> Result<WorkerExit, RunError> {
+        work_trials(self, dir, events, &mut self.worker(dir, context))
+    }
+    fn render(&self, dir: &Path, context: &RunContext) -> Result<Vec<String>, RunError> {
+        TrialStudy::render(self, dir, context)
+    }
+}
+
+/// What a kind does with one trial inside a worker (it may keep loaded data between trials).
+pub trait TrialWorker<T> {
+    /// What training returns to [`TrialWorker::finish`].
+    type Outcome;
+    /// Gets what the trial needs (its dataset) before it is announced; an error here stops
+    /// the worker rather than failing one trial, as every trial would fail alike.
+    fn prepare(&mut self, _trial: &T) -> Result<(), RunError> {
+        Ok(())
+    }
+    /// Trains the trial (a panic in here is caught and recorded as a failure), saying where it
+    /// is through `status`. An `Err` is the failure's message.
+    fn train(&mut self, trial: &T, status: &dyn Fn(&str)) -> Result<Self::Outcome, String>;
+    /// Writes the rows of a trial that trained; returns its one-line summary.
+    fn finish(&mut self, trial: &T, outcome: Self::Outcome) -> Result<String, RunError>;
+}
+
+/// Appends the trials.csv row of a failed trial.
+pub fn append_failure(
+    dir: &Path,
+    labels: &TrialLabels,
+    status: &str,
+    message: &str,
+) -> Result<(), RunError> {
+    let row = failure_record(labels, status, message);
+    append_trials(&dir.join("trials.csv"), &[row])?;
+    Ok(())
+}
+
+/// Drops half-written evaluations of unfinished trials, then runs the study's workers until
+/// every trial of this directory's shard has a row in trials.csv.
+fn supervise_trials<S: TrialStudy>(
+    study: &S,
+    dir: &Path,
+    context: &RunContext,
+    progress: &dyn Progress,
+) -> Result<(), RunError> {
+    let done = done_trials(dir)?;
+    drop_unfinished_evaluations(dir, &done)?;
+    release_unfinished_claims(dir, &done)?;
+    let left = pending(study.trials(), S::id, dir, &done)?.len();
+    progress.start(left as u64, S::WHAT);
+    let record_crash = |unit: &str, crash: &Crash| {
+        let trial = study
+            .trials()
+            .iter()
+            .find(|t| S::id(t) == unit)
+            .ok_or_else(|| {
+                RunError::Other(format!("worker announced an unknown trial {unit:?}"))
+            })?;
+        study.record_failure(dir, trial, crash.status, &crash.message)
+    };
+    let outcome = supervise(
+        dir,
+        &context.isolation,
+        progress,
+        &study.backend().worker_env(),
+        &|events| study.work(dir, context, events),
+        &record_crash,
+    );
+    progress.finish();
+    outcome
+}
+
+/// The worker: runs the trials without a row in trials.csv, in the planned order (then, for a
+/// shard, the other shards' unclaimed ones). Returns at the first trial that fails, after
+/// recording it; a diverged trial is a result, not a failure, and the study goes on.
+fn work_trials<S: TrialStudy, W: TrialWorker<S::Trial>>(
+    study: &S,
+    dir: &Path,
+    events: &dyn UnitEvents,
+    worker: &mut W,
+) -> Result<WorkerExit, RunError> {
+    let done = done_trials(dir)?;
+    for trial in to_try(study.trials(), S::id, dir, &done)? {
+        let id = S::id(trial);
+        if !claim(dir, id)? {
+            continue;
+        }
+        worker.prepare(trial)?;
+        events.begin(id);
+        let status = |message: &str| events.status(id, message);
+        let outcome = catch_unwind(AssertUnwindSafe(|| worker.train(trial, &status)))
+            .unwrap_or_else(|panic| Err(panic_message(&panic)));
+        match outcome {
+            Ok(outcome) => {
+                let summary = worker.finish(trial, outcome)?;
+                events.end(id, &summary);
+            }
+            Err(message) => {
+                let status = failure_status(&message);
+                study.record_failure(dir, trial, status, &message)?;
+                eprintln!("trial {id} failed ({status}): {message}");
+                events.end(id, status);
+                return Ok(WorkerExit::PointFailed);
+            }
+        }
+    }
+    Ok(WorkerExit::Finished)
+}
+
+/// Removes from results.csv the evaluations of trials that never finished (an interrupted run),
+/// so a resumed trial's evaluations appear once. The file is replaced atomically.
+fn drop_unfinished_evaluations(dir: &Path, done: &BTreeSet<String>) -> Result<(), RunError> {
+    let results = dir.join("results.csv");
+    if !results.exists() {
+        return Ok(());
+    }
+    let rows = read_evals(&results)?;
+    let kept: Vec<TrainEval> = rows
+        .iter()
+        .filter(|r| done.contains(&r.trial))
+        .cloned()
+        .collect();
+    if kept.len() == rows.len() {
+        return Ok(());
+    }
+    let partial = dir.join("results.csv.partial");
+    let _ = std::fs::remove_file(&partial);
+    append_evals(&partial, &kept)?;
+    if kept.is_empty() {
+        // append_evals writes nothing for no rows; an absent file is the same as an empty one.
+        let _ = std::fs::remove_file(&results);
+        return Ok(());
+    }
+    std::fs::rename(&partial, &results).map_err(|e| RunError::io(&results, e))
+}

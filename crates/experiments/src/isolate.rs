@@ -36,6 +36,23 @@ pub enum Isolation {
 /// Exit code of a worker that recorded a failed unit and should be replaced.
 pub const POINT_FAILED_EXIT: i32 = 3;
 
+/// Exit code of a worker that stopped because its supervisor is gone.
+pub const SUPERVISOR_GONE_EXIT: i32 = 4;
+
+/// In a worker process: ends the process as soon as its supervisor is gone, whatever killed it
+/// (SIGKILL, the OOM killer, a lost terminal), so that a killed run never leaves a worker
+/// writing into its directory. The worker sees it as the end of its stdin, whose other end
+/// only the supervisor holds. Rows are appended whole in one write, so an exit between two
+/// writes loses at most the unit in progress, which a resume runs again.
+pub fn exit_with_supervisor() {
+    std::thread::spawn(|| {
+        let mut sink = [0u8; 64];
+        let mut stdin = std::io::stdin().lock();
+        while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
+        std::process::exit(SUPERVISOR_GONE_EXIT);
+    });
+}
+
 const BEGIN: &str = "@begin ";
 const END: &str = "@end ";
 const STATUS: &str = "@status ";
@@ -165,11 +182,13 @@ fn run_child(
         .args(args)
         .arg(dir)
         .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
+        // The worker watches this pipe: when this process dies, it closes, and the worker exits.
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| RunError::io(program, format!("cannot start a worker process: {e}")))?;
+    let control = child.stdin.take();
     let mut stderr = child.stderr.take().expect("stderr is piped");
     // Drained on a thread so a chatty child can never block on a full pipe.
     let stderr_reader = std::thread::spawn(move || {
@@ -194,6 +213,7 @@ fn run_child(
     let status = child
         .wait()
         .map_err(|e| RunError::io(program, format!("lost the worker process: {e}")))?;
+    drop(control);
     let stderr_text = stderr_reader.join().unwrap_or_default();
     if status.success() {
         return Ok(WorkerExit::Finished);

@@ -4,7 +4,7 @@
 //! 1. Foundations: [`error`], [`config`] (strict TOML, `--set`, located errors, the shared
 //!    tables), [`backend`] (flex or CUDA at run time), [`optim`], [`progress`], [`sysinfo`].
 //! 2. Processes and the run directory: [`isolate`] (child workers that keep a crashing unit from
-//!    ending the run), [`context`] (what the CLI decided, carried down), [`run_dir`]
+//!    ending the run), [`lock`] (one writer per run directory), [`context`] (what the CLI decided, carried down), [`run_dir`]
 //!    (`meta.json`, write-once run directories, `latest`), [`shard`] (slices of a study's trials).
 //! 3. [`study`]: the [`Study`] trait every kind implements.
 //! 4. [`trial`]: the trial layer every kind that trains shares (supervisor, worker loop, the
@@ -22,6 +22,7 @@ pub mod epoch_bench;
 pub mod error;
 pub mod isolate;
 pub mod loader_bench;
+pub mod lock;
 pub mod optim;
 pub mod progress;
 pub mod registry;

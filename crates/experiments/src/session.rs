@@ -14,7 +14,8 @@ use crate::{
     config::Source,
     context::RunContext,
     error::RunError,
-    isolate::{StdoutEvents, WorkerExit},
+    isolate::{exit_with_supervisor, StdoutEvents, WorkerExit},
+    lock::DirLock,
     progress::Progress,
     registry::load_study,
     run_dir::{new_run_dir, point_latest_at, unfinished_run, write_atomically, Meta},
@@ -62,18 +63,23 @@ pub fn run_study(
     if let Some(shard) = options.shard {
         return run_shard(study, shard, &experiment_dir, &options.context, progress);
     }
-    let (dir, mut meta) = if options.resume {
-        let dir = unfinished_run(&experiment_dir, &study.resolved_toml())?;
+    let dir = if options.resume {
+        unfinished_run(&experiment_dir, &study.resolved_toml())?
+    } else {
+        let dir = new_run_dir(&experiment_dir)?;
+        write_atomically(&dir.join("config.toml"), &study.resolved_toml())?;
+        dir
+    };
+    let _lock = DirLock::writer(&dir)?;
+    let mut meta = if options.resume {
         let mut meta = Meta::read(&dir)?;
         meta.resumed.push(sysinfo::rfc3339(sysinfo::unix_seconds()));
         meta.status = "running".into();
         meta.error = None;
         progress.note(&format!("resuming {}", dir.display()));
-        (dir, meta)
+        meta
     } else {
-        let dir = new_run_dir(&experiment_dir)?;
-        write_atomically(&dir.join("config.toml"), &study.resolved_toml())?;
-        (dir, Meta::new(study.header(), study.backend()))
+        Meta::new(study.header(), study.backend())
     };
     meta.write(&dir)?;
 
@@ -124,6 +130,7 @@ fn run_shard(
     write_atomically(&dir.join("config.toml"), &resolved)?;
     let description = serde_json::to_string(&shard).expect("a shard serializes");
     write_atomically(&dir.join("shard.json"), &description)?;
+    let _lock = DirLock::writer(&dir)?;
     let mut meta = match Meta::read(&dir) {
         Ok(mut meta) => {
             meta.resumed.push(sysinfo::rfc3339(sysinfo::unix_seconds()));
@@ -153,8 +160,11 @@ fn run_shard(
     Ok(Finished { dir: top, findings })
 }
 
-/// The child-process entry point: continues the study whose report directory is `dir`.
+/// The child-process entry point: continues the study whose report directory is `dir`, for as
+/// long as the supervisor that started it lives.
 pub fn run_worker(dir: &Path, context: &RunContext) -> Result<WorkerExit, RunError> {
+    exit_with_supervisor();
+    let _lock = DirLock::worker(dir)?;
     load_from_dir(dir)?.work(dir, context, &StdoutEvents)
 }
 

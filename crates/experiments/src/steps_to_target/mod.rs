@@ -222,7 +222,7 @@ impl TrialStudy for TargetStudy {
         &self,
         dir: &Path,
         trial: &SearchTrial,
-        status: &str,
+        status: &'static str,
         message: &str,
     ) -> Result<(), RunError> {
         work::append_search_row(self, dir, trial)?;

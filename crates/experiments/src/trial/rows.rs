@@ -69,24 +69,6 @@ pub fn record(trial: &TrialLabels, o: &Outcome) -> TrialRecord {
 }
 
 /// The trials.csv row of a trial that failed (`status` `oom` or `error`): no measurements.
-pub fn failure_record(trial: &TrialLabels, status: &str, message: &str) -> TrialRecord {
-    TrialRecord {
-        trial: trial.id.clone(),
-        seed: trial.seed,
-        batch_size: trial.batch_size,
-        optimizer: trial.optimizer.clone(),
-        variant: trial.variant.clone(),
-        budget: trial.budget.into(),
-        status: status.into(),
-        epochs: f64::NAN,
-        steps: 0,
-        examples: 0,
-        train_seconds: f64::NAN,
-        data_seconds: f64::NAN,
-        eval_seconds: f64::NAN,
-        test_seconds: f64::NAN,
-        test_loss: f64::NAN,
-        test_accuracy: f64::NAN,
-        message: message.into(),
-    }
+pub fn failure_record(trial: &TrialLabels, status: &'static str, message: &str) -> TrialRecord {
+    record(trial, &Outcome::failed(status, message))
 }

@@ -55,7 +55,7 @@ pub trait TrialStudy {
         &self,
         dir: &Path,
         trial: &Self::Trial,
-        status: &str,
+        status: &'static str,
         message: &str,
     ) -> Result<(), RunError> {
         append_failure(dir, &self.labels(trial), status, message)
@@ -116,7 +116,7 @@ pub trait TrialWorker<T> {
 pub fn append_failure(
     dir: &Path,
     labels: &TrialLabels,
-    status: &str,
+    status: &'static str,
     message: &str,
 ) -> Result<(), RunError> {
     let row = failure_record(labels, status, message);

@@ -122,6 +122,26 @@ pub struct Outcome {
     pub gradient_norms: Vec<GradientNorms>,
 }
 
+impl Outcome {
+    /// A trial that failed (`status` `oom` or `error`) with `message`: nothing measured.
+    pub fn failed(status: &'static str, message: &str) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            epochs: f64::NAN,
+            steps: 0,
+            examples: 0,
+            train_seconds: f64::NAN,
+            data_seconds: f64::NAN,
+            eval_seconds: f64::NAN,
+            test_seconds: f64::NAN,
+            test_loss: f64::NAN,
+            test_accuracy: f64::NAN,
+            gradient_norms: Vec::new(),
+        }
+    }
+}
+
 /// Whether training goes on after an evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {

@@ -36,7 +36,7 @@
 //! Both directions are reported; a negative height is a drop in step time.
 //! [`method_description`] is the same method in one paragraph for `report.md`.
 
-use crate::stats::{linear_fit, mad, median, LinearFit, MAD_TO_SD};
+use batchlab_method::stats::{linear_fit, mad, median, LinearFit, MAD_TO_SD};
 
 /// One detected discontinuity.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,8 +12,11 @@ mod work;
 
 use std::path::Path;
 
+use batchlab_method::{
+    budget::StepBudget,
+    quasi::{log_uniform, reverse_log_uniform, QuasiRandom},
+};
 use batchlab_models::ModelSpec;
-use batchlab_report::steps_to_target::{log_uniform, reverse_log_uniform, QuasiRandom, StepBudget};
 use rand::{rngs::StdRng, seq::SliceRandom, SeedableRng};
 
 use crate::{

@@ -7,12 +7,16 @@ use std::{
     time::{Duration, Instant},
 };
 
-use batchlab_report::{
-    step_time::{read_step_samples, summarize},
-    steps_to_target::{
-        append_noise, append_search, render_target, steps::reaches, SearchRow, TargetContext,
+use batchlab_method::{
+    reaching::reaches,
+    rows::{
+        append_rows, read_rows, step_time::StepSample, steps_to_target::SearchRow,
+        train::done_trials,
     },
-    train::{append_evals, append_trials, done_trials},
+};
+use batchlab_report::{
+    step_time::summarize,
+    steps_to_target::{render_target, TargetContext},
 };
 
 use super::{cutoff, noise, SearchTrial, TargetStudy, Workload};
@@ -76,9 +80,9 @@ pub fn run(
         &|events| work(study, dir, events),
         &|t, crash| {
             let w = &study.config.workloads[t.workload];
-            append_search(&dir.join("search.csv"), &[search_row(t, w)])?;
+            append_rows(&dir.join("search.csv"), &[search_row(t, w)])?;
             let row = failure_record(&as_trial(t, w), crash.status, &crash.message);
-            append_trials(&dir.join("trials.csv"), &[row])?;
+            append_rows(&dir.join("trials.csv"), &[row])?;
             Ok(())
         },
     )
@@ -108,12 +112,12 @@ pub fn work(
             run_trial(study, dir, t, &trial, &data, &status)
         }))
         .unwrap_or_else(|panic| Err(backend::panic_message(&panic)));
-        append_search(&dir.join("search.csv"), &[search_row(t, w)])?;
+        append_rows(&dir.join("search.csv"), &[search_row(t, w)])?;
         match outcome {
             Ok((outcome, end)) => {
                 let noise = noise::rows(t, w, &outcome.gradient_norms);
                 if !noise.is_empty() {
-                    append_noise(&dir.join("noise.csv"), &noise)?;
+                    append_rows(&dir.join("noise.csv"), &noise)?;
                 }
                 let mut row = record(&trial, &outcome);
                 let summary = match (outcome.status, end) {
@@ -128,12 +132,12 @@ pub fn work(
                     ("ok", End::Budget) => "missed".into(),
                     (status, _) => status.into(),
                 };
-                append_trials(&dir.join("trials.csv"), &[row])?;
+                append_rows(&dir.join("trials.csv"), &[row])?;
                 events.end(&t.id, &summary);
             }
             Err(message) => {
                 let status = failure_status(&message);
-                append_trials(
+                append_rows(
                     &dir.join("trials.csv"),
                     &[failure_record(&trial, status, &message)],
                 )?;
@@ -217,7 +221,7 @@ fn run_trial(
     let mut on_evaluation = |e: &Evaluation| {
         let error = 1.0 - e.accuracy;
         status(&format!("step {}, validation error {error:.4}", e.step));
-        append_evals(&results, &[eval_row(trial, e)]).map_err(|e| e.to_string())?;
+        append_rows(&results, &[eval_row(trial, e)]).map_err(|e| e.to_string())?;
         // Steps to result cannot improve once the target is reached.
         if reaches(error, target) {
             end = End::Reached;
@@ -302,14 +306,7 @@ pub fn render(study: &TargetStudy, dir: &Path) -> Result<Vec<String>, RunError> 
         search_space: config.workloads.iter().map(|w| w.search_space(s)).collect(),
         step_times,
     };
-    let findings = render_target(dir, &context)?;
-    let mut lines = findings.lines;
-    lines.extend(noise::section(
-        dir,
-        &findings.workloads,
-        config.budget.target_error,
-    )?);
-    Ok(lines)
+    Ok(render_target(dir, &context)?.lines)
 }
 
 /// `(workload, batch size, median, low, high)` seconds per step from each configured step-time
@@ -322,7 +319,7 @@ fn step_times(
     let mut times = Vec::new();
     for source in &config.analysis.step_times {
         let path = Path::new(&source.report).join("results.csv");
-        match read_step_samples(&path) {
+        match read_rows::<StepSample>(&path) {
             Ok(samples) => {
                 for p in summarize(&samples, 1000, 0).iter().filter(|p| p.is_ok()) {
                     times.push((

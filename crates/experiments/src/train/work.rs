@@ -9,10 +9,11 @@ use std::{
 };
 
 use batchlab_datasets::DataConfig;
-use batchlab_report::train::{
-    append_evals, append_trials, done_trials, read_evals, render_train, Published, TrainContext,
-    TrainEval, TrialRecord,
+use batchlab_method::rows::{
+    append_rows, read_rows,
+    train::{done_trials, TrainEval, TrialRecord},
 };
+use batchlab_report::train::{render_train, Published, TrainContext};
 
 use super::{
     plan::evaluation_plan,
@@ -56,7 +57,7 @@ pub fn run(
         &|events| work(study, dir, events),
         &|t, crash| {
             let row = failure_record(t, crash.status, &crash.message);
-            append_trials(&dir.join("trials.csv"), &[row])?;
+            append_rows(&dir.join("trials.csv"), &[row])?;
             Ok(())
         },
     )
@@ -125,7 +126,7 @@ fn drop_unfinished_evaluations(dir: &Path, done: &BTreeSet<String>) -> Result<()
     if !results.exists() {
         return Ok(());
     }
-    let rows = read_evals(&results)?;
+    let rows: Vec<TrainEval> = read_rows(&results)?;
     let kept: Vec<TrainEval> = rows
         .iter()
         .filter(|r| done.contains(&r.trial))
@@ -136,9 +137,9 @@ fn drop_unfinished_evaluations(dir: &Path, done: &BTreeSet<String>) -> Result<()
     }
     let partial = dir.join("results.csv.partial");
     let _ = std::fs::remove_file(&partial);
-    append_evals(&partial, &kept)?;
+    append_rows(&partial, &kept)?;
     if kept.is_empty() {
-        // append_evals writes nothing for no rows; an absent file is the same as an empty one.
+        // append_rows writes nothing for no rows; an absent file is the same as an empty one.
         let _ = std::fs::remove_file(&results);
         return Ok(());
     }
@@ -183,12 +184,12 @@ pub fn work(
                 } else {
                     outcome.status.to_string()
                 };
-                append_trials(&dir.join("trials.csv"), &[record(trial, &outcome)])?;
+                append_rows(&dir.join("trials.csv"), &[record(trial, &outcome)])?;
                 events.end(&trial.id, &summary);
             }
             Err(message) => {
                 let status = failure_status(&message);
-                append_trials(
+                append_rows(
                     &dir.join("trials.csv"),
                     &[failure_record(trial, status, &message)],
                 )?;
@@ -250,7 +251,7 @@ fn run_trial(
             e.step,
             e.accuracy * 100.0
         ));
-        append_evals(&results, &[eval_row(trial, e)])
+        append_rows(&results, &[eval_row(trial, e)])
             .map(|()| Next::Continue)
             .map_err(|e| e.to_string())
     };

@@ -1,6 +1,6 @@
 //! Discontinuities ("jumps") in a step-time-versus-batch-size curve.
 //!
-//! The claim under test (EXPERIMENTS.md section 1) is that step time grows linearly with
+//! The claim under test (the step-time studies' source) is that step time grows linearly with
 //! batch size but jumps at 16, 32, 48 and 64. A jump is a change of *level* between two
 //! neighbouring batch sizes that the trend on either side does not explain; a change of
 //! *slope* (a kink) or one slow point (an outlier) is not a jump.

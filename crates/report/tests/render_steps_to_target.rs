@@ -52,7 +52,7 @@ const WORKLOADS: [Workload; 2] = [
 fn context(step_times: Vec<(String, u32, f64, f64, f64)>) -> TargetContext {
     TargetContext {
         experiment: "synthetic-steps-to-target".into(),
-        description: "A synthetic study shaped like EXPERIMENTS.md section 6.".into(),
+        description: "A synthetic study shaped like the steps-to-target study.".into(),
         reproduces: Some("Shallue et al. 2018, Figure 1 (shape only)".into()),
         claim: Some("perfect scaling, then diminishing returns, then a plateau".into()),
         dataset: vec!["fashion-mnist (synthetic rows)".into()],

@@ -20,7 +20,7 @@ fn context() -> TrainContext {
     };
     TrainContext {
         experiment: "synthetic-augmentation".into(),
-        description: "A synthetic study shaped like EXPERIMENTS.md section 5.".into(),
+        description: "A synthetic study shaped like the augmentation study.".into(),
         reproduces: Some("seed 003 case study (shape only)".into()),
         claim: Some("with augmentation, batch 128 reaches about 58%".into()),
         model: "small-cnn, input 3x200x200, 1 class, 1.2 M trainable parameters".into(),

@@ -1,5 +1,6 @@
 //! Per-batch-size summary of a step-time sweep (`summary.csv`, the table figures are drawn
-//! from). Medians and spreads, never means alone (DESIGN.md, measurement rules).
+//! from). Medians and spreads, never means alone (docs/ARCHITECTURE.md,
+//! "Measurement rules").
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,8 +2,8 @@
 //! optimizer, variant, budget), over its seeds.
 //!
 //! Accuracy is summarised by mean, sample standard deviation, min and max over the ok trials
-//! (the seeds are few, and the spread is the point); times by medians (DESIGN.md,
-//! measurement rules). Failed trials (diverged, oom, error) count in `trials` but not in any
+//! (the seeds are few, and the spread is the point); times by medians (docs/ARCHITECTURE.md,
+//! "Measurement rules"). Failed trials (diverged, oom, error) count in `trials` but not in any
 //! statistic: their accuracy is undefined and their times cover only part of a run.
 
 use std::collections::BTreeMap;

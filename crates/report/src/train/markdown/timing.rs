@@ -1,5 +1,5 @@
 //! "Reading the result", the time half: training time per trial and per step, powers of two
-//! beside their neighbours (EXPERIMENTS.md section 2), and the share of training time spent
+//! beside their neighbours (the power-of-two study's question), and the share of training time spent
 //! waiting for data, which says whether the times measure the model or the loader.
 
 use std::collections::BTreeMap;

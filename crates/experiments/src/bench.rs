@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use batchlab_datasets::SyntheticImages;
+use batchlab_method::stats::{median, quantile};
 use batchlab_models::{classification_loss, Architecture, Model, ModelSpec};
-use batchlab_report::stats::{median, quantile};
 use burn::{
     optim::{GradientsParams, Optimizer},
     tensor::backend::AutodiffBackend,

@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use batchlab_report::{stats::median, train::read_trials};
+use batchlab_method::rows::{read_rows, train::TrialRecord};
+use batchlab_method::stats::median;
 
 use crate::{
     config::Source,
@@ -51,7 +52,7 @@ pub fn epoch_splits(
         shard: None,
     };
     let finished = run_study(study.as_ref(), &options, &Silent)?;
-    Ok(read_trials(&finished.dir.join("trials.csv"))?
+    Ok(read_rows::<TrialRecord>(&finished.dir.join("trials.csv"))?
         .into_iter()
         .filter(|t| t.is_ok() && t.epochs > 0.0)
         .map(|t| EpochSplit {

@@ -29,6 +29,12 @@ pub enum RunError {
     Other(String),
 }
 
+impl From<batchlab_method::FileError> for RunError {
+    fn from(e: batchlab_method::FileError) -> Self {
+        RunError::Report(e.into())
+    }
+}
+
 impl RunError {
     /// An I/O error about `path`.
     pub fn io(path: &Path, error: impl std::fmt::Display) -> Self {

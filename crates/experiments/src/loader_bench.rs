@@ -14,7 +14,7 @@ use batchlab_datasets::{
     pets::{self, PetsOptions},
     DatasetError, ImageSet,
 };
-use batchlab_report::stats::median;
+use batchlab_method::stats::median;
 
 /// One figure: images per second over the repeats.
 #[derive(Debug, Clone)]

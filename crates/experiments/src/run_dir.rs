@@ -160,12 +160,9 @@ pub fn point_latest_at(experiment_dir: &Path, dir: &Path) -> Result<(), RunError
     fs::rename(&temporary, &latest).map_err(|e| RunError::io(&latest, e))
 }
 
-/// Writes `text` to `path` through a temporary file and a rename, so readers never see half.
+/// Writes `text` to `path` through a synced temporary file and a rename, so readers never see half.
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), RunError> {
-    // The process id keeps shards that write the same file at once out of each other's way.
-    let temporary = path.with_extension(format!("partial-{}", std::process::id()));
-    fs::write(&temporary, text).map_err(|e| RunError::io(&temporary, e))?;
-    fs::rename(&temporary, path).map_err(|e| RunError::io(path, e))
+    Ok(batchlab_method::files::write_atomic(path, text.as_bytes())?)
 }
 
 #[cfg(test)]

@@ -44,6 +44,25 @@ pub enum ReportError {
     },
 }
 
+impl From<batchlab_method::FileError> for ReportError {
+    fn from(e: batchlab_method::FileError) -> Self {
+        match e {
+            batchlab_method::FileError::Io {
+                action,
+                path,
+                source,
+            } => ReportError::Io {
+                action,
+                path,
+                source,
+            },
+            batchlab_method::FileError::Format { path, message } => {
+                ReportError::Format { path, message }
+            }
+        }
+    }
+}
+
 impl ReportError {
     /// Shorthand for [`ReportError::Io`], used with `map_err`.
     pub(crate) fn io(

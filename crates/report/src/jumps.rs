@@ -1,6 +1,6 @@
 //! Discontinuities ("jumps") in a step-time-versus-batch-size curve.
 //!
-//! The claim under test (EXPERIMENTS.md section 1) is that step time grows linearly with
+//! The claim under test (the step-time studies' source) is that step time grows linearly with
 //! batch size but jumps at 16, 32, 48 and 64. A jump is a change of *level* between two
 //! neighbouring batch sizes that the trend on either side does not explain; a change of
 //! *slope* (a kink) or one slow point (an outlier) is not a jump.
@@ -36,7 +36,7 @@
 //! Both directions are reported; a negative height is a drop in step time.
 //! [`method_description`] is the same method in one paragraph for `report.md`.
 
-use crate::stats::{linear_fit, mad, median, LinearFit, MAD_TO_SD};
+use batchlab_method::stats::{linear_fit, mad, median, LinearFit, MAD_TO_SD};
 
 /// One detected discontinuity.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,29 +1,29 @@
 //! Results tables, statistics, figures and `report.md` for batchlab runs.
 //!
-//! Runners in `batchlab-experiments` write raw results through this crate's writers and
-//! call its renderers once a run is finished; nothing here knows about burn (DESIGN.md:
-//! "reporting is separate from training").
+//! Runners in `batchlab-experiments` write raw results as the rows of `batchlab-method` and
+//! call this crate's renderers once a run is finished; nothing here knows about burn
+//! (docs/ARCHITECTURE.md, "Layers": reporting is separate from training).
 //!
-//! - [`stats`]: means, sample standard deviations, medians, type-7 quantiles, bootstrap intervals, least-squares lines.
 //! - [`jumps`]: discontinuities ("jumps") in a step-time-versus-batch-size curve.
 //! - [`figures`]: x/y charts with error bars and vertical markers, to SVG and PNG.
-//! - [`markdown`]: markdown tables for `report.md`.
-//! - [`step_time`]: the step-time sweep's `results.csv`, `summary.csv`, figures and report.
-//! - [`train`]: a training study's `results.csv`, `trials.csv`, `summary.csv`, figures and
-//!   report.
-//! - [`steps_to_target`]: a steps-to-target study: quasi-random metaparameters and `search.csv`,
-//!   steps to result per batch size, the S(B) fit and its regimes, the gradient noise
-//!   scale, and the report (`summary.csv`, figures, `report.md`).
+//! - [`markdown`]: the header of every `report.md`, and markdown tables.
+//!
+//! One module per kind of study, each the same shape: `rows` (the run's CSV files read into
+//! rows) -> `analysis` (pure computation) -> `figures` -> `markdown` (`report.md`), called
+//! in that order by the kind's render function at its top.
+//!
+//! - [`step_time`]: a step-time sweep: `summary.csv`, figures and report.
+//! - [`train`]: a training study: `summary.csv`, figures and report.
+//! - [`steps_to_target`]: a steps-to-target study: steps to result per batch size, the S(B)
+//!   fit and its regimes, the gradient noise scale beside B_crit, and the report.
 
 #![warn(missing_docs)]
 
-mod csv;
 pub mod error;
 pub mod figures;
 mod io;
 pub mod jumps;
 pub mod markdown;
-pub mod stats;
 pub mod step_time;
 pub mod steps_to_target;
 pub mod train;

@@ -3,9 +3,8 @@
 
 use std::path::PathBuf;
 
-use batchlab_report::step_time::{
-    append_step_samples, render_step_time, StepSample, StepTimeContext, OUTPUT_FILES,
-};
+use batchlab_method::rows::{append_rows, step_time::StepSample};
+use batchlab_report::step_time::{render_step_time, StepTimeContext, OUTPUT_FILES};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -80,7 +79,7 @@ fn render_writes_every_file_and_reports_the_planted_jump() {
     let _ = std::fs::remove_file(&results);
     let rows = synthetic_sweep();
     for chunk in rows.chunks(100) {
-        append_step_samples(&results, chunk).unwrap();
+        append_rows(&results, chunk).unwrap();
     }
     let findings = render_step_time(&dir, &context()).unwrap();
 
@@ -129,7 +128,7 @@ fn render_of_an_all_failed_sweep_still_writes_a_report() {
     let tmp = tempfile::tempdir().unwrap();
     let mut rows = synthetic_sweep();
     rows.retain(|r| r.batch_size == 70);
-    append_step_samples(&tmp.path().join("results.csv"), &rows).unwrap();
+    append_rows(&tmp.path().join("results.csv"), &rows).unwrap();
     let findings = render_step_time(tmp.path(), &context()).unwrap();
     assert!(
         findings.fit.is_none() && findings.jumps.is_empty() && findings.best_batch_size.is_none()
@@ -155,7 +154,7 @@ fn results_parquet_holds_every_row() {
     use polars::prelude::{ParquetReader, SerReader};
     let tmp = tempfile::tempdir().unwrap();
     let rows = synthetic_sweep();
-    append_step_samples(&tmp.path().join("results.csv"), &rows).unwrap();
+    append_rows(&tmp.path().join("results.csv"), &rows).unwrap();
     render_step_time(tmp.path(), &context()).unwrap();
     let file = std::fs::File::open(tmp.path().join("results.parquet")).unwrap();
     let df = ParquetReader::new(file).finish().unwrap();
@@ -165,5 +164,8 @@ fn results_parquet_holds_every_row() {
         .iter()
         .map(|n| n.to_string())
         .collect();
-    assert_eq!(names.join(","), batchlab_report::step_time::RESULTS_HEADER);
+    assert_eq!(
+        names.join(","),
+        batchlab_method::rows::step_time::RESULTS_HEADER
+    );
 }

@@ -16,10 +16,10 @@
 
 use std::path::{Path, PathBuf};
 
-use batchlab_report::steps_to_target::{
-    append_search, render_target, SearchRow, TargetContext, OUTPUT_FILES, TIME_FILES,
-};
-use batchlab_report::train::{append_evals, append_trials, TrainEval, TrialRecord};
+use batchlab_method::rows::append_rows;
+use batchlab_method::rows::steps_to_target::SearchRow;
+use batchlab_method::rows::train::{TrainEval, TrialRecord};
+use batchlab_report::steps_to_target::{render_target, TargetContext, OUTPUT_FILES, TIME_FILES};
 
 const K: u64 = 10;
 const MAX_STEPS: u64 = 60_000;
@@ -52,7 +52,7 @@ const WORKLOADS: [Workload; 2] = [
 fn context(step_times: Vec<(String, u32, f64, f64, f64)>) -> TargetContext {
     TargetContext {
         experiment: "synthetic-steps-to-target".into(),
-        description: "A synthetic study shaped like EXPERIMENTS.md section 6.".into(),
+        description: "A synthetic study shaped like the steps-to-target study.".into(),
         reproduces: Some("Shallue et al. 2018, Figure 1 (shape only)".into()),
         claim: Some("perfect scaling, then diminishing returns, then a plateau".into()),
         dataset: vec!["fashion-mnist (synthetic rows)".into()],
@@ -60,8 +60,7 @@ fn context(step_times: Vec<(String, u32, f64, f64, f64)>) -> TargetContext {
         device: "cpu".into(),
         protocol: "6 quasi-random trials per batch size and workload".into(),
         target_error: TARGET,
-        budget: batchlab_report::steps_to_target::StepBudget::new(K, 1.0, MAX_STEPS, None, 60_000)
-            .unwrap(),
+        budget: batchlab_method::budget::StepBudget::new(K, 1.0, MAX_STEPS, None, 60_000).unwrap(),
         trials_per_batch: TRIALS,
         trials_by_workload: vec![],
         budgets_by_workload: vec![],
@@ -151,7 +150,7 @@ fn write_study(dir: &Path, search: impl Fn(&Workload) -> bool) {
                     })
                     .collect();
                 if !rows.is_empty() {
-                    append_evals(&dir.join("results.csv"), &rows).unwrap();
+                    append_rows(&dir.join("results.csv"), &rows).unwrap();
                 }
                 if search(w) {
                     // The best trial (2) gets the planned rates; the others are spread
@@ -172,7 +171,7 @@ fn write_study(dir: &Path, search: impl Fn(&Workload) -> bool) {
                         momentum,
                         effective_learning_rate: learning_rate / (1.0 - momentum),
                     };
-                    append_search(&dir.join("search.csv"), &[row]).unwrap();
+                    append_rows(&dir.join("search.csv"), &[row]).unwrap();
                 }
                 let record = TrialRecord {
                     trial: id,
@@ -197,7 +196,7 @@ fn write_study(dir: &Path, search: impl Fn(&Workload) -> bool) {
                         String::new()
                     },
                 };
-                append_trials(&dir.join("trials.csv"), &[record]).unwrap();
+                append_rows(&dir.join("trials.csv"), &[record]).unwrap();
             }
         }
     }
@@ -437,7 +436,7 @@ fn an_empty_results_file_renders_with_a_note() {
     write_study(&dir, |_| true);
     // The header alone: as if the evaluations had been lost.
     std::fs::remove_file(dir.join("results.csv")).unwrap();
-    append_evals(&dir.join("results.csv"), &[]).unwrap();
+    append_rows::<TrainEval>(&dir.join("results.csv"), &[]).unwrap();
     let findings = render_target(&dir, &context(vec![])).unwrap();
     assert_files(&dir, false);
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();

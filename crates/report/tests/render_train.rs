@@ -3,10 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use batchlab_report::train::{
-    append_evals, append_trials, done_trials, render_train, Published, TrainContext, TrainEval,
-    TrialRecord, OUTPUT_FILES,
-};
+use batchlab_method::rows::append_rows;
+use batchlab_method::rows::train::{done_trials, TrainEval, TrialRecord};
+use batchlab_report::train::{render_train, Published, TrainContext, OUTPUT_FILES};
 
 const BATCH_SIZES: [u32; 5] = [16, 32, 64, 128, 256];
 const SEEDS: [u64; 3] = [0, 1, 2];
@@ -21,7 +20,7 @@ fn context() -> TrainContext {
     };
     TrainContext {
         experiment: "synthetic-augmentation".into(),
-        description: "A synthetic study shaped like EXPERIMENTS.md section 5.".into(),
+        description: "A synthetic study shaped like the augmentation study.".into(),
         reproduces: Some("seed 003 case study (shape only)".into()),
         claim: Some("with augmentation, batch 128 reaches about 58%".into()),
         model: "small-cnn, input 3x200x200, 1 class, 1.2 M trainable parameters".into(),
@@ -135,12 +134,12 @@ fn write_study(
                         rec.test_accuracy = f64::NAN;
                         rec.test_loss = f64::NAN;
                         rec.message = "out of memory, \"tried\" 2 GiB\nat step 3".into();
-                        append_evals(&dir.join("results.csv"), &evals[..1]).unwrap();
+                        append_rows(&dir.join("results.csv"), &evals[..1]).unwrap();
                     } else {
-                        append_evals(&dir.join("results.csv"), &evals).unwrap();
+                        append_rows(&dir.join("results.csv"), &evals).unwrap();
                     }
                     if record(b, variant, seed) {
-                        append_trials(&dir.join("trials.csv"), &[rec]).unwrap();
+                        append_rows(&dir.join("trials.csv"), &[rec]).unwrap();
                     }
                 }
             }
@@ -277,7 +276,7 @@ fn a_run_with_only_evaluations_or_nothing_at_all() {
     );
     // One trial has started: no trials.csv yet.
     let (_, evals) = trial(16, "standard", "epochs", 0);
-    append_evals(&dir.join("results.csv"), &evals[..2]).unwrap();
+    append_rows(&dir.join("results.csv"), &evals[..2]).unwrap();
     let findings = render_train(&dir, &context()).unwrap();
     for file in OUTPUT_FILES {
         assert!(dir.join(file).is_file(), "{file} missing");

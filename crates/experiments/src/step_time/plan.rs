@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use batchlab_report::step_time::StepSample;
+use batchlab_method::rows::step_time::StepSample;
 use rand::{rngs::StdRng, seq::SliceRandom, SeedableRng};
 
 /// One visit: a batch size measured once in one round.

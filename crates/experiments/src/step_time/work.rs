@@ -7,13 +7,10 @@ use std::{
 };
 
 use batchlab_datasets::SyntheticImages;
+use batchlab_method::rows::{append_rows, read_rows_so_far, step_time::StepSample};
+use batchlab_method::stats::median;
 use batchlab_models::Model;
-use batchlab_report::{
-    stats::median,
-    step_time::{
-        append_step_samples, read_step_samples, render_step_time, StepSample, StepTimeContext,
-    },
-};
+use batchlab_report::step_time::{render_step_time, StepTimeContext};
 use burn::{optim::Optimizer, tensor::backend::AutodiffBackend};
 
 use super::{measure::StepTimer, plan::Visit, remaining_visits, StepTimeStudy};
@@ -42,7 +39,7 @@ pub fn run(
         let visit = Visit::parse_id(unit)
             .ok_or_else(|| RunError::Other(format!("worker announced an unknown unit {unit:?}")))?;
         let row = failure_row(study, visit, crash.status, &crash.message);
-        append_step_samples(&dir.join("results.csv"), &[row])?;
+        append_rows(&dir.join("results.csv"), &[row])?;
         Ok(())
     };
     let outcome = supervise(
@@ -135,7 +132,7 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Vec<String>, RunError
 fn read_done(dir: &Path) -> Result<Vec<StepSample>, RunError> {
     let results = dir.join("results.csv");
     if results.exists() {
-        Ok(read_step_samples(&results)?)
+        Ok(read_rows_so_far(&results)?)
     } else {
         Ok(Vec::new())
     }
@@ -252,13 +249,13 @@ impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for SweepWithOptimizer<'_, B
                             message: message.clone(),
                         })
                         .collect();
-                    append_step_samples(&results, &rows)?;
+                    append_rows(&results, &rows)?;
                     events.end(&visit.id(), &format!("{:.1} ms", median(&result.step_ms)));
                 }
                 Err(message) => {
                     let status = failure_status(&message);
                     let row = failure_row(study, visit, status, &message);
-                    append_step_samples(&results, &[row])?;
+                    append_rows(&results, &[row])?;
                     eprintln!(
                         "batch size {} failed ({status}): {message}",
                         visit.batch_size

@@ -1,8 +1,8 @@
 //! The TOML of a steps-to-target study.
 
 use batchlab_datasets::DataConfig;
+use batchlab_method::budget::StepBudget;
 use batchlab_models::ModelSpec;
-use batchlab_report::steps_to_target::StepBudget;
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -187,7 +187,7 @@ pub struct BudgetConfig {
     /// Evaluate on the validation split every this many steps at first (and never closer).
     pub evaluate_every: u64,
     /// Once `evaluate_every` is less than `evaluate_growth - 1` of the step, evaluation steps
-    /// grow geometrically by this factor (1: a fixed grid). See `batchlab_report::steps_to_target::budget`.
+    /// grow geometrically by this factor (1: a fixed grid). See `batchlab_method::budget`.
     #[serde(default = "default_growth")]
     pub evaluate_growth: f64,
     /// Also stop a trial after this many epochs (bounds the cost of a missed trial at large

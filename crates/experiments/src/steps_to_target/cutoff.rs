@@ -15,7 +15,8 @@
 
 use std::{fs, path::Path};
 
-use batchlab_report::{steps_to_target::steps::reaches, train::read_evals};
+use batchlab_method::reaching::reaches;
+use batchlab_method::rows::{read_rows, train::TrainEval};
 
 use crate::shard::shard_of;
 
@@ -46,7 +47,7 @@ fn results_files(dir: &Path) -> Vec<std::path::PathBuf> {
 pub fn best_known_steps(dir: &Path, cell_prefix: &str, target: f64) -> Option<u64> {
     results_files(dir)
         .iter()
-        .filter_map(|path| read_evals(path).ok())
+        .filter_map(|path| read_rows::<TrainEval>(path).ok())
         .flatten()
         .filter(|row| row.trial.starts_with(cell_prefix) && reaches(1.0 - row.val_accuracy, target))
         .map(|row| row.step)
@@ -56,7 +57,7 @@ pub fn best_known_steps(dir: &Path, cell_prefix: &str, target: f64) -> Option<u6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use batchlab_report::train::RESULTS_HEADER;
+    use batchlab_method::rows::train::RESULTS_HEADER;
 
     fn rows(lines: &[(&str, u64, f64)]) -> String {
         let mut text = format!("{RESULTS_HEADER}\n");

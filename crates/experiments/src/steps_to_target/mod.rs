@@ -12,7 +12,10 @@ mod work;
 
 use std::path::Path;
 
-use batchlab_report::steps_to_target::{log_uniform, reverse_log_uniform, QuasiRandom, StepBudget};
+use batchlab_method::{
+    budget::StepBudget,
+    quasi::{log_uniform, reverse_log_uniform, QuasiRandom},
+};
 use rand::{rngs::StdRng, seq::SliceRandom, SeedableRng};
 
 use crate::{

@@ -6,12 +6,13 @@ use std::{
     time::{Duration, Instant},
 };
 
+use batchlab_method::{
+    reaching::reaches,
+    rows::{append_rows, read_rows, step_time::StepSample, steps_to_target::SearchRow},
+};
 use batchlab_report::{
-    step_time::{read_step_samples, summarize},
-    steps_to_target::{
-        append_noise, append_search, render_target, steps::reaches, SearchRow, TargetContext,
-    },
-    train::{append_evals, append_trials},
+    step_time::summarize,
+    steps_to_target::{render_target, TargetContext},
 };
 
 use super::{cutoff, noise, SearchTrial, TargetStudy, Workload};
@@ -45,7 +46,7 @@ pub(super) fn append_search_row(
     t: &SearchTrial,
 ) -> Result<(), RunError> {
     let w = &study.config.workloads[t.workload];
-    append_search(&dir.join("search.csv"), &[search_row(t, w)])?;
+    append_rows(&dir.join("search.csv"), &[search_row(t, w)])?;
     Ok(())
 }
 
@@ -93,7 +94,7 @@ impl TrialWorker<SearchTrial> for TargetWorker<'_> {
         append_search_row(study, dir, t)?;
         let noise = noise::rows(t, w, &outcome.gradient_norms);
         if !noise.is_empty() {
-            append_noise(&dir.join("noise.csv"), &noise)?;
+            append_rows(&dir.join("noise.csv"), &noise)?;
         }
         let mut row = record(&study.labels(t), &outcome);
         let summary = match (outcome.status, end) {
@@ -108,7 +109,7 @@ impl TrialWorker<SearchTrial> for TargetWorker<'_> {
             ("ok", End::Budget) => "missed".into(),
             (status, _) => status.into(),
         };
-        append_trials(&dir.join("trials.csv"), &[row])?;
+        append_rows(&dir.join("trials.csv"), &[row])?;
         Ok(summary)
     }
 }
@@ -184,7 +185,7 @@ fn run_trial(
     let mut on_evaluation = |e: &Evaluation| {
         let error = 1.0 - e.accuracy;
         status(&format!("step {}, validation error {error:.4}", e.step));
-        append_evals(&results, &[eval_row(&labels, e)]).map_err(|e| e.to_string())?;
+        append_rows(&results, &[eval_row(&labels, e)]).map_err(|e| e.to_string())?;
         // Steps to result cannot improve once the target is reached.
         if reaches(error, target) {
             end = End::Reached;
@@ -273,14 +274,7 @@ pub fn render(
         search_space: config.workloads.iter().map(|w| w.search_space(s)).collect(),
         step_times,
     };
-    let findings = render_target(dir, &context)?;
-    let mut lines = findings.lines;
-    lines.extend(noise::section(
-        dir,
-        &findings.workloads,
-        config.budget.target_error,
-    )?);
-    Ok(lines)
+    Ok(render_target(dir, &context)?.lines)
 }
 
 /// `(workload, batch size, median, low, high)` seconds per step from each configured step-time
@@ -293,7 +287,7 @@ fn step_times(
     let mut times = Vec::new();
     for source in &config.analysis.step_times {
         let path = Path::new(&source.report).join("results.csv");
-        match read_step_samples(&path) {
+        match read_rows::<StepSample>(&path) {
             Ok(samples) => {
                 for p in summarize(&samples, 1000, 0).iter().filter(|p| p.is_ok()) {
                     times.push((

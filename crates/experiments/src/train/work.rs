@@ -2,7 +2,8 @@
 
 use std::{collections::BTreeMap, path::Path};
 
-use batchlab_report::train::{append_evals, append_trials, render_train, Published, TrainContext};
+use batchlab_method::rows::append_rows;
+use batchlab_report::train::{render_train, Published, TrainContext};
 
 use super::{plan::evaluation_plan, TrainStudy, Trial};
 use crate::{
@@ -57,7 +58,7 @@ impl TrialWorker<Trial> for TrainWorker<'_> {
     }
 
     fn finish(&mut self, trial: &Trial, outcome: Outcome) -> Result<String, RunError> {
-        append_trials(
+        append_rows(
             &self.dir.join("trials.csv"),
             &[record(&trial.labels(), &outcome)],
         )?;
@@ -104,7 +105,7 @@ fn run_trial(
             e.step,
             e.accuracy * 100.0
         ));
-        append_evals(&results, &[eval_row(&labels, e)])
+        append_rows(&results, &[eval_row(&labels, e)])
             .map(|()| Next::Continue)
             .map_err(|e| e.to_string())
     };

@@ -2,7 +2,7 @@
 //! the same for every kind of study that trains. A kind names its trial through
 //! [`TrialLabels`]; nothing here knows which kind it is.
 
-use batchlab_report::train::{TrainEval, TrialRecord};
+use batchlab_method::rows::train::{TrainEval, TrialRecord};
 
 use super::train_loop::{Evaluation, Outcome};
 

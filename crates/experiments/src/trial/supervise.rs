@@ -8,7 +8,10 @@ use std::{
     path::Path,
 };
 
-use batchlab_report::train::{append_evals, append_trials, done_trials, read_evals, TrainEval};
+use batchlab_method::rows::{
+    append_rows, read_rows_so_far,
+    train::{done_trials, TrainEval},
+};
 
 use super::rows::{failure_record, TrialLabels};
 use crate::{
@@ -120,7 +123,7 @@ pub fn append_failure(
     message: &str,
 ) -> Result<(), RunError> {
     let row = failure_record(labels, status, message);
-    append_trials(&dir.join("trials.csv"), &[row])?;
+    append_rows(&dir.join("trials.csv"), &[row])?;
     Ok(())
 }
 
@@ -203,7 +206,7 @@ fn drop_unfinished_evaluations(dir: &Path, done: &BTreeSet<String>) -> Result<()
     if !results.exists() {
         return Ok(());
     }
-    let rows = read_evals(&results)?;
+    let rows: Vec<TrainEval> = read_rows_so_far(&results)?;
     let kept: Vec<TrainEval> = rows
         .iter()
         .filter(|r| done.contains(&r.trial))
@@ -212,13 +215,12 @@ fn drop_unfinished_evaluations(dir: &Path, done: &BTreeSet<String>) -> Result<()
     if kept.len() == rows.len() {
         return Ok(());
     }
+    if kept.is_empty() {
+        // An absent file is the same as one without rows.
+        return std::fs::remove_file(&results).map_err(|e| RunError::io(&results, e));
+    }
     let partial = dir.join("results.csv.partial");
     let _ = std::fs::remove_file(&partial);
-    append_evals(&partial, &kept)?;
-    if kept.is_empty() {
-        // append_evals writes nothing for no rows; an absent file is the same as an empty one.
-        let _ = std::fs::remove_file(&results);
-        return Ok(());
-    }
+    append_rows(&partial, &kept)?;
     std::fs::rename(&partial, &results).map_err(|e| RunError::io(&results, e))
 }

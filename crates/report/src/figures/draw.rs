@@ -6,11 +6,13 @@ use std::path::Path;
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
-use plotters::element::{DashedPathElement, DynElement, IntoDynElement};
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
+use super::axes::{range, tick};
 use super::legend::{self, LegendSample};
-use super::{Chart, LegendPosition, LineStyle, MarkerShape, Rgb, Scale, FONT};
+use super::shapes::{rgb, star};
+use super::{Chart, LegendPosition, LineStyle, MarkerShape, Scale, FONT};
 
 pub(super) fn to_svg(charts: &[Chart], out: &mut String) -> Result<(), String> {
     let root = SVGBackend::with_string(out, row_size(charts)).into_drawing_area();
@@ -351,40 +353,10 @@ where
         .map_err(err)
 }
 
-/// An element that draws nothing (an `EmptyElement` would tie the element's type to the
-/// backend's lifetime).
-pub(super) fn nothing<DB: DrawingBackend>() -> DynElement<'static, DB, (i32, i32)> {
-    PathElement::new(Vec::<(i32, i32)>::new(), TRANSPARENT.stroke_width(0)).into_dyn()
-}
-
-/// A five-pointed star around `centre` (pixels), as wide as a disc of radius `1.6 r`: a star
-/// of radius r looks smaller than a disc of radius r, and the star marks the point that
-/// matters most.
-pub(super) fn star(r: u32, centre: (i32, i32)) -> Vec<(i32, i32)> {
-    let outer = 1.6 * f64::from(r.max(1));
-    // 0.45 of the outer radius: the classic proportion is 0.38; a little fatter survives
-    // rasterising at a few pixels.
-    let inner = 0.45 * outer;
-    (0..10)
-        .map(|k| {
-            let radius = if k % 2 == 0 { outer } else { inner };
-            let angle = -std::f64::consts::FRAC_PI_2 + std::f64::consts::PI * f64::from(k) / 5.0;
-            (
-                centre.0 + (radius * angle.cos()).round() as i32,
-                centre.1 + (radius * angle.sin()).round() as i32,
-            )
-        })
-        .collect()
-}
-
 /// Whether a fixed axis range can be used as is: finite, increasing, and positive on a log
 /// axis (where 0 and below have no place).
 fn usable_range((lo, hi): (f64, f64), scale: Scale) -> bool {
     lo.is_finite() && hi.is_finite() && lo < hi && (scale == Scale::Linear || lo > 0.0)
-}
-
-pub(super) fn rgb((r, g, b): Rgb) -> RGBColor {
-    RGBColor(r, g, b)
 }
 
 fn x_values(chart: &Chart) -> Vec<f64> {
@@ -405,96 +377,4 @@ fn y_values(chart: &Chart) -> Vec<f64> {
         .iter()
         .flat_map(|s| s.error_bars.iter().flat_map(|b| [b.0, b.1]));
     points.chain(bars).collect()
-}
-
-/// The axis range covering `values`, widened by `pad_low` / `pad_high` of its span (in log
-/// space on a log axis, where non-positive values are left out). With `include_zero` on a
-/// linear axis the range reaches 0 and is not padded past it.
-fn range(
-    values: Vec<f64>,
-    scale: Scale,
-    include_zero: bool,
-    pad_low: f64,
-    pad_high: f64,
-) -> (f64, f64) {
-    let log = scale != Scale::Linear;
-    let usable = values
-        .into_iter()
-        .filter(|v| v.is_finite() && (!log || *v > 0.0));
-    let mapped = usable.map(|v| if log { v.log10() } else { v });
-    let (mut lo, mut hi) = mapped.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-        (lo.min(v), hi.max(v))
-    });
-    if !lo.is_finite() {
-        (lo, hi) = (0.0, 1.0);
-    }
-    let zero_floor = include_zero && !log && lo >= 0.0;
-    if include_zero && !log {
-        (lo, hi) = (lo.min(0.0), hi.max(0.0));
-    }
-    if hi <= lo {
-        let d = lo.abs().max(1.0) * 0.1;
-        (lo, hi) = (lo - d, hi + d);
-    }
-    let span = hi - lo;
-    let lo = if zero_floor {
-        lo.max(0.0)
-    } else {
-        lo - pad_low * span
-    };
-    let hi = hi + pad_high * span;
-    if log {
-        (10f64.powf(lo), 10f64.powf(hi))
-    } else {
-        (lo, hi)
-    }
-}
-
-/// A tick label without float noise: "16", "0.25", "1.5k"-free plain numbers, at most
-/// three significant decimals.
-fn tick(v: f64) -> String {
-    let a = v.abs();
-    if a >= 100.0 || v == v.round() {
-        format!("{v:.0}")
-    } else if a >= 1.0 {
-        trim(format!("{v:.2}"))
-    } else {
-        trim(format!("{v:.3}"))
-    }
-}
-
-fn trim(s: String) -> String {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ticks_are_plain_numbers() {
-        assert_eq!(tick(16.0), "16");
-        assert_eq!(tick(2.50), "2.5");
-        assert_eq!(tick(0.125), "0.125");
-        assert_eq!(tick(1234.56), "1235");
-        assert_eq!(tick(-3.0), "-3");
-    }
-
-    #[test]
-    fn ranges_pad_and_handle_degenerate_data() {
-        let (lo, hi) = range(vec![10.0, 20.0], Scale::Linear, false, 0.1, 0.1);
-        assert!((lo - 9.0).abs() < 1e-9 && (hi - 21.0).abs() < 1e-9);
-        let (lo, hi) = range(vec![5.0], Scale::Linear, false, 0.1, 0.1);
-        assert!(lo < 5.0 && hi > 5.0);
-        let (lo, hi) = range(vec![], Scale::Linear, false, 0.0, 0.0);
-        assert!(lo < hi);
-        let (lo, hi) = range(vec![1.0, 100.0, -1.0], Scale::Log, false, 0.0, 0.0);
-        assert!((lo - 1.0).abs() < 1e-9 && (hi - 100.0).abs() < 1e-6);
-        let (lo, _) = range(vec![10.0, 20.0], Scale::Linear, true, 0.05, 0.05);
-        assert_eq!(lo, 0.0);
-    }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use plotters::element::{DashedPathElement, DynElement, IntoDynElement};
 use plotters::prelude::*;
 
-use super::draw::{nothing, rgb, star};
+use super::shapes::{nothing, rgb, star};
 use super::{Chart, LineStyle, MarkerShape, Series};
 
 /// The pixels a legend should not cover: every series' points and 7 points along each of its

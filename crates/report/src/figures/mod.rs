@@ -10,8 +10,10 @@
 //! everywhere); the DejaVu Sans font in `assets/` is embedded and registered once as
 //! `sans-serif` before the first drawing.
 
+mod axes;
 mod draw;
 mod legend;
+mod shapes;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -269,10 +271,10 @@ pub fn render_row(charts: &[Chart], svg: &Path, png: &Path) -> Result<(), Report
     register_font().map_err(plot_error(svg))?;
     let mut text = String::new();
     draw::to_svg(charts, &mut text).map_err(plot_error(svg))?;
-    crate::io::write_atomic(svg, text.as_bytes())?;
-    let tmp = crate::io::temporary_sibling(png);
+    batchlab_method::files::write_atomic(svg, text.as_bytes())?;
+    let tmp = batchlab_method::files::temporary_sibling(png);
     draw::to_png(charts, &tmp).map_err(plot_error(png))?;
-    crate::io::rename(&tmp, png)
+    Ok(batchlab_method::files::rename(&tmp, png)?)
 }
 
 /// [`render_row`] to `dir/stem.svg` and `dir/stem.png`; returns both paths.
@@ -303,10 +305,10 @@ pub fn render_grid(rows: &[Vec<Chart>], svg: &Path, png: &Path) -> Result<(), Re
     register_font().map_err(plot_error(svg))?;
     let mut text = String::new();
     draw::grid_to_svg(rows, &mut text).map_err(plot_error(svg))?;
-    crate::io::write_atomic(svg, text.as_bytes())?;
-    let tmp = crate::io::temporary_sibling(png);
+    batchlab_method::files::write_atomic(svg, text.as_bytes())?;
+    let tmp = batchlab_method::files::temporary_sibling(png);
     draw::grid_to_png(rows, &tmp).map_err(plot_error(png))?;
-    crate::io::rename(&tmp, png)
+    Ok(batchlab_method::files::rename(&tmp, png)?)
 }
 
 /// [`render_grid`] to `dir/stem.svg` and `dir/stem.png`; returns both paths.

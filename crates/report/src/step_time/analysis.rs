@@ -1,45 +1,14 @@
-//! From a finished sweep directory to its findings, figures and report.
+//! The analysis of a step-time sweep: per batch size the summary, the least-squares line,
+//! the jumps, the best throughput, and how the source's claimed jumps compare.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use super::{summarize, write_summary, StepPoint, StepSample};
+use super::StepPoint;
 use crate::jumps::{detect_jumps, gap_statistics, Jump, JumpOptions};
-use crate::stats::{linear_fit, LinearFit};
-use crate::ReportError;
+use batchlab_method::rows::step_time::StepSample;
+use batchlab_method::stats::{linear_fit, LinearFit};
 
-/// What a report says about the run, beyond the measurements themselves. The runner fills
-/// it from the resolved config and the device it ran on.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepTimeContext {
-    /// Experiment name, e.g. `vgg16-step-time`.
-    pub experiment: String,
-    /// The config's one-paragraph description.
-    pub description: String,
-    /// The figure or table reproduced, if any.
-    pub reproduces: Option<String>,
-    /// The seed's claim in words, if any.
-    pub claim: Option<String>,
-    /// Batch sizes at which the seed claims a jump (may be empty).
-    pub claimed_jumps: Vec<u32>,
-    /// One line, e.g. "vgg16, 3x64x64, 1000 classes, 138.4 M trainable parameters, 30.9
-    /// GFLOPs per sample".
-    pub model: String,
-    /// burn backend, e.g. `flex`.
-    pub backend: String,
-    /// Device name.
-    pub device: String,
-    /// What `peak_mem_mb` measures, e.g. "process peak resident set size".
-    pub memory_kind: String,
-    /// One line: warm-up steps, samples per visit, rounds, synchronised clock.
-    pub protocol: String,
-    /// Bootstrap resamples per batch size.
-    pub bootstrap_resamples: usize,
-    /// Seed of the bootstrap.
-    pub seed: u64,
-}
-
-/// What [`render_step_time`] found.
+/// What [`super::render_step_time`] found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepTimeFindings {
     /// Least-squares line of median step time (ms) on batch size over the ok batch sizes.
@@ -57,28 +26,6 @@ impl StepTimeFindings {
     pub fn ok_points(&self) -> impl Iterator<Item = &StepPoint> {
         self.points.iter().filter(|p| p.is_ok())
     }
-}
-
-/// Reads `dir/results.csv` and writes `dir/results.parquet` (the same rows),
-/// `dir/summary.csv`, `dir/step_time.{svg,png}`, `dir/throughput.{svg,png}` and
-/// `dir/report.md` (see [`super::OUTPUT_FILES`]). Can be rerun at any time (each file is
-/// replaced atomically); a sweep with no successful point still gets its report.
-pub fn render_step_time(
-    dir: &Path,
-    ctx: &StepTimeContext,
-) -> Result<StepTimeFindings, ReportError> {
-    let results = dir.join("results.csv");
-    let mut frame = super::results::read_results_frame(&results)?;
-    let samples = super::results::frame_to_samples(&results, &frame)?;
-    crate::io::write_parquet(&dir.join("results.parquet"), &mut frame)?;
-    let points = summarize(&samples, ctx.bootstrap_resamples, ctx.seed);
-    write_summary(&dir.join("summary.csv"), &points)?;
-    let analysis = analyse(&samples, points);
-    super::figures::draw_step_time(dir, ctx, &analysis)?;
-    super::figures::draw_throughput(dir, ctx, &analysis)?;
-    let markdown = super::report::report_markdown(ctx, &analysis, &samples);
-    crate::io::write_atomic(&dir.join("report.md"), markdown.as_bytes())?;
-    Ok(analysis.findings)
 }
 
 /// Findings plus what the figures and report need beyond them.

@@ -1,17 +1,22 @@
-//! The step-time sweep: time of one training step per batch size (EXPERIMENTS.md section
-//! 1). Runners append raw samples with [`append_step_samples`] as they are measured; once a
+//! The step-time sweep: time of one training step per batch size. Runners append raw
+//! samples ([`batchlab_method::rows::step_time::StepSample`]) as they are measured; once a
 //! run ends (or from `batchlab report <dir>`), [`render_step_time`] turns the directory's
-//! `results.csv` into `summary.csv`, figures and `report.md`.
+//! `results.csv` into `summary.csv`, figures and `report.md`: it reads the rows (`rows`),
+//! analyses them (`analysis`, with [`summarize`]), then draws (`figures`) and writes
+//! `report.md` (`markdown`).
 
 mod analysis;
 mod figures;
-mod report;
-mod results;
+mod markdown;
+mod rows;
 mod summary;
 
-pub use analysis::{render_step_time, StepTimeContext, StepTimeFindings};
-pub use results::{append_step_samples, read_step_samples, StepSample, RESULTS_HEADER};
+pub use analysis::StepTimeFindings;
 pub use summary::{summarize, write_summary, StepPoint, CI_LEVEL};
+
+use std::path::Path;
+
+use crate::ReportError;
 
 /// The files [`render_step_time`] writes into a report directory, besides reading
 /// `results.csv`.
@@ -24,3 +29,57 @@ pub const OUTPUT_FILES: [&str; 7] = [
     "throughput.png",
     "report.md",
 ];
+
+/// What a report says about the run, beyond the measurements themselves. The runner fills
+/// it from the resolved config and the device it ran on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepTimeContext {
+    /// Experiment name, e.g. `vgg16-step-time`.
+    pub experiment: String,
+    /// The config's one-paragraph description.
+    pub description: String,
+    /// The figure or table reproduced, if any.
+    pub reproduces: Option<String>,
+    /// The seed's claim in words, if any.
+    pub claim: Option<String>,
+    /// Batch sizes at which the seed claims a jump (may be empty).
+    pub claimed_jumps: Vec<u32>,
+    /// One line, e.g. "vgg16, 3x64x64, 1000 classes, 138.4 M trainable parameters, 30.9
+    /// GFLOPs per sample".
+    pub model: String,
+    /// burn backend, e.g. `flex`.
+    pub backend: String,
+    /// Device name.
+    pub device: String,
+    /// What `peak_mem_mb` measures, e.g. "process peak resident set size".
+    pub memory_kind: String,
+    /// One line: warm-up steps, samples per visit, rounds, synchronised clock.
+    pub protocol: String,
+    /// Bootstrap resamples per batch size.
+    pub bootstrap_resamples: usize,
+    /// Seed of the bootstrap.
+    pub seed: u64,
+}
+
+/// Reads `dir/results.csv` and writes `dir/results.parquet` (the same rows),
+/// `dir/summary.csv`, `dir/step_time.{svg,png}`, `dir/throughput.{svg,png}` and
+/// `dir/report.md` (see [`OUTPUT_FILES`]). Can be rerun at any time (each file is
+/// replaced atomically); a sweep with no successful point still gets its report.
+pub fn render_step_time(
+    dir: &Path,
+    ctx: &StepTimeContext,
+) -> Result<StepTimeFindings, ReportError> {
+    let samples = rows::read(dir)?;
+    let parquet = dir.join("results.parquet");
+    let mut frame = rows::samples_frame(&samples)
+        .map_err(ReportError::table("build the table for", &parquet))?;
+    crate::io::write_parquet(&parquet, &mut frame)?;
+    let points = summarize(&samples, ctx.bootstrap_resamples, ctx.seed);
+    write_summary(&dir.join("summary.csv"), &points)?;
+    let analysis = analysis::analyse(&samples, points);
+    figures::draw_step_time(dir, ctx, &analysis)?;
+    figures::draw_throughput(dir, ctx, &analysis)?;
+    let report = markdown::report_markdown(ctx, &analysis, &samples);
+    batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
+    Ok(analysis.findings)
+}

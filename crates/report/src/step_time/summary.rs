@@ -1,14 +1,15 @@
 //! Per-batch-size summary of a step-time sweep (`summary.csv`, the table figures are drawn
-//! from). Medians and spreads, never means alone (DESIGN.md, measurement rules).
+//! from). Medians and spreads, never means alone (docs/ARCHITECTURE.md,
+//! "Measurement rules").
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use polars::prelude::*;
 
-use super::StepSample;
-use crate::stats::{bootstrap_median_ci, quantile_sorted};
 use crate::ReportError;
+use batchlab_method::rows::step_time::StepSample;
+use batchlab_method::stats::{bootstrap_median_ci, quantile_sorted};
 
 /// Confidence level of the bootstrap interval of each median.
 pub const CI_LEVEL: f64 = 0.95;
@@ -121,7 +122,7 @@ pub fn write_summary(path: &Path, points: &[StepPoint]) -> Result<(), ReportErro
     CsvWriter::new(&mut buffer)
         .finish(&mut df)
         .map_err(ReportError::table("write the CSV table", path))?;
-    crate::io::write_atomic(path, &buffer)
+    Ok(batchlab_method::files::write_atomic(path, &buffer)?)
 }
 
 fn summary_frame(points: &[StepPoint]) -> PolarsResult<DataFrame> {
@@ -170,7 +171,7 @@ fn summary_frame(points: &[StepPoint]) -> PolarsResult<DataFrame> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::results::tests::{failed, ok};
+    use super::super::rows::tests::{failed, ok};
     use super::*;
 
     fn fixture() -> Vec<StepSample> {

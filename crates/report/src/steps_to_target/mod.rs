@@ -1,79 +1,213 @@
-//! The analysis of a steps-to-target study (EXPERIMENTS.md section 6; Shallue et al. 2018,
-//! "Measuring the Effects of Data Parallelism on Neural Network Training", arXiv 1811.03600),
-//! and of its companion measurement, the gradient noise scale (McCandlish et al. 2018, "An
-//! Empirical Model of Large-Batch Training", arXiv 1812.06162).
+//! A steps-to-target study (runner kind `steps-to-target`; Shallue et al. 2018, "Measuring
+//! the Effects of Data Parallelism on Neural Network Training", arXiv 1811.03600), and its
+//! companion measurement, the gradient noise scale (McCandlish et al. 2018, "An Empirical
+//! Model of Large-Batch Training", arXiv 1812.06162): from a run directory's raw files to
+//! `summary.csv`, the figures and `report.md`.
 //!
-//! The analysis is pure functions on numbers the runner hands over; only [`search`] and
-//! the report ([`render_target`]) read or write files.
+//! The run directory holds the training runner's `results.csv` (one row per validation
+//! evaluation; `variant` is the model, `optimizer` the optimizer, `budget` is `steps`) and
+//! `trials.csv` (one row per finished or failed trial; a trial stopped early because it
+//! reached the target is `ok` with fewer steps than the budget), plus this study's
+//! `search.csv` (each trial's learning rate and momentum) and `noise.csv` (the gradient
+//! noise scale measured during each trial). A workload is a (model, optimizer) pair,
+//! labelled `<model>/<optimizer>` as in `search.csv`.
 //!
-//! - [`quasi`]: the seeded scrambled Halton sequence that proposes metaparameters, and the
-//!   log-uniform and "reverse log" scales they are drawn on.
+//! [`render_target`] reads the files (`rows`), analyses them (`analysis`, built on the pure
+//! [`steps`] and [`scaling`]), then draws (`figures`) and writes `report.md` (`markdown`):
+//! [`OUTPUT_FILES`] and, given step times, [`TIME_FILES`]. Partial results
+//! (a study still running, interrupted, or one shard of several) render with notes saying
+//! what is missing rather than failing.
+//!
 //! - [`steps`]: steps to result per batch size, from every trial's validation curve.
 //! - [`scaling`]: the fit S(B) = S_min (1 + B_crit / B) and the three regimes of the curve.
-//! - [`noise`]: the simple gradient noise scale B_simple = tr(Sigma) / |G|^2, estimated
-//!   during training from gradients of two batch sizes.
-//! - [`budget`]: a trial's step budget and evaluation steps.
-//! - [`search`]: `search.csv`, each trial's metaparameters, appended while a study runs.
-//! - [`render_target`]: a study's run directory to `summary.csv`, figures and `report.md`.
 
-pub mod budget;
-pub mod noise;
-pub mod noise_log;
-pub mod quasi;
-mod render;
+mod analysis;
+mod figures;
+mod format;
+mod markdown;
+mod rows;
 pub mod scaling;
-pub mod search;
 pub mod steps;
+mod summary;
 
-pub use budget::StepBudget;
-pub use noise::{NoiseRecord, NoiseScale};
-pub use noise_log::{append_noise, read_noise, NoiseRow, NOISE_HEADER};
-pub use quasi::{log_uniform, reverse_log_uniform, QuasiRandom, MAX_DIMS};
-pub use render::{
-    render_target, write_summary, LearningRateScaling, TargetCell, TargetContext, TargetFindings,
-    TimePoint, TimeToResult, WorkloadFindings, OUTPUT_FILES, TIME_FILES,
-};
+use std::path::Path;
+
+use batchlab_method::budget::StepBudget;
+use batchlab_method::files::write_atomic;
+
+use crate::ReportError;
+pub use analysis::time::{TimePoint, TimeToResult};
+pub use analysis::workload::{LearningRateScaling, WorkloadFindings};
 pub use scaling::{
     fit_scaling, perfect_scaling_line, regimes, Regime, RegimeOptions, Regimes, ScalingFit,
     ScalingFitOptions, Segment,
 };
-pub use search::{append_search, latest_search, read_search, SearchRow, SEARCH_HEADER};
 pub use steps::{
     classify, steps_to_result, trials_from_train, Evaluation, StepsToResult, Trial, TrialOutcome,
     TrialStatus,
 };
+pub use summary::{write_summary, TargetCell};
 
-/// Bad input to one of this module's functions: an argument outside its domain, or data
-/// that cannot be analysed. Says which argument and what was expected, because the runner
-/// passes its config's values straight through.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum TargetError {
-    /// An argument is outside its domain.
-    #[error("{name} = {value}: expected {expected}")]
-    Argument {
-        /// The argument's name, e.g. `dims`.
-        name: &'static str,
-        /// Its value as given.
-        value: String,
-        /// What it must be, e.g. `1 to 8`.
-        expected: &'static str,
-    },
-    /// The data as a whole cannot be analysed, e.g. too few points for a fit.
-    #[error("{0}")]
-    Data(String),
+/// The files [`render_target`] always writes into a run directory.
+pub const OUTPUT_FILES: [&str; 8] = [
+    "summary.csv",
+    "steps_to_result.svg",
+    "steps_to_result.png",
+    "best_learning_rate.svg",
+    "best_learning_rate.png",
+    "search_space.svg",
+    "search_space.png",
+    "report.md",
+];
+
+/// The files [`render_target`] writes only when it is given step times
+/// ([`TargetContext::step_times`]).
+pub const TIME_FILES: [&str; 2] = ["time_to_result.svg", "time_to_result.png"];
+
+/// What a report says about the run beyond the measurements. The runner fills it from the
+/// resolved config, the data it loaded and the device it ran on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetContext {
+    /// Experiment name, e.g. `steps-to-target-fmnist`.
+    pub experiment: String,
+    /// The config's one-paragraph description.
+    pub description: String,
+    /// The figure or table reproduced, if any.
+    pub reproduces: Option<String>,
+    /// The source's claim in words, if any.
+    pub claim: Option<String>,
+    /// Lines about the data: name and location, split sizes.
+    pub dataset: Vec<String>,
+    /// burn backend, e.g. `flex`.
+    pub backend: String,
+    /// Device name.
+    pub device: String,
+    /// One line: trials per batch size, search, stopping rule, divergence rule, order.
+    pub protocol: String,
+    /// The validation error to reach (error = 1 - validation accuracy).
+    pub target_error: f64,
+    /// When trials are evaluated and how many steps they may train.
+    pub budget: StepBudget,
+    /// Workloads with a budget of their own: (label, budget).
+    pub budgets_by_workload: Vec<(String, StepBudget)>,
+    /// Trials the search runs per (workload, batch size): the N of "best of N".
+    pub trials_per_batch: usize,
+    /// Workloads searched with another N than `trials_per_batch`: (label, N).
+    pub trials_by_workload: Vec<(String, usize)>,
+    /// The batch sizes each workload was planned at: (label, batch sizes). A workload not
+    /// listed was planned at every batch size recorded.
+    pub batch_sizes_by_workload: Vec<(String, Vec<u32>)>,
+    /// The search space, one line per metaparameter, e.g. "learning rate log-uniform in
+    /// [1e-4, 10]".
+    pub search_space: Vec<String>,
+    /// Optional step times for time to result: (workload, batch size, median seconds per
+    /// step, low, high), where low..high is the spread to propagate (e.g. a 95% interval of
+    /// the median). The workload is a `<model>/<optimizer>` label, or a model alone to
+    /// apply to every optimizer of that model (a step of SGD and of momentum cost nearly the
+    /// same); an exact label wins over a model. Empty: no time to result.
+    pub step_times: Vec<(String, u32, f64, f64, f64)>,
 }
 
-impl TargetError {
-    /// Shorthand for [`TargetError::Argument`].
-    pub(crate) fn argument(
-        name: &'static str,
-        value: impl std::fmt::Display,
-        expected: &'static str,
-    ) -> Self {
-        TargetError::Argument {
-            name,
-            value: value.to_string(),
-            expected,
+impl TargetContext {
+    /// The budget of `workload`.
+    pub fn budget_of(&self, workload: &str) -> &StepBudget {
+        self.budgets_by_workload
+            .iter()
+            .find(|(label, _)| label == workload)
+            .map_or(&self.budget, |(_, b)| b)
+    }
+
+    /// The N of "best of N" for `workload`.
+    pub fn planned_trials(&self, workload: &str) -> usize {
+        self.trials_by_workload
+            .iter()
+            .find(|(label, _)| label == workload)
+            .map_or(self.trials_per_batch, |(_, n)| *n)
+    }
+
+    /// Whether `workload` was planned at batch size `b`.
+    pub fn planned_at(&self, workload: &str, b: u32) -> bool {
+        self.batch_sizes_by_workload
+            .iter()
+            .find(|(label, _)| label == workload)
+            .is_none_or(|(_, sizes)| sizes.contains(&b))
+    }
+
+    /// "N" or "N (label: M, ...)" when workloads differ.
+    pub fn trials_text(&self) -> String {
+        let others: Vec<String> = self
+            .trials_by_workload
+            .iter()
+            .filter(|(_, n)| *n != self.trials_per_batch)
+            .map(|(label, n)| format!("{label}: {n}"))
+            .collect();
+        if others.is_empty() {
+            self.trials_per_batch.to_string()
+        } else {
+            format!("{} ({})", self.trials_per_batch, others.join(", "))
         }
     }
 }
+
+/// What [`render_target`] found: headline lines for the terminal and the data behind them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetFindings {
+    /// A few lines for the terminal: what was recorded, then per workload its
+    /// steps-to-result curve in one line and B_crit.
+    pub lines: Vec<String>,
+    /// The per-(workload, batch size) summary (also in `summary.csv`).
+    pub cells: Vec<TargetCell>,
+    /// Per workload: steps to result, the S(B) fit, the regimes, the learning-rate scaling
+    /// and the time to result.
+    pub workloads: Vec<WorkloadFindings>,
+    /// What is missing or inconsistent in the run directory (also in `report.md`); empty
+    /// when the study is complete.
+    pub notes: Vec<String>,
+}
+
+/// Reads `dir/results.csv`, `dir/trials.csv`, `dir/search.csv` and `dir/noise.csv` (any may
+/// be absent, but not both of the first two) and writes `summary.csv`, the figures `steps_to_result`,
+/// `best_learning_rate` and `search_space` (`.svg` and `.png` each), `time_to_result` when
+/// `ctx.step_times` is not empty, and `report.md` ([`OUTPUT_FILES`], [`TIME_FILES`]).
+/// Rerunnable at any time: each file is replaced atomically, and a `time_to_result` figure
+/// left by an earlier rendering with step times is removed when there are none now, so that
+/// the directory never holds a figure its report does not describe.
+///
+/// Errors: a file that cannot be read or parsed (naming it, with line and column), an
+/// unknown trial status (naming `trials.csv`), a non-finite target, or a file that cannot
+/// be written.
+pub fn render_target(dir: &Path, ctx: &TargetContext) -> Result<TargetFindings, ReportError> {
+    let rows = rows::read(dir)?;
+    let study = analysis::Study::new(dir, ctx, &rows.records, &rows.evals, rows.search)?;
+    let noise = rows
+        .noise
+        .map(|noise| analysis::noise::noise_cells(&noise, &study));
+    let cells: Vec<TargetCell> = study.cells().cloned().collect();
+    summary::write_summary(&dir.join("summary.csv"), &cells)?;
+    figures::draw_steps(dir, ctx, &study)?;
+    figures::draw_learning_rates(dir, ctx, &study)?;
+    figures::search::draw_search_space(dir, ctx, &study)?;
+    if study.has_step_times() {
+        figures::time::draw_time_to_result(dir, ctx, &study)?;
+    } else {
+        for file in TIME_FILES {
+            let path = dir.join(file);
+            if path.exists() {
+                std::fs::remove_file(&path)
+                    .map_err(ReportError::io("remove the stale figure", &path))?;
+            }
+        }
+    }
+    let mut report = markdown::report_markdown(ctx, &study);
+    let mut lines = markdown::reading::headlines(ctx, &study);
+    if let Some(noise) = &noise {
+        let (section, noise_lines) = markdown::noise::noise_section(noise);
+        report.push_str(&section);
+        lines.extend(noise_lines);
+    }
+    write_atomic(&dir.join("report.md"), report.as_bytes())?;
+    Ok(study.findings(lines))
+}
+
+#[cfg(test)]
+mod tests;

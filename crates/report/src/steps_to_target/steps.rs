@@ -3,12 +3,8 @@
 //!
 //! # Rules, and why
 //!
-//! - **Reaching the target means error <= target.** Validation error is a count of mistakes
-//!   over a finite split, so a trial can sit exactly on the target (1,000 of 10,000 is
-//!   exactly 0.1), and "reaching" 0.1 error includes getting there. Because the error is
-//!   usually computed as 1 - accuracy, which rounds (1 - 0.7 is 0.30000000000000004), an
-//!   error within [`TARGET_SLACK`] x max(1, |target|) above the target still counts: far
-//!   below one example of any validation split.
+//! - **Reaching the target means error <= target**, within a slack far below one example
+//!   of any validation split ([`batchlab_method::reaching`], the rule runners stop by).
 //! - **A trial's steps to result** is the smallest evaluation step whose error reaches the
 //!   target, whatever its evaluations did after that: evaluations are taken at fixed steps,
 //!   so this is the earliest step at which reaching it was observed.
@@ -34,19 +30,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::str::FromStr;
 
-use super::TargetError;
-use crate::train::{TrainEval, TrialRecord};
-
-/// How far above the target (times max(1, |target|)) an error still counts as reaching it:
-/// 1e-12, a million times the rounding of 1 - accuracy and a million times smaller than one
-/// example of a validation split of a million.
-pub const TARGET_SLACK: f64 = 1e-12;
-
-/// Whether a validation `error` reaches `target` (at or below it, within [`TARGET_SLACK`]):
-/// the one rule for the report and for runners deciding when a trial stops.
-pub fn reaches(error: f64, target: f64) -> bool {
-    error <= target + TARGET_SLACK * target.abs().max(1.0)
-}
+use batchlab_method::reaching::reaches;
+use batchlab_method::rows::train::{TrainEval, TrialRecord};
+use batchlab_method::TargetError;
 
 /// How a trial ended (the `status` column of `trials.csv`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -1,4 +1,5 @@
-//! From a training run directory to its summary, figures, report and headline findings.
+//! The analysis of a training study: the latest record and curve of each trial, the
+//! per-cell summary, the grid seen and what is missing from it, the best cells.
 //!
 //! Works on partial results: trials may be missing (the run is still going, was interrupted,
 //! or is one shard of several), failed, or have evaluations but no final record. The grid is
@@ -7,58 +8,12 @@
 //! each of its values appears in some other trial.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use super::summary::{budget_order, latest_records, series_label};
-use super::{read_evals, read_trials, summarize, write_summary, TrainCell, TrainEval, TrialRecord};
-use crate::ReportError;
+use super::{summarize, TrainCell};
+use batchlab_method::rows::train::{TrainEval, TrialRecord};
 
-/// A number published by the study's source, set beside the measured one in `report.md`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Published {
-    /// The batch size it was measured at.
-    pub batch_size: u32,
-    /// Which line it belongs to: an optimizer label (`adam`), a variant (`augmented`), or
-    /// both as `optimizer/variant`.
-    pub series: String,
-    /// `test_accuracy` (in percent), `train_minutes` or `inference_minutes`.
-    pub metric: String,
-    /// The published value, in the metric's unit.
-    pub value: f64,
-    /// Where it was published, e.g. "seed 003 text: 'about 58%'".
-    pub source: String,
-}
-
-/// What a report says about the run beyond the measurements. The runner fills it from the
-/// resolved config, the data it loaded and the device it ran on.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrainContext {
-    /// Experiment name, e.g. `augmentation`.
-    pub experiment: String,
-    /// The config's one-paragraph description.
-    pub description: String,
-    /// The figure or table reproduced, if any.
-    pub reproduces: Option<String>,
-    /// The source's claim in words, if any.
-    pub claim: Option<String>,
-    /// One line: architecture, input, classes, parameters.
-    pub model: String,
-    /// Lines about the data: name and location, split sizes per variant, notes such as
-    /// skipped corrupt files.
-    pub dataset: Vec<String>,
-    /// burn backend, e.g. `flex`.
-    pub backend: String,
-    /// Device name.
-    pub device: String,
-    /// One line: budgets, schedule, evaluation points, order of trials, divergence rule.
-    pub protocol: String,
-    /// Examples in the test split (0 if unknown): one example is 1 / this of accuracy.
-    pub test_examples: usize,
-    /// The source's numbers to compare with.
-    pub published: Vec<Published>,
-}
-
-/// What [`render_train`] found: headline lines for the terminal and the data behind them.
+/// What [`super::render_train`] found: headline lines for the terminal and the data behind them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrainFindings {
     /// A few lines for the terminal: the best cell per budget, steps per trial, what is
@@ -76,41 +31,10 @@ pub struct TrainFindings {
     pub failed: Vec<String>,
 }
 
-/// Reads `dir/results.csv` and `dir/trials.csv` (either may be absent, not both) and writes
-/// `results.parquet`, `summary.csv`, the figures `accuracy_vs_batch`, `learning_curves` and
-/// `train_time` (`.svg` and `.png` each) and `report.md` (see [`super::OUTPUT_FILES`]).
-/// Rerunnable at any time: each file is replaced atomically.
-pub fn render_train(dir: &Path, ctx: &TrainContext) -> Result<TrainFindings, ReportError> {
-    let results = dir.join("results.csv");
-    let trials = dir.join("trials.csv");
-    if !results.exists() && !trials.exists() {
-        return Err(ReportError::Format {
-            path: dir.to_path_buf(),
-            message: "neither results.csv nor trials.csv: no training trial recorded here".into(),
-        });
-    }
-    let evals = if results.exists() {
-        read_evals(&results)?
-    } else {
-        vec![]
-    };
-    let records = if trials.exists() {
-        read_trials(&trials)?
-    } else {
-        vec![]
-    };
-    let parquet = dir.join("results.parquet");
-    let mut frame = super::results::evals_frame(&evals)
-        .map_err(ReportError::table("build the table for", &parquet))?;
-    crate::io::write_parquet(&parquet, &mut frame)?;
-    let analysis = Analysis::new(evals, &records);
-    write_summary(&dir.join("summary.csv"), &analysis.cells)?;
-    super::figures::draw_accuracy(dir, ctx, &analysis)?;
-    super::figures::draw_learning_curves(dir, ctx, &analysis)?;
-    super::figures::draw_train_time(dir, ctx, &analysis)?;
-    let markdown = super::report::report_markdown(ctx, &analysis);
-    crate::io::write_atomic(&dir.join("report.md"), markdown.as_bytes())?;
-    Ok(analysis.findings())
+/// Whether a published `series` (an optimizer label, a variant, or `optimizer/variant`)
+/// names the line (optimizer, variant).
+pub(super) fn matches(series: &str, optimizer: &str, variant: &str) -> bool {
+    series == optimizer || series == variant || series == format!("{optimizer}/{variant}")
 }
 
 /// One line of the figures: an (optimizer, variant) pair.
@@ -317,9 +241,10 @@ impl Analysis {
             .collect()
     }
 
-    fn findings(&self) -> TrainFindings {
+    /// The findings, with `lines` for the terminal.
+    pub fn findings(&self, lines: Vec<String>) -> TrainFindings {
         TrainFindings {
-            lines: super::reading::headlines(self),
+            lines,
             cells: self.cells.clone(),
             best: self.best(),
             missing: self.missing.clone(),
@@ -345,7 +270,7 @@ fn latest_attempts(evals: Vec<TrainEval>) -> BTreeMap<String, Vec<TrainEval>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::results::tests::{eval, failed, record};
+    use super::super::rows::tests::{eval, failed, record};
     use super::*;
 
     #[test]

@@ -12,14 +12,14 @@
 
 use std::path::Path;
 
-use super::analysis::{Analysis, SeriesKey, TrainContext};
-use super::reading::matches;
-use super::TrainCell;
+use super::analysis::{matches, Analysis, SeriesKey};
+use super::{TrainCell, TrainContext};
 use crate::figures::{
     render_row_pair, Chart, LegendPosition, LineStyle, Rgb, Scale, Series, GREY, PALETTE,
 };
-use crate::stats::mean;
 use crate::ReportError;
+use batchlab_method::rows::train::{TrainEval, TrialRecord};
+use batchlab_method::stats::mean;
 
 const BATCH_LABEL: &str = "batch size (examples per step, log2 scale)";
 
@@ -94,7 +94,7 @@ struct PerCell<'a> {
     /// The cell's centre, min and max.
     summary: fn(&Analysis, &TrainCell) -> (f64, f64, f64),
     /// One trial's value.
-    value: fn(&super::TrialRecord) -> f64,
+    value: fn(&TrialRecord) -> f64,
 }
 
 fn per_cell_panel(analysis: &Analysis, budget: &str, spec: &PerCell, chart: &mut Chart) {
@@ -302,7 +302,7 @@ pub(super) fn mean_curve(
     batch_size: u32,
     s: &SeriesKey,
 ) -> Vec<(f64, f64, f64)> {
-    let curves: Vec<&Vec<super::TrainEval>> = analysis
+    let curves: Vec<&Vec<TrainEval>> = analysis
         .curves
         .values()
         .filter(|c| {
@@ -317,7 +317,7 @@ pub(super) fn mean_curve(
     let longest = curves.iter().map(|c| c.len()).max().unwrap_or(0);
     (0..longest)
         .filter_map(|i| {
-            let at: Vec<&super::TrainEval> = curves
+            let at: Vec<&TrainEval> = curves
                 .iter()
                 .filter_map(|c| c.get(i))
                 .filter(|e| e.val_accuracy.is_finite())
@@ -325,9 +325,7 @@ pub(super) fn mean_curve(
             if at.is_empty() {
                 return None;
             }
-            let m = |f: fn(&super::TrainEval) -> f64| {
-                mean(&at.iter().map(|e| f(e)).collect::<Vec<_>>())
-            };
+            let m = |f: fn(&TrainEval) -> f64| mean(&at.iter().map(|e| f(e)).collect::<Vec<_>>());
             Some((
                 m(|e| e.step as f64),
                 m(|e| e.examples as f64),

@@ -1,12 +1,12 @@
-//! The training study (runner kind `train`; EXPERIMENTS.md sections 2-5): a grid of training
-//! runs, batch size x optimizer x data variant x budget x seed, each evaluated on the
-//! validation split as it trains and on the test split at the end.
+//! The training study (runner kind `train`): a grid of training runs, batch size x
+//! optimizer x data variant x budget x seed, each evaluated on the validation split as it
+//! trains and on the test split at the end.
 //!
-//! While a run goes, the runner appends each evaluation with [`append_evals`] to
-//! `results.csv` and each finished (or failed) trial with [`append_trials`] to `trials.csv`;
-//! [`done_trials`] tells a resumed run which trials to skip. Once the run ends (or from
-//! `batchlab report <dir>`), [`render_train`] reads both files and writes the rest of the
-//! directory: [`OUTPUT_FILES`].
+//! While a run goes, the runner appends each evaluation to `results.csv` and each finished
+//! (or failed) trial to `trials.csv` (rows of [`batchlab_method::rows::train`]). Once the run
+//! ends (or from `batchlab report <dir>`), [`render_train`] reads both files (`rows`),
+//! analyses them (`analysis`), then draws (`figures`) and writes `report.md` (`markdown`):
+//! the rest of the directory, [`OUTPUT_FILES`].
 //!
 //! Budgets: `epochs` is the source's epoch-matched setup (a larger batch takes fewer steps);
 //! `steps` the control in which every batch size takes the same number of optimizer steps.
@@ -15,18 +15,16 @@
 
 mod analysis;
 mod figures;
-mod reading;
-mod report;
-mod results;
+mod markdown;
+pub(crate) mod rows;
 mod summary;
-mod timing;
 
-pub use analysis::{render_train, Published, TrainContext, TrainFindings};
-pub use results::{
-    append_evals, append_trials, done_trials, read_evals, read_trials, TrainEval, TrialRecord,
-    RESULTS_HEADER, TRIALS_HEADER,
-};
+pub use analysis::TrainFindings;
 pub use summary::{summarize, write_summary, TrainCell};
+
+use std::path::Path;
+
+use crate::ReportError;
 
 /// The files [`render_train`] writes into a run directory, besides reading `results.csv`
 /// and `trials.csv`.
@@ -41,6 +39,71 @@ pub const OUTPUT_FILES: [&str; 9] = [
     "train_time.png",
     "report.md",
 ];
+
+/// A number published by the study's source, set beside the measured one in `report.md`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Published {
+    /// The batch size it was measured at.
+    pub batch_size: u32,
+    /// Which line it belongs to: an optimizer label (`adam`), a variant (`augmented`), or
+    /// both as `optimizer/variant`.
+    pub series: String,
+    /// `test_accuracy` (in percent), `train_minutes` or `inference_minutes`.
+    pub metric: String,
+    /// The published value, in the metric's unit.
+    pub value: f64,
+    /// Where it was published, e.g. "seed 003 text: 'about 58%'".
+    pub source: String,
+}
+
+/// What a report says about the run beyond the measurements. The runner fills it from the
+/// resolved config, the data it loaded and the device it ran on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainContext {
+    /// Experiment name, e.g. `augmentation`.
+    pub experiment: String,
+    /// The config's one-paragraph description.
+    pub description: String,
+    /// The figure or table reproduced, if any.
+    pub reproduces: Option<String>,
+    /// The source's claim in words, if any.
+    pub claim: Option<String>,
+    /// One line: architecture, input, classes, parameters.
+    pub model: String,
+    /// Lines about the data: name and location, split sizes per variant, notes such as
+    /// skipped corrupt files.
+    pub dataset: Vec<String>,
+    /// burn backend, e.g. `flex`.
+    pub backend: String,
+    /// Device name.
+    pub device: String,
+    /// One line: budgets, schedule, evaluation points, order of trials, divergence rule.
+    pub protocol: String,
+    /// Examples in the test split (0 if unknown): one example is 1 / this of accuracy.
+    pub test_examples: usize,
+    /// The source's numbers to compare with.
+    pub published: Vec<Published>,
+}
+
+/// Reads `dir/results.csv` and `dir/trials.csv` (either may be absent, not both) and writes
+/// `results.parquet`, `summary.csv`, the figures `accuracy_vs_batch`, `learning_curves` and
+/// `train_time` (`.svg` and `.png` each) and `report.md` (see [`OUTPUT_FILES`]).
+/// Rerunnable at any time: each file is replaced atomically.
+pub fn render_train(dir: &Path, ctx: &TrainContext) -> Result<TrainFindings, ReportError> {
+    let (evals, records) = rows::read(dir, "training")?;
+    let parquet = dir.join("results.parquet");
+    let mut frame =
+        rows::evals_frame(&evals).map_err(ReportError::table("build the table for", &parquet))?;
+    crate::io::write_parquet(&parquet, &mut frame)?;
+    let analysis = analysis::Analysis::new(evals, &records);
+    write_summary(&dir.join("summary.csv"), &analysis.cells)?;
+    figures::draw_accuracy(dir, ctx, &analysis)?;
+    figures::draw_learning_curves(dir, ctx, &analysis)?;
+    figures::draw_train_time(dir, ctx, &analysis)?;
+    let report = markdown::report_markdown(ctx, &analysis);
+    batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
+    Ok(analysis.findings(markdown::headlines::headlines(&analysis)))
+}
 
 #[cfg(test)]
 mod tests;

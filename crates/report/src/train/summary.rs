@@ -2,8 +2,8 @@
 //! optimizer, variant, budget), over its seeds.
 //!
 //! Accuracy is summarised by mean, sample standard deviation, min and max over the ok trials
-//! (the seeds are few, and the spread is the point); times by medians (DESIGN.md,
-//! measurement rules). Failed trials (diverged, oom, error) count in `trials` but not in any
+//! (the seeds are few, and the spread is the point); times by medians (docs/ARCHITECTURE.md,
+//! "Measurement rules"). Failed trials (diverged, oom, error) count in `trials` but not in any
 //! statistic: their accuracy is undefined and their times cover only part of a run.
 
 use std::collections::BTreeMap;
@@ -11,9 +11,9 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use super::TrialRecord;
-use crate::stats::{mean, median, sample_std};
 use crate::ReportError;
+use batchlab_method::rows::train::TrialRecord;
+use batchlab_method::stats::{mean, median, sample_std};
 
 /// The summary of one grid cell over its seeds. Statistics are NaN when the cell has no ok
 /// trial (and the standard deviation when it has fewer than two).
@@ -169,7 +169,7 @@ pub fn write_summary(path: &Path, cells: &[TrainCell]) -> Result<(), ReportError
     CsvWriter::new(&mut buffer)
         .finish(&mut df)
         .map_err(ReportError::table("write the CSV table", path))?;
-    crate::io::write_atomic(path, &buffer)
+    Ok(batchlab_method::files::write_atomic(path, &buffer)?)
 }
 
 fn summary_frame(cells: &[TrainCell]) -> PolarsResult<DataFrame> {
@@ -216,7 +216,7 @@ fn summary_frame(cells: &[TrainCell]) -> PolarsResult<DataFrame> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::results::tests::{failed, record};
+    use super::super::rows::tests::{failed, record};
     use super::*;
 
     fn close(a: f64, b: f64) -> bool {

@@ -1,10 +1,11 @@
 //! The generated sentences of "Reading the result" on small hand-made grids.
 
+use super::analysis::matches;
 use super::analysis::Analysis;
-use super::reading::{matches, pooled_std, spread_sentence, steps_sentence, trend_sentences};
-use super::results::tests::{record, Key};
-use super::timing::{data_sentence, powers_of_two_sentence, time_sentence};
-use super::TrialRecord;
+use super::markdown::reading::{pooled_std, spread_sentence, steps_sentence, trend_sentences};
+use super::markdown::timing::{data_sentence, powers_of_two_sentence, time_sentence};
+use super::rows::tests::{record, Key};
+use batchlab_method::rows::train::TrialRecord;
 
 /// Three seeds per cell at `spread` around each mean.
 fn grid(cells: &[(Key, f64, u64)], spread: f64) -> Vec<TrialRecord> {

@@ -1,0 +1,29 @@
+//! The study logic that batchlab's runners and its reports share, below both and free of
+//! burn, polars and plotters, so that neither reaches into the other (docs/ARCHITECTURE.md,
+//! "Layers").
+//!
+//! - [`stats`]: means, sample standard deviations, medians, type-7 quantiles, bootstrap
+//!   intervals, least-squares lines.
+//! - [`reaching`]: whether a validation error reaches the target error.
+//! - [`budget`]: a steps-to-target trial's step budget and evaluation steps.
+//! - [`quasi`]: the seeded scrambled Halton sequence that proposes metaparameters, and the
+//!   log-uniform and "reverse log" scales they are drawn on.
+//! - [`noise`]: the simple gradient noise scale B_simple = tr(Sigma) / |G|^2, estimated
+//!   during training from gradients of two batch sizes.
+//! - [`rows`]: the row type of every CSV file a run writes, and crash-safe appends and a
+//!   strict reader for them.
+//! - [`files`]: the atomic file writer (temporary sibling, sync, rename).
+//! - [`error`]: bad arguments ([`TargetError`]) and unreadable files ([`FileError`]).
+
+#![warn(missing_docs)]
+
+pub mod budget;
+pub mod error;
+pub mod files;
+pub mod noise;
+pub mod quasi;
+pub mod reaching;
+pub mod rows;
+pub mod stats;
+
+pub use error::{FileError, TargetError};

@@ -1,0 +1,40 @@
+//! The row type of every CSV file a run writes, and the one way such files are appended to
+//! and read: serde through the `csv` crate, by column name, never by position.
+//!
+//! - [`append_rows`], [`read_rows`], [`read_rows_so_far`]: crash-safe appends, a strict reader,
+//!   and the reader a resumed run uses (see [`file`]).
+//! - [`step_time`]: a step-time sweep's `results.csv` ([`step_time::StepSample`]).
+//! - [`train`]: a training study's `results.csv` ([`train::TrainEval`]) and `trials.csv`
+//!   ([`train::TrialRecord`]).
+//! - [`steps_to_target`]: a steps-to-target study's `search.csv` ([`steps_to_target::SearchRow`])
+//!   and `noise.csv` ([`steps_to_target::NoiseRow`]).
+//!
+//! Numbers are written in Rust's shortest round-tripping form (`{}` of an f64, not the
+//! `csv` crate's own float format), so every value reads back bit for bit and files written
+//! before this crate existed keep their exact text; NaN and infinities as `NaN`, `inf` and
+//! `-inf`.
+
+pub mod file;
+mod number;
+pub mod step_time;
+pub mod steps_to_target;
+pub mod train;
+
+pub use file::{append_rows, read_rows, read_rows_so_far};
+
+/// One row of a CSV file: its serde field names, in order, are the file's columns.
+pub trait Row: serde::Serialize + serde::de::DeserializeOwned {
+    /// The file's header line, exactly (checked against the fields by each row's tests).
+    const HEADER: &'static str;
+}
+
+/// The header the `csv` crate derives from `row`'s serde fields.
+#[cfg(test)]
+pub(crate) fn serde_header<T: Row>(row: &T) -> String {
+    let mut writer = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    writer.serialize(row).unwrap();
+    let text = String::from_utf8(writer.into_inner().unwrap()).unwrap();
+    text.lines().next().unwrap().to_string()
+}

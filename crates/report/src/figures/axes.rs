@@ -1,0 +1,95 @@
+//! Axis ranges and tick labels.
+
+use super::Scale;
+
+/// The axis range covering `values`, widened by `pad_low` / `pad_high` of its span (in log
+/// space on a log axis, where non-positive values are left out). With `include_zero` on a
+/// linear axis the range reaches 0 and is not padded past it.
+pub(super) fn range(
+    values: Vec<f64>,
+    scale: Scale,
+    include_zero: bool,
+    pad_low: f64,
+    pad_high: f64,
+) -> (f64, f64) {
+    let log = scale != Scale::Linear;
+    let usable = values
+        .into_iter()
+        .filter(|v| v.is_finite() && (!log || *v > 0.0));
+    let mapped = usable.map(|v| if log { v.log10() } else { v });
+    let (mut lo, mut hi) = mapped.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if !lo.is_finite() {
+        (lo, hi) = (0.0, 1.0);
+    }
+    let zero_floor = include_zero && !log && lo >= 0.0;
+    if include_zero && !log {
+        (lo, hi) = (lo.min(0.0), hi.max(0.0));
+    }
+    if hi <= lo {
+        let d = lo.abs().max(1.0) * 0.1;
+        (lo, hi) = (lo - d, hi + d);
+    }
+    let span = hi - lo;
+    let lo = if zero_floor {
+        lo.max(0.0)
+    } else {
+        lo - pad_low * span
+    };
+    let hi = hi + pad_high * span;
+    if log {
+        (10f64.powf(lo), 10f64.powf(hi))
+    } else {
+        (lo, hi)
+    }
+}
+
+/// A tick label without float noise: "16", "0.25", "1.5k"-free plain numbers, at most
+/// three significant decimals.
+pub(super) fn tick(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 || v == v.round() {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        trim(format!("{v:.2}"))
+    } else {
+        trim(format!("{v:.3}"))
+    }
+}
+
+fn trim(s: String) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_plain_numbers() {
+        assert_eq!(tick(16.0), "16");
+        assert_eq!(tick(2.50), "2.5");
+        assert_eq!(tick(0.125), "0.125");
+        assert_eq!(tick(1234.56), "1235");
+        assert_eq!(tick(-3.0), "-3");
+    }
+
+    #[test]
+    fn ranges_pad_and_handle_degenerate_data() {
+        let (lo, hi) = range(vec![10.0, 20.0], Scale::Linear, false, 0.1, 0.1);
+        assert!((lo - 9.0).abs() < 1e-9 && (hi - 21.0).abs() < 1e-9);
+        let (lo, hi) = range(vec![5.0], Scale::Linear, false, 0.1, 0.1);
+        assert!(lo < 5.0 && hi > 5.0);
+        let (lo, hi) = range(vec![], Scale::Linear, false, 0.0, 0.0);
+        assert!(lo < hi);
+        let (lo, hi) = range(vec![1.0, 100.0, -1.0], Scale::Log, false, 0.0, 0.0);
+        assert!((lo - 1.0).abs() < 1e-9 && (hi - 100.0).abs() < 1e-6);
+        let (lo, _) = range(vec![10.0, 20.0], Scale::Linear, true, 0.05, 0.05);
+        assert_eq!(lo, 0.0);
+    }
+}

@@ -1,0 +1,269 @@
+//! From the rows of a run directory to one analysed study: every trial with its outcome
+//! and metaparameters, per workload the steps-to-result curve, the S(B) fit, the regimes,
+//! how the best learning rate scales, and notes on whatever is missing.
+//!
+//! A trial's workload is read from its `trials.csv` row (`variant/optimizer`), which every
+//! trial has, rather than from `search.csv`, which a partial directory may lack.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use batchlab_method::rows::steps_to_target::{latest_search, SearchRow};
+use batchlab_method::rows::train::{TrainEval, TrialRecord};
+
+use crate::steps_to_target::{
+    classify, trials_from_train, TargetCell, TargetContext, TargetFindings, Trial, TrialStatus,
+};
+use crate::ReportError;
+use workload::{workload, TrialPoint, Workload};
+
+pub(super) mod noise;
+pub(super) mod time;
+pub(super) mod workload;
+
+/// Notes listing (workload, batch size) cells name at most this many; the rest are counted.
+const LIST_AT_MOST: usize = 12;
+
+/// Trial counts over the whole study.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Counts {
+    pub recorded: usize,
+    pub reached: usize,
+    pub missed: usize,
+    pub infeasible: usize,
+    pub failed: usize,
+    pub unevaluated: usize,
+}
+
+/// Everything the summary, figures and report are drawn from.
+pub(super) struct Study {
+    /// Workloads by label.
+    pub workloads: Vec<Workload>,
+    /// Every batch size with a recorded trial, increasing.
+    pub batch_sizes: Vec<u32>,
+    pub counts: Counts,
+    /// Whether `search.csv` exists.
+    pub search_file: bool,
+    /// Whether step times were given (the time figure is drawn even if none matches).
+    pub step_times_given: bool,
+    /// What is missing or inconsistent, one sentence each.
+    pub notes: Vec<String>,
+    /// Trials recorded per (workload, batch size), smallest and largest: the N of best of N.
+    pub trials_range: Option<(usize, usize)>,
+}
+
+impl Study {
+    /// Analyses the rows of the three files; `search` is `None` when `search.csv` is absent.
+    /// `dir` only names the files in errors.
+    pub fn new(
+        dir: &Path,
+        ctx: &TargetContext,
+        records: &[TrialRecord],
+        evals: &[TrainEval],
+        search: Option<Vec<SearchRow>>,
+    ) -> Result<Study, ReportError> {
+        if !ctx.target_error.is_finite() {
+            return Err(ReportError::Format {
+                path: dir.to_path_buf(),
+                message: format!(
+                    "target_error = {}: expected a finite validation error",
+                    ctx.target_error
+                ),
+            });
+        }
+        let trials = trials_from_train(records, evals).map_err(|e| ReportError::Format {
+            path: dir.join("trials.csv"),
+            message: e.to_string(),
+        })?;
+        let search_file = search.is_some();
+        let mut search = latest_search(search.unwrap_or_default());
+        let latest: HashMap<&str, &TrialRecord> =
+            records.iter().map(|r| (r.trial.as_str(), r)).collect();
+        let (step_times, mut notes) = time::parse_step_times(&ctx.step_times);
+
+        let mut by_workload: BTreeMap<String, Vec<(Trial, TrialPoint)>> = BTreeMap::new();
+        let mut no_search = vec![];
+        for trial in trials {
+            let Some(record) = latest.get(trial.id.as_str()) else {
+                continue;
+            };
+            let label = format!("{}/{}", record.variant, record.optimizer);
+            let evaluated = !trial.evaluations.is_empty() || trial.status != TrialStatus::Ok;
+            let row = search.remove(&trial.id);
+            if row.is_none() {
+                no_search.push(trial.id.clone());
+            }
+            let point = TrialPoint {
+                id: trial.id.clone(),
+                batch_size: trial.batch_size,
+                outcome: evaluated.then(|| classify(&trial, ctx.target_error)),
+                stopped_at: record.steps,
+                search: row,
+            };
+            by_workload.entry(label).or_default().push((trial, point));
+        }
+        // What is left of `search` has no trials.csv row.
+        let orphans = search.len();
+
+        let mut workloads = vec![];
+        for (label, trials) in by_workload {
+            let w = workload(label, trials, ctx, &step_times).map_err(|message| {
+                ReportError::Format {
+                    path: dir.join("trials.csv"),
+                    message,
+                }
+            })?;
+            workloads.push(w);
+        }
+        let batch_sizes: BTreeSet<u32> = workloads
+            .iter()
+            .flat_map(|w| w.cells.iter().map(|c| c.batch_size))
+            .collect();
+        let mut study = Study {
+            workloads,
+            batch_sizes: batch_sizes.into_iter().collect(),
+            counts: Counts::default(),
+            search_file,
+            step_times_given: !ctx.step_times.is_empty(),
+            notes: vec![],
+            trials_range: None,
+        };
+        study.count();
+        study.note_partial(ctx, records, evals, &no_search, orphans);
+        study.notes.append(&mut notes);
+        Ok(study)
+    }
+
+    fn count(&mut self) {
+        let mut c = Counts::default();
+        for cell in self.cells() {
+            c.recorded += cell.trials;
+            c.reached += cell.reached;
+            c.missed += cell.missed;
+            c.infeasible += cell.infeasible;
+            c.failed += cell.failed;
+            c.unevaluated += cell.unevaluated;
+        }
+        self.counts = c;
+        let sizes = self.cells().map(|c| c.trials);
+        self.trials_range = sizes.fold(None, |range, n| match range {
+            None => Some((n, n)),
+            Some((lo, hi)) => Some((lo.min(n), hi.max(n))),
+        });
+    }
+
+    /// Notes on what is missing: no search rows, no evaluations, unfinished trials, cells
+    /// with fewer trials than planned.
+    fn note_partial(
+        &mut self,
+        ctx: &TargetContext,
+        records: &[TrialRecord],
+        evals: &[TrainEval],
+        no_search: &[String],
+        orphans: usize,
+    ) {
+        let mut notes = vec![];
+        if self.counts.recorded == 0 {
+            notes.push("No trial has finished yet (trials.csv has no row): there is nothing to analyse, and every table and figure is empty.".to_string());
+        }
+        if !self.search_file && self.counts.recorded > 0 {
+            notes.push("search.csv is missing: the trials' learning rates and momenta are unknown, so the best learning rate and the search space cannot be shown (steps to result do not depend on them).".into());
+        } else if !no_search.is_empty() {
+            notes.push(format!(
+                "{} trial(s) have no row in search.csv ({}): their metaparameters are unknown; they count in steps to result but are missing from the learning-rate figures.",
+                no_search.len(),
+                examples(no_search)
+            ));
+        }
+        if orphans > 0 {
+            notes.push(format!(
+                "{orphans} row(s) of search.csv have no trials.csv row (their trials were interrupted after their metaparameters were written): left out."
+            ));
+        }
+        if self.counts.unevaluated > 0 {
+            let why = if evals.is_empty() {
+                "results.csv is missing or holds no evaluation"
+            } else {
+                "results.csv holds no evaluation of them"
+            };
+            notes.push(format!(
+                "{} ok trial(s) have no validation evaluation ({why}): without their curves they can be counted neither as reaching nor as missing the target, and are left out of steps to result (column `unevaluated` of summary.csv).",
+                self.counts.unevaluated
+            ));
+        }
+        let recorded: BTreeSet<&str> = records.iter().map(|r| r.trial.as_str()).collect();
+        let unfinished: BTreeSet<&str> = evals
+            .iter()
+            .map(|e| e.trial.as_str())
+            .filter(|id| !recorded.contains(id))
+            .collect();
+        if !unfinished.is_empty() {
+            notes.push(format!(
+                "{} trial(s) have evaluations in results.csv but no trials.csv row (still running or interrupted): left out until they finish.",
+                unfinished.len()
+            ));
+        }
+        notes.extend(self.short_cells(ctx));
+        self.notes = notes;
+    }
+
+    /// "mlp/sgd at batch 512: 37 of 100 trials recorded", and batch sizes a workload lacks.
+    fn short_cells(&self, ctx: &TargetContext) -> Option<String> {
+        let mut short = vec![];
+        for w in &self.workloads {
+            for &b in &self.batch_sizes {
+                let n = w
+                    .cells
+                    .iter()
+                    .find(|c| c.batch_size == b)
+                    .map_or(0, |c| c.trials);
+                let planned = ctx.planned_trials(&w.label);
+                if n < planned && ctx.planned_at(&w.label, b) {
+                    short.push(format!("{} at batch {b}: {n} of {planned}", w.label));
+                }
+            }
+        }
+        if short.is_empty() {
+            return None;
+        }
+        let listed = short.len().min(LIST_AT_MOST);
+        let more = if short.len() > listed {
+            format!(" and {} more", short.len() - listed)
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "Partial results: {} (workload, batch size) cell(s) have fewer trials recorded than the {} planned ({}{more}). Their best of fewer trials is biased upward against the others (see the note on best of N).",
+            short.len(),
+            ctx.trials_text(),
+            short[..listed].join("; ")
+        ))
+    }
+
+    /// Every summary row, workload by workload.
+    pub fn cells(&self) -> impl Iterator<Item = &TargetCell> + '_ {
+        self.workloads.iter().flat_map(|w| w.cells.iter())
+    }
+
+    /// Whether step times were given.
+    pub fn has_step_times(&self) -> bool {
+        self.step_times_given
+    }
+
+    /// The findings, with `lines` for the terminal.
+    pub fn findings(&self, lines: Vec<String>) -> TargetFindings {
+        TargetFindings {
+            lines,
+            cells: self.cells().cloned().collect(),
+            workloads: self.workloads.iter().map(Workload::findings).collect(),
+            notes: self.notes.clone(),
+        }
+    }
+}
+
+/// The first few ids of a list, "a, b, c, …".
+fn examples(ids: &[String]) -> String {
+    let shown: Vec<&str> = ids.iter().take(3).map(String::as_str).collect();
+    let ellipsis = if ids.len() > shown.len() { ", …" } else { "" };
+    format!("{}{ellipsis}", shown.join(", "))
+}

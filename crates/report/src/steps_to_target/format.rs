@@ -1,0 +1,115 @@
+//! Numbers as the report writes them: learning rates to three significant digits, batch
+//! sizes and steps as integers, seconds with a unit. Undefined values print as "–".
+
+/// `v` to three significant digits, in scientific notation below 0.001 and from 100,000
+/// (learning rates span 1e-5 to 10).
+pub(crate) fn sig(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    let a = v.abs();
+    if a != 0.0 && !(1e-3..1e5).contains(&a) {
+        return format!("{v:.2e}");
+    }
+    let decimals = if a == 0.0 {
+        0
+    } else {
+        // Digits after the point for three significant ones: 2 at 1.23, 4 at 0.0123.
+        (2 - a.log10().floor() as i32).max(0) as usize
+    };
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// A batch size held as f64 (as the regimes and fits hold them), printed as an integer.
+pub(crate) fn batch(b: f64) -> String {
+    if b.is_finite() {
+        format!("{}", b.round())
+    } else {
+        "–".into()
+    }
+}
+
+/// Seconds with a unit that keeps them readable: "850 ms", "12.3 s", "4.20 min", "1.50 h".
+pub(crate) fn seconds(s: f64) -> String {
+    if !s.is_finite() {
+        "–".into()
+    } else if s < 1.0 {
+        format!("{} ms", sig(1000.0 * s))
+    } else if s < 120.0 {
+        format!("{} s", sig(s))
+    } else if s < 7200.0 {
+        format!("{} min", sig(s / 60.0))
+    } else {
+        format!("{} h", sig(s / 3600.0))
+    }
+}
+
+/// A value with its interval: "127 (95% interval 110–150)".
+pub(crate) fn with_interval(v: f64, (lo, hi): (f64, f64), level: f64) -> String {
+    if lo.is_finite() && hi.is_finite() {
+        format!(
+            "{} ({:.0}% interval {}–{})",
+            sig(v),
+            100.0 * level,
+            sig(lo),
+            sig(hi)
+        )
+    } else {
+        sig(v)
+    }
+}
+
+/// `s` with its first character upper-cased (by characters: a label may start with any
+/// letter).
+pub(crate) fn capitalised(s: &str) -> String {
+    let mut chars = s.chars();
+    let first: String = chars
+        .next()
+        .map(|c| c.to_uppercase().collect())
+        .unwrap_or_default();
+    format!("{first}{}", chars.as_str())
+}
+
+/// "a, b and c"; "none" when empty.
+pub(crate) fn and_list(items: &[String]) -> String {
+    match items.split_last() {
+        None => "none".into(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_print_plainly() {
+        assert_eq!(sig(0.0123456), "0.0123");
+        assert_eq!(sig(1.5), "1.5");
+        assert_eq!(sig(127.4), "127");
+        assert_eq!(sig(12345.0), "12345");
+        assert_eq!(sig(3.3e-5), "3.30e-5");
+        assert_eq!(sig(0.0), "0");
+        assert_eq!(sig(f64::NAN), "–");
+        assert_eq!(batch(512.0), "512");
+        assert_eq!(seconds(0.25), "250 ms");
+        assert_eq!(seconds(12.34), "12.3 s");
+        assert_eq!(seconds(300.0), "5 min");
+        assert_eq!(
+            with_interval(127.0, (110.0, 150.0), 0.95),
+            "127 (95% interval 110–150)"
+        );
+        assert_eq!(capitalised("éa"), "Éa");
+        assert_eq!(
+            and_list(&["a".into(), "b".into(), "c".into()]),
+            "a, b and c"
+        );
+        assert_eq!(and_list(&[]), "none");
+    }
+}

@@ -1,0 +1,193 @@
+//! `report.md` of a steps-to-target study: what was run, how steps to result is measured,
+//! the summary table, the findings per workload, the figures, and what is missing.
+
+use std::fmt::Write as _;
+
+use crate::steps_to_target::analysis::Study;
+use crate::steps_to_target::figures::search::COLUMNS;
+use crate::steps_to_target::format::sig;
+use crate::steps_to_target::TargetContext;
+use reading::{in_short, recorded_line, workload_sentences};
+use study::study_sentences;
+
+pub(super) mod noise;
+pub(super) mod reading;
+mod study;
+mod time;
+use crate::markdown::{table, Header};
+use batchlab_method::reaching::TARGET_SLACK;
+
+pub(crate) fn report_markdown(ctx: &TargetContext, study: &Study) -> String {
+    let mut md = Header {
+        experiment: &ctx.experiment,
+        subject: "steps to a target error versus batch size",
+        description: &ctx.description,
+        reproduces: ctx.reproduces.as_deref(),
+        claim: ctx.claim.as_deref(),
+        in_short: &in_short(study),
+    }
+    .markdown();
+
+    md.push_str("## What was run\n\n");
+    md.push_str(&run_table(ctx, study));
+    if !study.notes.is_empty() {
+        md.push_str("\n## Missing and partial data\n\n");
+        for note in &study.notes {
+            let _ = writeln!(md, "- {note}");
+        }
+    }
+
+    md.push_str("\n## How steps to result is measured\n\n");
+    md.push_str(&definition(ctx));
+
+    md.push_str("\n## Steps to result\n\n");
+    md.push_str(&cell_table(study));
+
+    md.push_str("\n## Findings\n");
+    for w in &study.workloads {
+        let _ = writeln!(md, "\n### {}\n", w.label);
+        for sentence in workload_sentences(ctx, w) {
+            let _ = writeln!(md, "- {sentence}");
+        }
+    }
+    md.push_str("\n### All workloads\n\n");
+    for sentence in study_sentences(ctx, study) {
+        let _ = writeln!(md, "- {sentence}");
+    }
+
+    md.push_str("\n## Figures\n\n");
+    md.push_str(&figures(study));
+    md.push_str(&files(study));
+    md
+}
+
+fn run_table(ctx: &TargetContext, study: &Study) -> String {
+    let mut rows = vec![vec!["experiment".to_string(), ctx.experiment.clone()]];
+    rows.push(vec!["data".into(), ctx.dataset.join("; ")]);
+    rows.push(vec![
+        "backend / device".into(),
+        format!("{} / {}", ctx.backend, ctx.device),
+    ]);
+    rows.push(vec!["protocol".into(), ctx.protocol.clone()]);
+    rows.push(vec![
+        "target".into(),
+        format!(
+            "validation error (1 - validation accuracy) <= {}, {}",
+            sig(ctx.target_error),
+            ctx.budget.describe()
+        ),
+    ]);
+    rows.push(vec!["search space".into(), ctx.search_space.join("; ")]);
+    rows.push(vec![
+        "trials per batch size".into(),
+        format!("best of N, N = {} per workload", ctx.trials_text()),
+    ]);
+    let workloads: Vec<&str> = study.workloads.iter().map(|w| w.label.as_str()).collect();
+    let batches: Vec<String> = study.batch_sizes.iter().map(u32::to_string).collect();
+    rows.push(vec![
+        "workloads (as recorded)".into(),
+        if workloads.is_empty() {
+            "none".into()
+        } else {
+            workloads.join(", ")
+        },
+    ]);
+    rows.push(vec![
+        "batch sizes (as recorded)".into(),
+        if batches.is_empty() {
+            "none".into()
+        } else {
+            batches.join(", ")
+        },
+    ]);
+    rows.push(vec!["trials".into(), recorded_line(study)]);
+    table(&["setting", "value"], &rows)
+}
+
+fn definition(ctx: &TargetContext) -> String {
+    format!(
+        "- **Steps to result** at a batch size is the earliest evaluation step at which any of its trials had a validation error (1 - validation accuracy) at or below the target {target} (within {TARGET_SLACK:e} of it, far below one validation example, so that 1 - accuracy's rounding cannot hide a trial sitting exactly on the target). A trial stops once it gets there.\n\
+         - **Evaluation granularity.** Error is {evaluations} (and once more at the end of the budget), so steps to result are rounded up to the next evaluation step: the true first step lies after the evaluation before S.\n\
+         - **Diverged trials are infeasible**: they never count as reaching the target, even if an evaluation before the divergence had reached it (a setting on the edge of stability is not one a practitioner could use).\n\
+         - **Failed trials** (`error`, `oom`) are set aside, counted but neither reached nor missed; so are `ok` trials without evaluations (`unevaluated`).\n\
+         - **The best trial** of a batch size is the one with the fewest steps to result (ties: the first in `trials.csv`); its metaparameters come from `search.csv`.\n\
+         - **The fit** S(B) = S_min (1 + B_crit / B) (McCandlish et al. 2018) is least squares on log S over the batch sizes with a result, with 95% residual-bootstrap intervals; B_crit is the batch size needing twice the fewest steps.\n",
+        target = sig(ctx.target_error),
+        evaluations = ctx.budget.evaluations_text(),
+    )
+}
+
+fn cell_table(study: &Study) -> String {
+    let with_unevaluated = study.counts.unevaluated > 0;
+    let opt = |v: Option<f64>| v.map_or_else(|| "–".to_string(), sig);
+    let rows: Vec<Vec<String>> = study
+        .cells()
+        .map(|c| {
+            let mut row = vec![
+                c.workload.clone(),
+                c.batch_size.to_string(),
+                c.trials.to_string(),
+                c.reached.to_string(),
+                c.missed.to_string(),
+                c.infeasible.to_string(),
+                c.failed.to_string(),
+            ];
+            if with_unevaluated {
+                row.push(c.unevaluated.to_string());
+            }
+            row.extend([
+                c.steps_to_result
+                    .map_or_else(|| "none".to_string(), |s| s.to_string()),
+                c.best_trial.clone().unwrap_or_else(|| "–".into()),
+                opt(c.learning_rate),
+                opt(c.momentum),
+                opt(c.effective_learning_rate),
+            ]);
+            row
+        })
+        .collect();
+    let mut headers = vec![
+        "workload", "batch", "trials", "reached", "missed", "diverged", "failed",
+    ];
+    if with_unevaluated {
+        headers.push("not evaluated");
+    }
+    headers.extend([
+        "steps to result",
+        "best trial",
+        "learning rate",
+        "momentum",
+        "lr / (1 - momentum)",
+    ]);
+    if rows.is_empty() {
+        return "No trial recorded yet.\n".into();
+    }
+    table(&headers, &rows)
+}
+
+fn figures(study: &Study) -> String {
+    let mut md = String::new();
+    md.push_str("![Steps to result versus batch size](steps_to_result.png)\n\n(vector: [steps_to_result.svg](steps_to_result.svg)) Steps to result against batch size on log2-log2 axes, one line per workload. Dashed: perfect scaling (steps halve when the batch size doubles) through each workload's smallest batch size; thin: the fitted S(B) = S_min (1 + B_crit / B). Dashed vertical lines mark batch sizes where no trial of a workload reached the target.\n\n");
+    md.push_str("![Best learning rate versus batch size](best_learning_rate.png)\n\n(vector: [best_learning_rate.svg](best_learning_rate.svg)) The best trial's learning rate at each batch size with a result (log-log)");
+    if study.workloads.iter().any(|w| w.momentum) {
+        md.push_str(", and on the right its effective learning rate lr / (1 - momentum) (the same as the learning rate for plain SGD)");
+    }
+    md.push_str(". Dashed: linear scaling (rate proportional to B); dotted: square-root scaling, both through each workload's smallest batch size.\n\n");
+    let _ = writeln!(
+        md,
+        "![Search space per batch size](search_space.png)\n\n(vector: [search_space.svg](search_space.svg)) Every trial of the search: one panel per (workload, batch size), a new row for each workload, at most {COLUMNS} panels to a row; the panels of a workload share their axes. Momentum workloads: learning rate against 1 - momentum. Plain SGD: learning rate against the steps at which the trial reached the target or stopped (grey dashed line: the step budget). Green discs reached the target, orange triangles missed it, vermillion crosses diverged, small grey discs failed or were not evaluated; the black star is the best trial. Trials without a `search.csv` row are not drawn.\n"
+    );
+    if study.has_step_times() {
+        md.push_str("![Time to result versus batch size](time_to_result.png)\n\n(vector: [time_to_result.svg](time_to_result.svg)) Time to result = steps to result x median step time on this device, with the step-time spread propagated as bars; a dashed vertical line marks each workload's soonest batch size.\n");
+    }
+    md
+}
+
+fn files(study: &Study) -> String {
+    let mut md = String::from("\n## Files\n\n- `results.csv`: every validation evaluation of every trial (raw; `variant` is the model).\n- `trials.csv`: one row per finished or failed trial.\n- `search.csv`: each trial's learning rate, momentum and effective learning rate.\n- `summary.csv`: the table above, one row per (workload, batch size); empty fields are unknown.\n- `steps_to_result.{svg,png}`, `best_learning_rate.{svg,png}`, `search_space.{svg,png}`");
+    if study.has_step_times() {
+        md.push_str(", `time_to_result.{svg,png}`");
+    }
+    md.push_str(": the figures.\n");
+    md
+}

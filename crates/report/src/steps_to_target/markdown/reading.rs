@@ -1,0 +1,375 @@
+//! The findings of a steps-to-target report: sentences generated from the measurements,
+//! never canned. Each states numbers and what they mean for the questions of Shallue et
+//! al.: where the three regimes lie, where the knee B_crit is, how the best learning rate
+//! scales, and which batch size is worth running.
+
+use super::time::time_sentence;
+use crate::steps_to_target::analysis::workload::Workload;
+use crate::steps_to_target::analysis::Study;
+use crate::steps_to_target::format::{and_list, batch, capitalised, sig, with_interval};
+use crate::steps_to_target::{LearningRateScaling, TargetContext};
+use crate::steps_to_target::{Regime, RegimeOptions, Regimes};
+
+/// The one-line count of what was recorded.
+pub(crate) fn recorded_line(study: &Study) -> String {
+    let c = &study.counts;
+    let mut s = format!(
+        "{} trials recorded over {} workload(s) and {} batch size(s): {} reached the target, {} missed it, {} diverged, {} failed",
+        c.recorded,
+        study.workloads.len(),
+        study.batch_sizes.len(),
+        c.reached,
+        c.missed,
+        c.infeasible,
+        c.failed
+    );
+    if c.unevaluated > 0 {
+        s.push_str(&format!(", {} not evaluated", c.unevaluated));
+    }
+    s
+}
+
+/// "4:16500 8:8500 … 4096:none": the curve in one line.
+pub(crate) fn compact_curve(w: &Workload) -> String {
+    let parts: Vec<String> = w
+        .cells
+        .iter()
+        .map(|c| match c.steps_to_result {
+            Some(s) => format!("{}:{s}", c.batch_size),
+            None => format!("{}:none", c.batch_size),
+        })
+        .collect();
+    parts.join(" ")
+}
+
+/// "B_crit 127 (95% interval 110–150)", or why there is none.
+pub(crate) fn b_crit_text(w: &Workload) -> String {
+    match &w.fit {
+        Ok(f) if !f.b_crit_identified => {
+            "B_crit not identified (steps fall like 1/B throughout)".into()
+        }
+        Ok(f) if f.b_crit == 0.0 => "B_crit 0 (no batch size dependence)".into(),
+        Ok(f) => format!(
+            "B_crit {}",
+            with_interval(f.b_crit, f.b_crit_interval, f.level)
+        ),
+        Err(_) => format!(
+            "B_crit not fitted ({} batch size(s) with a result)",
+            w.points.len()
+        ),
+    }
+}
+
+/// The lines [`super::TargetFindings::lines`] holds.
+pub(crate) fn headlines(ctx: &TargetContext, study: &Study) -> Vec<String> {
+    let mut lines = vec![format!(
+        "Target validation error <= {}: {}.",
+        sig(ctx.target_error),
+        recorded_line(study)
+    )];
+    for w in &study.workloads {
+        lines.push(format!(
+            "{}: steps to result by batch size {}; {}",
+            w.label,
+            compact_curve(w),
+            b_crit_text(w)
+        ));
+        if let Some(t) = &w.time {
+            let p = &t.soonest;
+            lines.push(format!(
+                "{}: soonest to the target at batch {} ({} steps, {} s; {}–{} s)",
+                w.label,
+                p.batch_size,
+                p.steps,
+                sig(p.seconds),
+                sig(p.low),
+                sig(p.high)
+            ));
+        }
+    }
+    if !study.notes.is_empty() {
+        lines.push(format!(
+            "{} note(s) on missing or partial data in report.md",
+            study.notes.len()
+        ));
+    }
+    lines
+}
+
+/// The "In short" paragraph.
+pub(crate) fn in_short(study: &Study) -> String {
+    let mut parts = vec![recorded_line(study)];
+    for w in &study.workloads {
+        let results: Vec<(u32, u64)> = w
+            .cells
+            .iter()
+            .filter_map(|c| Some((c.batch_size, c.steps_to_result?)))
+            .collect();
+        match (results.first(), results.last()) {
+            (Some(&(b0, s0)), Some(&(b1, s1))) if b0 != b1 => parts.push(format!(
+                "{}: {s0} steps at batch {b0} down to {s1} at batch {b1} ({}x fewer), {}",
+                w.label,
+                sig(s0 as f64 / s1 as f64),
+                b_crit_text(w)
+            )),
+            (Some(&(b0, s0)), _) => parts.push(format!(
+                "{}: a result at batch {b0} only ({s0} steps)",
+                w.label
+            )),
+            _ => parts.push(format!("{}: no batch size reached the target", w.label)),
+        }
+    }
+    format!("{}.", capitalised(&parts.join("; ")))
+}
+
+/// The findings about one workload, one sentence (or short paragraph) each.
+pub(crate) fn workload_sentences(ctx: &TargetContext, w: &Workload) -> Vec<String> {
+    let mut out = vec![curve_sentence(w)];
+    out.push(regimes_sentence(w));
+    out.push(fit_sentence(w));
+    out.extend(
+        w.learning_rate
+            .as_ref()
+            .map(|s| rate_sentence("learning rate", s)),
+    );
+    out.extend(
+        w.effective
+            .as_ref()
+            .map(|s| rate_sentence("effective learning rate lr / (1 - momentum)", s)),
+    );
+    if w.learning_rate.is_none() {
+        out.push("The best learning rate's scaling is not fitted: fewer than two batch sizes have both a result and a known learning rate.".into());
+    }
+    out.extend(no_result_sentence(ctx, w));
+    out.extend(w.time.as_ref().map(|t| time_sentence(&w.label, t)));
+    out
+}
+
+fn curve_sentence(w: &Workload) -> String {
+    let parts: Vec<String> = w
+        .cells
+        .iter()
+        .map(|c| match c.steps_to_result {
+            Some(s) => format!("{s} at batch {}", c.batch_size),
+            None => format!("none at batch {}", c.batch_size),
+        })
+        .collect();
+    format!("Steps to result: {}.", and_list(&parts))
+}
+
+/// The thresholds of the default regime rule, in words.
+fn rule() -> String {
+    let o = RegimeOptions::default();
+    format!(
+        "a doubling of the batch size that divides the steps by at least {} is perfect scaling, one that saves less than {:.0}% of them is maximal data parallelism",
+        sig(2.0 * (1.0 - o.perfect_tolerance)),
+        100.0 * o.plateau_saving
+    )
+}
+
+fn regime_name(r: Regime) -> &'static str {
+    match r {
+        Regime::PerfectScaling => "perfect scaling",
+        Regime::DiminishingReturns => "diminishing returns",
+        Regime::MaximalDataParallelism => "maximal data parallelism",
+    }
+}
+
+pub(crate) fn regimes_sentence(w: &Workload) -> String {
+    let r = match &w.regimes {
+        Ok(r) => r,
+        Err(e) => return format!("The regimes cannot be located: {e}."),
+    };
+    let (Some(first), Some(last)) = (r.segments.first(), r.segments.last()) else {
+        return "The regimes cannot be located: no segment between two batch sizes.".into();
+    };
+    let range = |(a, b): (f64, f64)| format!("from batch {} to {}", batch(a), batch(b));
+    let mut parts = vec![];
+    match r.perfect_scaling {
+        Some(p) => parts.push(format!("perfect scaling {}", range(p))),
+        None => parts.push(format!(
+            "no perfect scaling at the smallest batch sizes (the first doubling, {} to {}, divides the steps by only {})",
+            batch(first.from),
+            batch(first.to),
+            sig(first.speedup_per_doubling)
+        )),
+    }
+    if let Some(d) = r.diminishing_returns {
+        parts.push(format!("diminishing returns {}", range(d)));
+    }
+    match r.maximal_data_parallelism {
+        Some(m) => parts.push(format!("maximal data parallelism {}", range(m))),
+        None => parts.push(format!(
+            "no plateau yet: the last doubling ({} to {}) still divides the steps by {}, so maximal data parallelism, if any, lies beyond batch {}",
+            batch(last.from),
+            batch(last.to),
+            sig(last.speedup_per_doubling),
+            batch(last.to)
+        )),
+    }
+    let mut s = format!("Regimes ({}): {}.", rule(), parts.join("; "));
+    s.push_str(&odd_segments(r));
+    s
+}
+
+/// Segments inside the diminishing-returns range whose own regime is another: the ranges
+/// are read from the ends, so these would otherwise go unmentioned.
+fn odd_segments(r: &Regimes) -> String {
+    let Some((lo, hi)) = r.diminishing_returns else {
+        return String::new();
+    };
+    let odd: Vec<String> = r
+        .segments
+        .iter()
+        .filter(|s| s.from >= lo && s.to <= hi && s.regime != Regime::DiminishingReturns)
+        .map(|s| {
+            format!(
+                "{} to {} ({}, x{} per doubling)",
+                batch(s.from),
+                batch(s.to),
+                regime_name(s.regime),
+                sig(s.speedup_per_doubling)
+            )
+        })
+        .collect();
+    if odd.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " Inside diminishing returns, segment(s) {} are of another regime on their own: noise in a best of N, or a real wiggle.",
+            and_list(&odd)
+        )
+    }
+}
+
+pub(crate) fn fit_sentence(w: &Workload) -> String {
+    let f = match &w.fit {
+        Ok(f) => f,
+        Err(e) => {
+            return format!("S(B) = S_min (1 + B_crit / B) is not fitted: {e}.");
+        }
+    };
+    if !f.b_crit_identified {
+        return format!(
+            "B_crit is not identified: steps fall like 1/B over every measured batch size (the best fit puts the knee beyond 10^4 times the largest batch size), so only E_min = S_min B_crit ≈ {} examples is determined; larger batch sizes are needed to find the knee.",
+            sig(f.e_min())
+        );
+    }
+    if f.b_crit == 0.0 {
+        return format!(
+            "Steps to result do not depend on batch size over the measured range (the best B_crit is 0; S_min = {} steps): every batch size measured is past the knee, and smaller ones are needed to see perfect scaling.",
+            sig(f.s_min)
+        );
+    }
+    let mut s = format!(
+        "The fit S(B) = S_min (1 + B_crit / B) over {} batch sizes gives B_crit = {} and S_min = {} steps (residual bootstrap; rms log residual {:.1}%): the knee, where a batch size needs twice the fewest steps, is at batch ≈ {}, and E_min = S_min B_crit ≈ {} examples.",
+        f.points,
+        with_interval(f.b_crit, f.b_crit_interval, f.level),
+        with_interval(f.s_min, f.s_min_interval, f.level),
+        100.0 * f.rms_log_residual,
+        sig(f.b_crit),
+        sig(f.e_min())
+    );
+    let (lo, hi) = w
+        .points
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), p| {
+            (lo.min(p.0), hi.max(p.0))
+        });
+    if f.b_crit < lo || f.b_crit > hi {
+        s.push_str(&format!(
+            " B_crit lies outside the measured batch sizes ({} to {}): an extrapolation.",
+            batch(lo),
+            batch(hi)
+        ));
+    }
+    let (a, b) = f.b_crit_interval;
+    if a > 0.0 && b / a > 10.0 {
+        s.push_str(
+            " The interval spans more than a factor of ten: the curve pins the knee down poorly.",
+        );
+    }
+    s
+}
+
+fn rate_sentence(name: &str, s: &LearningRateScaling) -> String {
+    let over = if s.perfect_scaling_range {
+        format!(
+            "over the perfect-scaling range (batch {} to {}, {} batch sizes)",
+            s.from, s.to, s.points
+        )
+    } else {
+        format!(
+            "over every batch size with a result (batch {} to {}, {}), the perfect-scaling range having fewer than two",
+            s.from, s.to, s.points
+        )
+    };
+    match s.interval {
+        Some((lo, hi)) => {
+            // A slack of 1e-9 keeps an exactly fitted line (a zero-width interval that
+            // rounding puts beside the rule) consistent with its rule.
+            let within = |rule: f64| lo - 1e-9 <= rule && rule <= hi + 1e-9;
+            let (linear, root) = (within(1.0), within(0.5));
+            let verdict = match (linear, root) {
+                (true, false) => "consistent with linear scaling (slope 1), not with square-root scaling (0.5)".to_string(),
+                (false, true) => "consistent with square-root scaling (slope 0.5), not with linear scaling (1)".to_string(),
+                (true, true) => "consistent with both linear (1) and square-root (0.5) scaling: too few or too noisy points to tell them apart".to_string(),
+                (false, false) if hi < 0.5 => "below both rules: the best rate grows more slowly than the square root of the batch size".to_string(),
+                (false, false) if lo > 1.0 => "above linear scaling: the best rate grows faster than the batch size".to_string(),
+                (false, false) => "between the two rules and consistent with neither".to_string(),
+            };
+            format!(
+                "The best {name} scales as B^{} (95% interval {}–{}) {over}: {verdict}.",
+                sig(s.slope),
+                sig(lo),
+                sig(hi)
+            )
+        }
+        None => {
+            let nearer = if (s.slope - 1.0).abs() < (s.slope - 0.5).abs() {
+                "linear scaling (1)"
+            } else {
+                "square-root scaling (0.5)"
+            };
+            format!(
+                "The best {name} scales as B^{} {over}; two points fit a line exactly, so there is no interval: nearer to {nearer}, which says little.",
+                sig(s.slope)
+            )
+        }
+    }
+}
+
+fn no_result_sentence(ctx: &TargetContext, w: &Workload) -> Option<String> {
+    let none: Vec<String> = w
+        .cells
+        .iter()
+        .filter(|c| c.steps_to_result.is_none())
+        .map(|c| {
+            let mut how = vec![];
+            for (n, what) in [
+                (c.missed, "missed"),
+                (c.infeasible, "diverged"),
+                (c.failed, "failed"),
+                (c.unevaluated, "not evaluated"),
+            ] {
+                if n > 0 {
+                    how.push(format!("{n} {what}"));
+                }
+            }
+            format!(
+                "batch {} ({} of {} trials)",
+                c.batch_size,
+                how.join(", "),
+                c.trials
+            )
+        })
+        .collect();
+    if none.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "No trial reached the target at {}: the search space or the step budget ({}) may be too small there. Steps to result there are unknown (beyond the budget, if the search space holds a setting that gets there at all), and these batch sizes are left out of the fit and the regimes.",
+        and_list(&none),
+        ctx.budget.limit_text()
+    ))
+}

@@ -1,0 +1,283 @@
+//! The study analysis and its sentences on small hand-made inputs; the whole rendering of
+//! a synthetic run directory is in `tests/render_steps_to_target.rs`.
+
+use std::path::Path;
+
+use super::analysis::time::{parse_step_times, time_to_result};
+use super::analysis::Study;
+use super::markdown::reading::{fit_sentence, regimes_sentence, workload_sentences};
+use super::{TargetCell, TargetContext};
+use batchlab_method::rows::steps_to_target::SearchRow;
+use batchlab_method::rows::train::{TrainEval, TrialRecord};
+
+fn context() -> TargetContext {
+    TargetContext {
+        experiment: "unit".into(),
+        description: String::new(),
+        reproduces: None,
+        claim: None,
+        dataset: vec![],
+        backend: "flex".into(),
+        device: "cpu".into(),
+        protocol: String::new(),
+        target_error: 0.1,
+        budget: batchlab_method::budget::StepBudget::new(10, 1.0, 1000, None, 1000).unwrap(),
+        trials_per_batch: 2,
+        trials_by_workload: vec![],
+        budgets_by_workload: vec![],
+        batch_sizes_by_workload: vec![],
+        search_space: vec![],
+        step_times: vec![],
+    }
+}
+
+fn record(id: &str, batch_size: u32, optimizer: &str, status: &str, steps: u64) -> TrialRecord {
+    TrialRecord {
+        trial: id.into(),
+        seed: 0,
+        batch_size,
+        optimizer: optimizer.into(),
+        variant: "mlp".into(),
+        budget: "steps".into(),
+        status: status.into(),
+        epochs: 0.0,
+        steps,
+        examples: 0,
+        train_seconds: 0.0,
+        data_seconds: 0.0,
+        eval_seconds: 0.0,
+        test_seconds: 0.0,
+        test_loss: f64::NAN,
+        test_accuracy: f64::NAN,
+        message: String::new(),
+    }
+}
+
+fn eval(r: &TrialRecord, step: u64, error: f64) -> TrainEval {
+    TrainEval {
+        trial: r.trial.clone(),
+        seed: 0,
+        batch_size: r.batch_size,
+        optimizer: r.optimizer.clone(),
+        variant: r.variant.clone(),
+        budget: "steps".into(),
+        epoch: 0.0,
+        step,
+        examples: 0,
+        train_loss: 1.0,
+        val_loss: 1.0,
+        val_accuracy: 1.0 - error,
+        train_seconds: 0.0,
+        data_seconds: 0.0,
+        eval_seconds: 0.0,
+    }
+}
+
+fn search(r: &TrialRecord, learning_rate: f64, momentum: f64) -> SearchRow {
+    SearchRow {
+        trial: r.trial.clone(),
+        workload: format!("mlp/{}", r.optimizer),
+        batch_size: r.batch_size,
+        index: 0,
+        learning_rate,
+        momentum,
+        effective_learning_rate: learning_rate / (1.0 - momentum),
+    }
+}
+
+fn cell(batch_size: u32, steps: Option<u64>, learning_rate: Option<f64>) -> TargetCell {
+    TargetCell {
+        workload: "mlp/sgd".into(),
+        batch_size,
+        trials: 1,
+        reached: usize::from(steps.is_some()),
+        missed: usize::from(steps.is_none()),
+        infeasible: 0,
+        failed: 0,
+        unevaluated: 0,
+        steps_to_result: steps,
+        best_trial: steps.map(|_| format!("b{batch_size}")),
+        learning_rate,
+        momentum: learning_rate.map(|_| 0.0),
+        effective_learning_rate: learning_rate,
+    }
+}
+
+#[test]
+fn outcomes_are_counted_and_unevaluated_trials_set_apart() {
+    // Batch 8: one trial reaches at 40 (and would have at 20 if the diverged one counted),
+    // one diverged after reaching, one ok without evaluations, one oom.
+    let reached = record("a", 8, "sgd", "ok", 40);
+    let diverged = record("b", 8, "sgd", "diverged", 30);
+    let silent = record("c", 8, "sgd", "ok", 1000);
+    let oom = record("d", 8, "sgd", "oom", 0);
+    // Batch 16: missed.
+    let missed = record("e", 16, "sgd", "ok", 1000);
+    let evals = vec![
+        eval(&reached, 20, 0.3),
+        eval(&reached, 40, 0.1),
+        eval(&diverged, 20, 0.05),
+        eval(&diverged, 30, f64::NAN),
+        eval(&missed, 1000, 0.2),
+        // Still running: no record.
+        eval(&record("f", 16, "sgd", "ok", 0), 10, 0.5),
+    ];
+    let records = vec![reached.clone(), diverged, silent, oom, missed];
+    let rows = vec![search(&reached, 0.1, 0.0)];
+    let study = Study::new(Path::new("run"), &context(), &records, &evals, Some(rows)).unwrap();
+    assert_eq!(study.workloads.len(), 1);
+    let w = &study.workloads[0];
+    assert!(!w.momentum);
+    let c = &w.cells[0];
+    assert_eq!(
+        (c.trials, c.reached, c.infeasible, c.failed, c.unevaluated),
+        (4, 1, 1, 1, 1)
+    );
+    assert_eq!(c.steps_to_result, Some(40));
+    assert_eq!(c.best_trial.as_deref(), Some("a"));
+    assert_eq!(c.learning_rate, Some(0.1));
+    assert_eq!((w.cells[1].missed, w.cells[1].steps_to_result), (1, None));
+    let notes = study.notes.join("\n");
+    for needle in [
+        "4 trial(s) have no row in search.csv (b, c, d, …)",
+        "1 ok trial(s) have no validation evaluation",
+        "1 trial(s) have evaluations in results.csv but no trials.csv row",
+        "mlp/sgd at batch 16: 1 of 2",
+    ] {
+        assert!(notes.contains(needle), "no `{needle}` in\n{notes}");
+    }
+    let sentences = workload_sentences(&context(), w).join("\n");
+    assert!(
+        sentences.contains("No trial reached the target at batch 16 (1 missed of 1 trials)"),
+        "{sentences}"
+    );
+    assert!(
+        sentences.contains("The regimes cannot be located: 1 points"),
+        "{sentences}"
+    );
+}
+
+#[test]
+fn an_unknown_status_names_trials_csv() {
+    let records = vec![record("a", 8, "sgd", "exploded", 40)];
+    let err = Study::new(Path::new("run"), &context(), &records, &[], None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("run/trials.csv") && err.contains("exploded"),
+        "{err}"
+    );
+    let mut ctx = context();
+    ctx.target_error = f64::NAN;
+    let err = Study::new(Path::new("run"), &ctx, &[], &[], None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("target_error"), "{err}");
+}
+
+#[test]
+fn momentum_is_read_from_the_search_rows() {
+    let r = record("a", 8, "sgd-momentum", "ok", 40);
+    let evals = vec![eval(&r, 40, 0.05)];
+    let rows = vec![search(&r, 0.01, 0.9)];
+    let study = Study::new(
+        Path::new("run"),
+        &context(),
+        std::slice::from_ref(&r),
+        &evals,
+        Some(rows),
+    )
+    .unwrap();
+    let w = &study.workloads[0];
+    assert!(w.momentum);
+    let e = w.cells[0].effective_learning_rate.unwrap();
+    assert!((e - 0.1).abs() < 1e-12, "{e}");
+    // Without search.csv the optimizer's label decides.
+    let study = Study::new(Path::new("run"), &context(), &[r], &evals, None).unwrap();
+    assert!(study.workloads[0].momentum);
+    assert!(study.notes[0].contains("search.csv is missing"));
+}
+
+#[test]
+fn step_times_are_checked_and_an_exact_label_wins_over_the_model() {
+    let raw = vec![
+        ("mlp".to_string(), 8, 1.0, 0.9, 1.1),
+        ("mlp".to_string(), 16, 1.0, 0.9, 1.1),
+        ("mlp/sgd".to_string(), 16, 0.5, 0.45, 0.55),
+        ("mlp/sgd".to_string(), 32, 0.5, 0.6, 0.55),
+        ("mlp/sgd".to_string(), 64, f64::NAN, 0.6, 0.55),
+    ];
+    let (times, notes) = parse_step_times(&raw);
+    assert_eq!(times.len(), 3);
+    assert_eq!(notes.len(), 2);
+    assert!(notes[0].contains("mlp/sgd at batch 32"), "{notes:?}");
+    let cells = vec![
+        cell(8, Some(100), None),
+        cell(16, Some(60), None),
+        cell(32, Some(50), None),
+    ];
+    let t = time_to_result("mlp/sgd", "mlp", &cells, &times).unwrap();
+    // 8: 100 s (90-110); 16: 60 x 0.5 = 30 s (27-33); 32: no usable step time.
+    assert_eq!(t.points.len(), 2);
+    assert_eq!(t.soonest.batch_size, 16);
+    assert!((t.soonest.seconds - 30.0).abs() < 1e-9 && (t.soonest.high - 33.0).abs() < 1e-9);
+    assert!(t.overlapping.is_empty());
+    assert!(time_to_result("cnn/sgd", "cnn", &cells, &times).is_none());
+}
+
+#[test]
+fn regimes_and_fit_are_put_in_words() {
+    // Perfect scaling throughout: no plateau, and B_crit beyond the measured range.
+    let records: Vec<TrialRecord> = [8u32, 16, 32, 64]
+        .iter()
+        .map(|&b| record(&format!("b{b}"), b, "sgd", "ok", 0))
+        .collect();
+    let evals: Vec<TrainEval> = records
+        .iter()
+        .map(|r| eval(r, 6400 / u64::from(r.batch_size), 0.05))
+        .collect();
+    let rows: Vec<SearchRow> = records
+        .iter()
+        .map(|r| search(r, 0.001 * f64::from(r.batch_size), 0.0))
+        .collect();
+    let mut ctx = context();
+    ctx.trials_per_batch = 1;
+    let study = Study::new(Path::new("run"), &ctx, &records, &evals, Some(rows)).unwrap();
+    let w = &study.workloads[0];
+    let regimes = regimes_sentence(w);
+    assert!(
+        regimes.contains("perfect scaling from batch 8 to 64")
+            && regimes.contains(
+                "no plateau yet: the last doubling (32 to 64) still divides the steps by 2"
+            ),
+        "{regimes}"
+    );
+    let fit = fit_sentence(w);
+    assert!(fit.contains("B_crit is not identified"), "{fit}");
+    // Learning rate exactly proportional to B: slope 1 with a zero-width interval.
+    let lr = w.learning_rate.unwrap();
+    assert!((lr.slope - 1.0).abs() < 1e-9 && lr.perfect_scaling_range && lr.points == 4);
+    let sentences = workload_sentences(&ctx, w).join("\n");
+    assert!(
+        sentences.contains("consistent with linear scaling (slope 1), not with square-root"),
+        "{sentences}"
+    );
+    assert!(study.notes.is_empty(), "{:?}", study.notes);
+}
+
+#[test]
+fn workloads_with_their_own_plan_are_judged_by_it() {
+    let mut ctx = context();
+    assert!(ctx.planned_at("cnn/sgd", 32));
+    assert_eq!(ctx.trials_text(), "2");
+    ctx.batch_sizes_by_workload = vec![("cnn/sgd".into(), vec![16, 64])];
+    ctx.trials_by_workload = vec![("cnn/sgd".into(), 5), ("mlp/sgd".into(), 2)];
+    assert!(ctx.planned_at("cnn/sgd", 64));
+    assert!(!ctx.planned_at("cnn/sgd", 32));
+    assert!(ctx.planned_at("mlp/sgd", 32));
+    assert_eq!(ctx.planned_trials("cnn/sgd"), 5);
+    assert_eq!(ctx.planned_trials("other"), 2);
+    assert_eq!(ctx.trials_text(), "2 (cnn/sgd: 5)");
+}

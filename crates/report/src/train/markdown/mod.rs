@@ -1,0 +1,354 @@
+//! `report.md` of a training study: what was run, the source's numbers beside the measured
+//! ones, the reading of the result, the figures, the full table, and what is missing.
+
+pub(super) mod headlines;
+pub(super) mod reading;
+pub(super) mod timing;
+
+use std::fmt::Write as _;
+
+use crate::markdown::{table, Header};
+use crate::train::analysis::{matches, Analysis};
+use crate::train::{Published, TrainCell, TrainContext};
+use reading::{num, pct};
+
+/// Missing trials listed one by one up to this many; the rest are counted.
+const LIST_AT_MOST: usize = 30;
+
+pub(super) fn report_markdown(ctx: &TrainContext, analysis: &Analysis) -> String {
+    let mut md = Header {
+        experiment: &ctx.experiment,
+        subject: "accuracy and training time versus batch size",
+        description: &ctx.description,
+        reproduces: ctx.reproduces.as_deref(),
+        claim: ctx.claim.as_deref(),
+        in_short: &in_short(analysis),
+    }
+    .markdown();
+
+    md.push_str("## What was run\n\n");
+    md.push_str(&run_table(ctx, analysis));
+    md.push_str(&missing_section(analysis));
+
+    md.push_str("\n## Published vs measured\n\n");
+    md.push_str(&published_section(ctx, analysis));
+
+    md.push_str("\n## Reading the result\n\n");
+    for sentence in reading_sentences(ctx, analysis) {
+        let _ = writeln!(md, "- {sentence}");
+    }
+
+    md.push_str("\n## Figures\n\n");
+    md.push_str("![Test accuracy versus batch size](accuracy_vs_batch.png)\n\n(vector: [accuracy_vs_batch.svg](accuracy_vs_batch.svg)) Line: mean over the ok seeds; bars: their min to max; small dots: single seeds; one panel per budget on a shared axis. Lines are shifted sideways a little so that they do not hide each other.\n\n");
+    md.push_str("![Validation accuracy during training](learning_curves.png)\n\n(vector: [learning_curves.svg](learning_curves.svg)) Mean over seeds at each evaluation, against optimizer steps (left) and training examples seen (right).\n\n");
+    md.push_str("![Training time versus batch size](train_time.png)\n\n(vector: [train_time.svg](train_time.svg)) Median over the ok seeds, bars min to max; evaluations are not included.\n");
+
+    md.push_str("\n## Per cell\n\n");
+    md.push_str(&cell_table(analysis));
+
+    md.push_str("\n## Files\n\n- `results.csv`: every validation evaluation of every trial (raw); `results.parquet`: the same rows, typed.\n- `trials.csv`: one row per finished or failed trial, with its test accuracy and times.\n- `summary.csv`: the per-cell table above (accuracies as fractions, times in seconds, data share in %).\n- `accuracy_vs_batch.{svg,png}`, `learning_curves.{svg,png}`, `train_time.{svg,png}`: the figures.\n");
+    md
+}
+
+fn in_short(analysis: &Analysis) -> String {
+    let mut parts = vec![headlines::recorded_line(analysis)];
+    for best in analysis.best() {
+        parts.push(format!(
+            "best mean test accuracy under the {} budget {} at batch {} ({})",
+            best.budget,
+            pct(best.test_accuracy_mean),
+            best.batch_size,
+            best.series(analysis.with_variant)
+        ));
+    }
+    let s = parts.join("; ");
+    // By characters, not bytes: a label may start with any letter.
+    let mut chars = s.chars();
+    let first: String = chars
+        .next()
+        .map(|c| c.to_uppercase().collect())
+        .unwrap_or_default();
+    format!("{first}{}.", chars.as_str())
+}
+
+fn list<T: ToString>(values: &[T]) -> String {
+    let v: Vec<String> = values.iter().map(ToString::to_string).collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn run_table(ctx: &TrainContext, analysis: &Analysis) -> String {
+    let mut rows = vec![vec!["experiment".to_string(), ctx.experiment.clone()]];
+    rows.push(vec!["model".into(), ctx.model.clone()]);
+    rows.push(vec!["data".into(), ctx.dataset.join("; ")]);
+    rows.push(vec![
+        "backend / device".into(),
+        format!("{} / {}", ctx.backend, ctx.device),
+    ]);
+    rows.push(vec!["protocol".into(), ctx.protocol.clone()]);
+    let optimizers: Vec<&str> = {
+        let mut o: Vec<&str> = analysis
+            .series
+            .iter()
+            .map(|s| s.optimizer.as_str())
+            .collect();
+        o.dedup();
+        o
+    };
+    let mut variants: Vec<&str> = analysis.series.iter().map(|s| s.variant.as_str()).collect();
+    variants.sort_unstable();
+    variants.dedup();
+    rows.push(vec![
+        "grid (as recorded)".into(),
+        format!(
+            "batch sizes {}; optimizers {}; variants {}; budgets {}; seeds {}",
+            list(&analysis.batch_sizes),
+            list(&optimizers),
+            list(&variants),
+            list(&analysis.budgets),
+            list(&analysis.seeds)
+        ),
+    ]);
+    rows.push(vec!["trials".into(), headlines::recorded_line(analysis)]);
+    rows.push(vec![
+        "test split".into(),
+        if ctx.test_examples > 0 {
+            format!(
+                "{} examples (one example = {} accuracy points)",
+                ctx.test_examples,
+                num(100.0 / ctx.test_examples as f64, 3)
+            )
+        } else {
+            "size not recorded".into()
+        },
+    ]);
+    table(&["setting", "value"], &rows)
+}
+
+fn missing_section(analysis: &Analysis) -> String {
+    let failed: Vec<_> = analysis.records.iter().filter(|r| !r.is_ok()).collect();
+    if analysis.missing.is_empty() && failed.is_empty() {
+        return "\nEvery trial of the grid is recorded and none failed.\n".into();
+    }
+    let mut md = String::from("\n## Missing and failed trials\n");
+    if !analysis.missing.is_empty() {
+        let _ = writeln!(
+            md,
+            "\n**Partial results: {} trial(s) missing.** The grid implied by the values recorded has {} trials; these have no row in `trials.csv` ({} of them started: evaluations recorded, no final record, i.e. interrupted or still running). Everything in this report covers the recorded trials only; `--resume` runs the rest.\n",
+            analysis.missing.len(),
+            analysis.records.len() + analysis.missing.len(),
+            analysis.unfinished
+        );
+        for line in analysis.missing.iter().take(LIST_AT_MOST) {
+            let _ = writeln!(md, "- {line}");
+        }
+        if analysis.missing.len() > LIST_AT_MOST {
+            let _ = writeln!(md, "- … and {} more", analysis.missing.len() - LIST_AT_MOST);
+        }
+    }
+    if !failed.is_empty() {
+        let _ = writeln!(
+            md,
+            "\n{} trial(s) failed: counted in the cells' trials, excluded from every statistic.\n",
+            failed.len()
+        );
+        let rows: Vec<Vec<String>> = failed
+            .iter()
+            .map(|r| {
+                let short: String = r.message.chars().take(200).collect();
+                let ellipsis = if r.message.chars().count() > 200 {
+                    "…"
+                } else {
+                    ""
+                };
+                vec![
+                    r.trial.clone(),
+                    r.status.clone(),
+                    format!("{short}{ellipsis}"),
+                ]
+            })
+            .collect();
+        md.push_str(&table(&["trial", "status", "message"], &rows));
+    }
+    md
+}
+
+/// The measured value of `metric` in a cell, in the published unit, with its unit.
+fn measured(cell: &TrainCell, metric: &str) -> Option<(f64, &'static str)> {
+    match metric {
+        "test_accuracy" => Some((100.0 * cell.test_accuracy_mean, "%")),
+        "train_minutes" => Some((cell.train_seconds_median / 60.0, "min")),
+        "inference_minutes" => Some((cell.test_seconds_median / 60.0, "min")),
+        _ => None,
+    }
+}
+
+fn published_rows(analysis: &Analysis, p: &Published) -> Vec<Vec<String>> {
+    let budget = analysis.seed_budget().unwrap_or("");
+    let cells: Vec<&TrainCell> = analysis
+        .cells
+        .iter()
+        .filter(|c| {
+            c.budget == budget
+                && c.batch_size == p.batch_size
+                && matches(&p.series, &c.optimizer, &c.variant)
+        })
+        .collect();
+    let head = |value: String, measured: String, diff: String, cell: String| {
+        vec![
+            p.batch_size.to_string(),
+            p.series.clone(),
+            p.metric.clone(),
+            value,
+            measured,
+            diff,
+            cell,
+            p.source.clone(),
+        ]
+    };
+    let unit = measured_unit(&p.metric);
+    let value = format!("{}{unit}", num(p.value, 2));
+    if cells.is_empty() {
+        return vec![head(
+            value,
+            "not measured in this run".into(),
+            "–".into(),
+            "–".into(),
+        )];
+    }
+    cells
+        .iter()
+        .map(|c| {
+            let cell = format!(
+                "{}, {} budget, {} of {} ok",
+                c.series(analysis.with_variant),
+                c.budget,
+                c.ok,
+                c.trials
+            );
+            match measured(c, &p.metric) {
+                None => head(value.clone(), "unknown metric".into(), "–".into(), cell),
+                Some((m, unit)) if m.is_finite() => {
+                    let diff = if unit == "%" {
+                        format!("{:+.2} points", m - p.value)
+                    } else {
+                        format!("{:+.2} min (x{:.2})", m - p.value, m / p.value)
+                    };
+                    let shown = format!("{m:.2}{}", measured_unit(&p.metric));
+                    head(value.clone(), shown, diff, cell)
+                }
+                Some(_) => head(value.clone(), "no ok trial".into(), "–".into(), cell),
+            }
+        })
+        .collect()
+}
+
+fn measured_unit(metric: &str) -> &'static str {
+    match metric {
+        "test_accuracy" => "%",
+        "train_minutes" | "inference_minutes" => " min",
+        _ => "",
+    }
+}
+
+fn published_section(ctx: &TrainContext, analysis: &Analysis) -> String {
+    if ctx.published.is_empty() {
+        return "No published numbers are given for this study.\n".into();
+    }
+    let budget = analysis.seed_budget().unwrap_or("epochs");
+    let mut md = format!(
+        "Each published number beside the measured cell of the source's setup (the {budget} budget): mean test accuracy over the ok seeds in %, median training or inference time in minutes.\n\n"
+    );
+    let rows: Vec<Vec<String>> = ctx
+        .published
+        .iter()
+        .flat_map(|p| published_rows(analysis, p))
+        .collect();
+    md.push_str(&table(
+        &[
+            "batch",
+            "series",
+            "metric",
+            "published",
+            "measured",
+            "difference",
+            "measured cell",
+            "source",
+        ],
+        &rows,
+    ));
+    if ctx.published.iter().any(|p| p.metric.ends_with("_minutes")) {
+        md.push_str("\nTimes depend on the device, the precision and the data pipeline: compare how they change between batch sizes, not the minutes themselves.\n");
+    }
+    md
+}
+
+fn reading_sentences(ctx: &TrainContext, analysis: &Analysis) -> Vec<String> {
+    if analysis.cells.is_empty() {
+        return vec!["No trial has finished yet: nothing to read.".into()];
+    }
+    let mut out = vec![];
+    out.extend(reading::steps_sentence(analysis));
+    out.extend(reading::trend_sentences(analysis));
+    out.extend(reading::spread_sentence(analysis));
+    out.push(reading::resolution_sentence(ctx, analysis));
+    out.extend(timing::time_sentence(analysis));
+    out.extend(timing::powers_of_two_sentence(analysis));
+    out.push(timing::data_sentence(analysis));
+    if !analysis.missing.is_empty() {
+        out.push(format!(
+            "{} trial(s) of the grid are missing (see above): cells with fewer seeds than the others are less certain.",
+            analysis.missing.len()
+        ));
+    }
+    out
+}
+
+fn cell_table(analysis: &Analysis) -> String {
+    let rows: Vec<Vec<String>> = analysis
+        .cells
+        .iter()
+        .map(|c| {
+            vec![
+                c.budget.clone(),
+                c.batch_size.to_string(),
+                c.series(analysis.with_variant),
+                format!("{} / {}", c.ok, c.trials),
+                format!(
+                    "{} ± {}",
+                    pct(c.test_accuracy_mean),
+                    num(100.0 * c.test_accuracy_std, 1)
+                ),
+                format!(
+                    "{} – {}",
+                    pct(c.test_accuracy_min),
+                    pct(c.test_accuracy_max)
+                ),
+                num(c.steps_median, 0),
+                num(c.train_seconds_median, 2),
+                num(c.test_seconds_median, 2),
+                num(c.data_share_median, 1),
+                c.failures.clone(),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "budget",
+            "batch",
+            "series",
+            "ok / trials",
+            "test accuracy (mean ± sd)",
+            "min – max",
+            "steps",
+            "train s (median)",
+            "test s (median)",
+            "data wait (% of train)",
+            "failures",
+        ],
+        &rows,
+    )
+}

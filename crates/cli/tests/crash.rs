@@ -11,7 +11,7 @@ use std::{
     path::{Path, PathBuf},
     process::{Child, Command, Output, Stdio},
     thread::sleep,
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 const STEP_TIME: &str = r#"
@@ -290,6 +290,8 @@ fn crash_and_resume(
         .collect();
 
     let mut random = Lcg(seed);
+    // (delay, rows of the first file on disk at the kill) per kill, printed at the end.
+    let mut landed: Vec<(Duration, usize)> = Vec::new();
     for kill in 0..kills {
         let out = scratch.path().join(format!("kill-{kill}"));
         let delay = duration.mul_f64(0.05 + 0.8 * random.unit());
@@ -314,6 +316,13 @@ fn crash_and_resume(
             .iter()
             .map(|d| files.iter().map(|f| whole_lines(&d.join(f.file))).collect())
             .collect();
+        landed.push((
+            delay,
+            before
+                .iter()
+                .map(|files| files[0].len().saturating_sub(1))
+                .sum(),
+        ));
         let resumed_at_once = start_all(&out, true);
         for child in resumed_at_once {
             let output = child.wait_with_output().unwrap();
@@ -357,6 +366,17 @@ fn crash_and_resume(
             }
         }
     }
+    let rows: Vec<usize> = landed.iter().map(|(_, r)| *r).collect();
+    eprintln!(
+        "{name} ({shards} shard(s)): reference run {duration:.2?}; {} kills checked, at {:.2?} to {:.2?}, with {} to {} rows of {} on disk (of {}); every unit once, earlier rows unchanged",
+        landed.len(),
+        landed.iter().map(|(d, _)| *d).min().unwrap_or_default(),
+        landed.iter().map(|(d, _)| *d).max().unwrap_or_default(),
+        rows.iter().min().unwrap_or(&0),
+        rows.iter().max().unwrap_or(&0),
+        files[0].file,
+        reference[0].len()
+    );
 }
 
 #[test]

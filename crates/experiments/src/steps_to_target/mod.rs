@@ -10,11 +10,15 @@ mod cutoff;
 mod noise;
 mod work;
 
-use std::path::Path;
+use std::{collections::BTreeSet, path::Path};
 
 use batchlab_method::{
     budget::StepBudget,
     quasi::{log_uniform, reverse_log_uniform, QuasiRandom},
+    rows::{
+        steps_to_target::{NoiseRow, SearchRow},
+        train::TrainEval,
+    },
 };
 use rand::{rngs::StdRng, seq::SliceRandom, SeedableRng};
 
@@ -23,7 +27,7 @@ use crate::{
     context::RunContext,
     error::RunError,
     study::{Study, StudyConfig},
-    trial::{append_failure, TrialLabels, TrialStudy},
+    trial::{append_failure, drop_unfinished, TrialLabels, TrialStudy},
 };
 
 pub use config::{
@@ -219,6 +223,12 @@ impl TrialStudy for TargetStudy {
     }
     fn worker<'a>(&'a self, dir: &'a Path, context: &'a RunContext) -> work::TargetWorker<'a> {
         work::TargetWorker::new(self, dir, context)
+    }
+    /// Evaluations, search.csv and noise.csv rows of the trials that never finished.
+    fn drop_unfinished(&self, dir: &Path, done: &BTreeSet<String>) -> Result<(), RunError> {
+        drop_unfinished::<TrainEval>(&dir.join("results.csv"), done)?;
+        drop_unfinished::<SearchRow>(&dir.join("search.csv"), done)?;
+        drop_unfinished::<NoiseRow>(&dir.join("noise.csv"), done)
     }
     /// Its search.csv row (the metaparameters it was given), then its trials.csv row.
     fn record_failure(

@@ -18,5 +18,5 @@ pub mod train_loop;
 pub use data::{load_variant, VariantData};
 pub use rows::{eval_row, record, TrialLabels};
 pub use schedule::ScheduleConfig;
-pub use supervise::{append_failure, TrialStudy, TrialWorker};
+pub use supervise::{append_failure, drop_unfinished, TrialStudy, TrialWorker};
 pub use train_loop::{train, Evaluation, Next, Outcome, TrialPlan};

@@ -11,6 +11,7 @@ use std::{
 use batchlab_method::rows::{
     append_rows, read_rows_so_far,
     train::{done_trials, TrainEval},
+    TrialRow,
 };
 
 use super::rows::{failure_record, TrialLabels};
@@ -52,6 +53,12 @@ pub trait TrialStudy {
     fn labels(&self, trial: &Self::Trial) -> TrialLabels;
     /// A worker for `dir`, before its first trial.
     fn worker<'a>(&'a self, dir: &'a Path, context: &'a RunContext) -> Self::Worker<'a>;
+    /// Drops from `dir` the rows of trials that never finished (not in `done`: an interrupted
+    /// run), so that a trial run again writes its rows once. By default, its evaluations in
+    /// results.csv.
+    fn drop_unfinished(&self, dir: &Path, done: &BTreeSet<String>) -> Result<(), RunError> {
+        drop_unfinished::<TrainEval>(&dir.join("results.csv"), done)
+    }
     /// Writes the rows of a trial that failed (`status` `oom` or `error`), in the worker or, when
     /// its process died, in the supervisor. By default, its trials.csv row.
     fn record_failure(
@@ -136,7 +143,7 @@ fn supervise_trials<S: TrialStudy>(
     progress: &dyn Progress,
 ) -> Result<(), RunError> {
     let done = done_trials(dir)?;
-    drop_unfinished_evaluations(dir, &done)?;
+    study.drop_unfinished(dir, &done)?;
     release_unfinished_claims(dir, &done)?;
     let left = pending(study.trials(), S::id, dir, &done)?.len();
     progress.start(left as u64, S::WHAT);
@@ -199,17 +206,19 @@ fn work_trials<S: TrialStudy, W: TrialWorker<S::Trial>>(
     Ok(WorkerExit::Finished)
 }
 
-/// Removes from results.csv the evaluations of trials that never finished (an interrupted run),
-/// so a resumed trial's evaluations appear once. The file is replaced atomically.
-fn drop_unfinished_evaluations(dir: &Path, done: &BTreeSet<String>) -> Result<(), RunError> {
-    let results = dir.join("results.csv");
-    if !results.exists() {
+/// Removes from the file at `path` the rows of trials not in `done` (an interrupted run), so a
+/// resumed trial's rows appear once. The file is replaced atomically.
+pub fn drop_unfinished<T: TrialRow + Clone>(
+    path: &Path,
+    done: &BTreeSet<String>,
+) -> Result<(), RunError> {
+    if !path.exists() {
         return Ok(());
     }
-    let rows: Vec<TrainEval> = read_rows_so_far(&results)?;
-    let kept: Vec<TrainEval> = rows
+    let rows: Vec<T> = read_rows_so_far(path)?;
+    let kept: Vec<T> = rows
         .iter()
-        .filter(|r| done.contains(&r.trial))
+        .filter(|r| done.contains(r.trial()))
         .cloned()
         .collect();
     if kept.len() == rows.len() {
@@ -217,10 +226,10 @@ fn drop_unfinished_evaluations(dir: &Path, done: &BTreeSet<String>) -> Result<()
     }
     if kept.is_empty() {
         // An absent file is the same as one without rows.
-        return std::fs::remove_file(&results).map_err(|e| RunError::io(&results, e));
+        return std::fs::remove_file(path).map_err(|e| RunError::io(path, e));
     }
-    let partial = dir.join("results.csv.partial");
+    let partial = path.with_extension("csv.partial");
     let _ = std::fs::remove_file(&partial);
     append_rows(&partial, &kept)?;
-    std::fs::rename(&partial, &results).map_err(|e| RunError::io(&results, e))
+    std::fs::rename(&partial, path).map_err(|e| RunError::io(path, e))
 }

@@ -28,6 +28,13 @@ pub trait Row: serde::Serialize + serde::de::DeserializeOwned {
     const HEADER: &'static str;
 }
 
+/// A row that belongs to one trial: a resumed run drops those of trials that never finished,
+/// so that a trial run again writes its rows once.
+pub trait TrialRow: Row {
+    /// The id of the trial the row belongs to.
+    fn trial(&self) -> &str;
+}
+
 /// The header the `csv` crate derives from `row`'s serde fields.
 #[cfg(test)]
 pub(crate) fn serde_header<T: Row>(row: &T) -> String {

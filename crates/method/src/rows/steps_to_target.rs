@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::number::{nan_if_empty, shortest};
-use super::Row;
+use super::{Row, TrialRow};
 
 /// The header of `search.csv`, exactly.
 pub const SEARCH_HEADER: &str =
@@ -52,6 +52,12 @@ impl Row for SearchRow {
     const HEADER: &'static str = SEARCH_HEADER;
 }
 
+impl TrialRow for SearchRow {
+    fn trial(&self) -> &str {
+        &self.trial
+    }
+}
+
 /// The last row of each trial id: a row written twice (see the module documentation)
 /// counts once.
 pub fn latest_search(rows: Vec<SearchRow>) -> BTreeMap<String, SearchRow> {
@@ -90,6 +96,12 @@ pub struct NoiseRow {
 
 impl Row for NoiseRow {
     const HEADER: &'static str = NOISE_HEADER;
+}
+
+impl TrialRow for NoiseRow {
+    fn trial(&self) -> &str {
+        &self.trial
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::number::{nan_if_empty, shortest};
-use super::{read_rows_so_far, Row};
+use super::{read_rows_so_far, Row, TrialRow};
 use crate::FileError;
 
 /// The header of `results.csv`, exactly.
@@ -116,6 +116,12 @@ impl TrialRecord {
 
 impl Row for TrainEval {
     const HEADER: &'static str = RESULTS_HEADER;
+}
+
+impl TrialRow for TrainEval {
+    fn trial(&self) -> &str {
+        &self.trial
+    }
 }
 
 impl Row for TrialRecord {

@@ -146,7 +146,25 @@ pub struct RunArgs {
     shard: Option<Shard>,
 }
 
+/// SIGINT (Ctrl-C) and SIGTERM (`scancel`, `kill`) stop a run cleanly: the supervisor stops its
+/// worker, records nothing as failed and marks the run `interrupted`, resumable. A second signal
+/// ends the process at once.
+fn stop_on_signals() -> Result<()> {
+    use signal_hook::{consts::TERM_SIGNALS, flag};
+    let stop = batchlab_experiments::isolate::interruption_flag();
+    for &signal in TERM_SIGNALS {
+        flag::register_conditional_shutdown(signal, INTERRUPTED_EXIT.into(), stop)
+            .context("cannot install a signal handler")?;
+        flag::register(signal, stop).context("cannot install a signal handler")?;
+    }
+    Ok(())
+}
+
+/// Exit code of a run stopped by a signal (the shell's 128 + SIGINT).
+pub const INTERRUPTED_EXIT: u8 = 130;
+
 pub fn run(args: RunArgs, data_dir: &Path) -> Result<()> {
+    stop_on_signals()?;
     let RunArgs {
         experiment,
         mut overrides,

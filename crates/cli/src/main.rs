@@ -107,6 +107,15 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e)
+            if matches!(
+                e.downcast_ref(),
+                Some(batchlab_experiments::RunError::Interrupted)
+            ) =>
+        {
+            eprintln!("stopped: {e:#}; what finished is kept, continue with --resume");
+            ExitCode::from(commands::INTERRUPTED_EXIT)
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

@@ -5,6 +5,9 @@
 //! `cargo test --release -p batchlab-cli --test crash -- --ignored` for the soak (20 kills per
 //! kind).
 
+mod common;
+
+use common::{STEP_TIME, TARGET, TRAIN};
 use std::{
     collections::{BTreeMap, BTreeSet},
     fs,
@@ -13,87 +16,6 @@ use std::{
     thread::sleep,
     time::{Duration, Instant},
 };
-
-const STEP_TIME: &str = r#"
-[experiment]
-name = "crash-step-time"
-kind = "step-time"
-description = "a seconds-long sweep to kill"
-
-[model]
-architecture = "mlp"
-input = [1, 8, 8]
-classes = 4
-hidden = [64]
-
-[sweep]
-batch_range = [1, 24]
-warmup_steps = 1
-samples = 4
-rounds = 3
-"#;
-
-const TRAIN: &str = r#"
-[experiment]
-name = "crash-train"
-kind = "train"
-description = "a seconds-long grid to kill"
-
-[model]
-architecture = "mlp"
-input = [1, 8, 8]
-classes = 4
-hidden = [32]
-
-[data]
-name = "synthetic"
-shape = [1, 8, 8]
-classes = 4
-examples = [256, 64, 64]
-
-[[optimizers]]
-name = "sgd"
-
-[[optimizers]]
-name = "adam"
-learning_rate = 0.01
-
-[grid]
-batch_sizes = [4, 8, 16, 32]
-seeds = [0, 1]
-epochs = 2
-evaluate_every = 20
-"#;
-
-const TARGET: &str = r#"
-[experiment]
-name = "crash-target"
-kind = "steps-to-target"
-description = "a seconds-long search to kill"
-
-[data]
-name = "synthetic"
-shape = [1, 8, 8]
-classes = 4
-examples = [512, 128, 64]
-
-[[workloads]]
-model = { architecture = "mlp", input = [1, 8, 8], classes = 4, hidden = [32] }
-optimizer = { name = "sgd", momentum = 0.9, nesterov = true }
-
-[search]
-batch_sizes = [8, 16, 32, 64]
-trials = 4
-learning_rate = [0.01, 10.0]
-one_minus_momentum = [0.01, 0.5]
-
-[budget]
-target_error = 0.5
-max_steps = 200
-evaluate_every = 10
-noise_every = 20
-stop_when_beaten = false
-"#;
 
 /// A results file and the columns that name one row of it.
 struct Keyed {

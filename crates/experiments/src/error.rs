@@ -24,6 +24,12 @@ pub enum RunError {
         /// What failed.
         message: String,
     },
+    /// SIGINT or SIGTERM asked the run to stop; what finished is kept and `--resume` goes on.
+    #[error("interrupted by a signal (SIGINT or SIGTERM)")]
+    Interrupted,
+    /// Every unit of the run failed: nothing to report, and resuming would not retry them.
+    #[error("{0}")]
+    NothingSucceeded(String),
     /// Anything else, said in full.
     #[error("{0}")]
     Other(String),

@@ -13,6 +13,7 @@ use std::{
     io::{BufRead, BufReader, Read, Write},
     path::Path,
     process::{Command, Stdio},
+    sync::atomic::{AtomicBool, Ordering},
 };
 
 use crate::{error::RunError, progress::Progress};
@@ -35,6 +36,20 @@ pub enum Isolation {
 
 /// Exit code of a worker that recorded a failed unit and should be replaced.
 pub const POINT_FAILED_EXIT: i32 = 3;
+
+/// Set once the run is asked to stop (SIGINT, SIGTERM): the CLI's signal handlers set it.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// The flag a signal handler sets to stop the run: supervisors then start no more units, stop
+/// their worker, and record nothing as failed (the unit in progress runs again on resume).
+pub fn interruption_flag() -> &'static AtomicBool {
+    &INTERRUPTED
+}
+
+/// Whether the run was asked to stop.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
 
 /// Exit code of a worker that stopped because its supervisor is gone.
 pub const SUPERVISOR_GONE_EXIT: i32 = 4;
@@ -158,6 +173,9 @@ pub fn supervise(
         done: std::cell::Cell::new(0),
     };
     loop {
+        if interrupted() {
+            return Err(RunError::Interrupted);
+        }
         let exit = match isolation {
             Isolation::InProcess => work(&events)?,
             Isolation::ChildProcess { program, args } => {
@@ -199,6 +217,10 @@ fn run_child(
     let mut current: Option<String> = None;
     for line in BufReader::new(child.stdout.take().expect("stdout is piped")).lines() {
         let Ok(line) = line else { break };
+        if interrupted() {
+            // The worker may not have been signalled itself (a `kill` of this process alone).
+            let _ = child.kill();
+        }
         if let Some(unit) = line.strip_prefix(BEGIN) {
             current = Some(unit.to_string());
         } else if let Some(rest) = line.strip_prefix(END) {
@@ -217,6 +239,10 @@ fn run_child(
     let stderr_text = stderr_reader.join().unwrap_or_default();
     if status.success() {
         return Ok(WorkerExit::Finished);
+    }
+    if interrupted() {
+        // Stopped on request, not failed: the unit it was on runs again on resume.
+        return Err(RunError::Interrupted);
     }
     if status.code() == Some(POINT_FAILED_EXIT) {
         events.progress.note(last_line(&stderr_text));

@@ -95,14 +95,34 @@ pub fn run_study(
             Ok(Finished { dir, findings })
         }
         Err(e) => {
-            meta.status = "failed".into();
+            meta.status = status_of(&e).into();
             meta.error = Some(e.to_string());
             meta.write(&dir)?;
-            Err(RunError::Other(format!(
-                "{e}\n(the run's results so far are in {}; continue it with --resume)",
-                dir.display()
-            )))
+            Err(with_resume_hint(e, &dir))
         }
+    }
+}
+
+/// What meta.json records for a run that stopped with `e`.
+fn status_of(e: &RunError) -> &'static str {
+    match e {
+        RunError::Interrupted => "interrupted",
+        _ => "failed",
+    }
+}
+
+/// `e`, saying where the results so far are and, where it can help, how to go on.
+fn with_resume_hint(e: RunError, dir: &Path) -> RunError {
+    match e {
+        RunError::Interrupted => RunError::Interrupted,
+        RunError::NothingSucceeded(message) => RunError::NothingSucceeded(format!(
+            "{message}\n(the run is in {}; failed units are results, so --resume would not retry them)",
+            dir.display()
+        )),
+        e => RunError::Other(format!(
+            "{e}\n(the run's results so far are in {}; continue it with --resume)",
+            dir.display()
+        )),
     }
 }
 
@@ -144,10 +164,9 @@ fn run_shard(
     meta.write(&dir)?;
     let outcome = study.run(&dir, context, progress);
     meta.ended = Some(sysinfo::rfc3339(sysinfo::unix_seconds()));
-    meta.status = if outcome.is_ok() {
-        "complete"
-    } else {
-        "failed"
+    meta.status = match &outcome {
+        Ok(()) => "complete",
+        Err(e) => status_of(e),
     }
     .into();
     meta.error = outcome.as_ref().err().map(ToString::to_string);

@@ -19,7 +19,7 @@ use crate::{
     config::BackendKind,
     context::RunContext,
     error::RunError,
-    isolate::{failure_status, supervise, Crash, UnitEvents, WorkerExit},
+    isolate::{failure_status, interrupted, supervise, Crash, UnitEvents, WorkerExit},
     optim::{with_optimizer, WithOptimizer},
     progress::Progress,
     run_dir::backend_and_device,
@@ -51,7 +51,20 @@ pub fn run(
         &record_crash,
     );
     progress.finish();
-    outcome
+    outcome?;
+    let samples = read_done(dir)?;
+    match samples.iter().find(|s| s.status != "ok") {
+        Some(first) if samples.iter().all(|s| s.status != "ok") => {
+            Err(RunError::NothingSucceeded(format!(
+                "every batch size failed; the first: batch {} ({}: {}); see {}",
+                first.batch_size,
+                first.status,
+                first.message,
+                dir.join("results.csv").display()
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Measures the visits still to do, in the planned order, appending each visit's samples to
@@ -209,6 +222,9 @@ impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for SweepWithOptimizer<'_, B
         let learning_rate = config.optimizer.learning_rate();
         let mut timer = StepTimer::new(self.model, optimizer, learning_rate, self.device.clone());
         for visit in todo {
+            if interrupted() {
+                return Err(RunError::Interrupted);
+            }
             events.begin(&visit.id());
             let batch_size = visit.batch_size as usize;
             let measured = catch_unwind(AssertUnwindSafe(|| {

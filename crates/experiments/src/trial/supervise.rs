@@ -10,7 +10,7 @@ use std::{
 
 use batchlab_method::rows::{
     append_rows, read_rows_so_far,
-    train::{done_trials, TrainEval},
+    train::{done_trials, TrainEval, TrialRecord},
     TrialRow,
 };
 
@@ -19,7 +19,7 @@ use crate::{
     backend::panic_message,
     context::RunContext,
     error::RunError,
-    isolate::{failure_status, supervise, Crash, UnitEvents, WorkerExit},
+    isolate::{failure_status, interrupted, supervise, Crash, UnitEvents, WorkerExit},
     progress::Progress,
     shard::{claim, pending, release_unfinished_claims, to_try},
     study::{Study, StudyConfig},
@@ -166,7 +166,32 @@ fn supervise_trials<S: TrialStudy>(
         &record_crash,
     );
     progress.finish();
-    outcome
+    outcome?;
+    every_trial_failed(dir)
+}
+
+/// An error if every trial recorded in `dir` failed (`oom` or `error`): such a run has no
+/// result, and its exit code and meta.json must say so.
+fn every_trial_failed(dir: &Path) -> Result<(), RunError> {
+    let path = dir.join("trials.csv");
+    if !path.exists() {
+        return Ok(());
+    }
+    let trials: Vec<TrialRecord> = read_rows_so_far(&path)?;
+    let failed = |t: &TrialRecord| t.status == "oom" || t.status == "error";
+    match trials.iter().find(|t| !failed(t)) {
+        Some(_) => Ok(()),
+        None if trials.is_empty() => Ok(()),
+        None => Err(RunError::NothingSucceeded(format!(
+            "every trial failed ({} of {}); the first: {} ({}: {}); see {}",
+            trials.len(),
+            trials.len(),
+            trials[0].trial,
+            trials[0].status,
+            trials[0].message,
+            path.display()
+        ))),
+    }
 }
 
 /// The worker: runs the trials without a row in trials.csv, in the planned order (then, for a
@@ -180,6 +205,9 @@ fn work_trials<S: TrialStudy, W: TrialWorker<S::Trial>>(
 ) -> Result<WorkerExit, RunError> {
     let done = done_trials(dir)?;
     for trial in to_try(study.trials(), S::id, dir, &done)? {
+        if interrupted() {
+            return Err(RunError::Interrupted);
+        }
         let id = S::id(trial);
         if !claim(dir, id)? {
             continue;

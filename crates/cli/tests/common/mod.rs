@@ -1,0 +1,85 @@
+//! Small studies shared by the tests that kill and stop runs: each takes well under a second
+//! on two cores, on synthetic data.
+
+#![allow(dead_code)] // each test file uses some of them
+
+pub const STEP_TIME: &str = r#"
+[experiment]
+name = "crash-step-time"
+kind = "step-time"
+description = "a seconds-long sweep to kill"
+
+[model]
+architecture = "mlp"
+input = [1, 8, 8]
+classes = 4
+hidden = [64]
+
+[sweep]
+batch_range = [1, 24]
+warmup_steps = 1
+samples = 4
+rounds = 3
+"#;
+
+pub const TRAIN: &str = r#"
+[experiment]
+name = "crash-train"
+kind = "train"
+description = "a seconds-long grid to kill"
+
+[model]
+architecture = "mlp"
+input = [1, 8, 8]
+classes = 4
+hidden = [32]
+
+[data]
+name = "synthetic"
+shape = [1, 8, 8]
+classes = 4
+examples = [256, 64, 64]
+
+[[optimizers]]
+name = "sgd"
+
+[[optimizers]]
+name = "adam"
+learning_rate = 0.01
+
+[grid]
+batch_sizes = [4, 8, 16, 32]
+seeds = [0, 1]
+epochs = 2
+evaluate_every = 20
+"#;
+
+pub const TARGET: &str = r#"
+[experiment]
+name = "crash-target"
+kind = "steps-to-target"
+description = "a seconds-long search to kill"
+
+[data]
+name = "synthetic"
+shape = [1, 8, 8]
+classes = 4
+examples = [512, 128, 64]
+
+[[workloads]]
+model = { architecture = "mlp", input = [1, 8, 8], classes = 4, hidden = [32] }
+optimizer = { name = "sgd", momentum = 0.9, nesterov = true }
+
+[search]
+batch_sizes = [8, 16, 32, 64]
+trials = 4
+learning_rate = [0.01, 10.0]
+one_minus_momentum = [0.01, 0.5]
+
+[budget]
+target_error = 0.5
+max_steps = 200
+evaluate_every = 10
+noise_every = 20
+stop_when_beaten = false
+"#;

@@ -32,6 +32,12 @@ pub fn parse_input(text: &str) -> Result<[usize; 3], String> {
 /// An experiment argument: a TOML path, or a name in experiments/.
 fn experiment_path(experiment: &str) -> Result<PathBuf> {
     let path = PathBuf::from(experiment);
+    if path.is_dir() {
+        bail!(
+            "{}: is a directory; expected an experiment's TOML file or name",
+            path.display()
+        );
+    }
     if path.extension().is_some_and(|e| e == "toml") || path.is_file() {
         if !path.is_file() {
             bail!("{}: no such file", path.display());

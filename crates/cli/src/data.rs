@@ -2,7 +2,7 @@
 
 use std::{io::IsTerminal, path::Path};
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use batchlab_datasets::{catalog, spec::DatasetName};
 use clap::Subcommand;
 
@@ -51,8 +51,17 @@ pub fn run(action: Action, data_dir: &Path) -> Result<()> {
         }
         Action::Info { name } => catalog::info(name, data_dir).map_err(|e| anyhow!(e))?,
     };
-    for line in lines {
+    for line in &lines {
         println!("{line}");
+    }
+    let mismatched = lines
+        .iter()
+        .filter(|l| l.contains("CHECKSUM MISMATCH"))
+        .count();
+    if mismatched > 0 {
+        bail!(
+            "{mismatched} file(s) above do not match their published checksums: delete them and run `batchlab data fetch` again"
+        );
     }
     Ok(())
 }

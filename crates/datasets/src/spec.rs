@@ -257,6 +257,37 @@ impl DataConfig {
                 ));
             }
         }
+        if self.train_examples == Some(0) {
+            return Err(("train_examples".into(), "expected at least 1".into()));
+        }
+        // The official training sets' sizes bound the hold-out before any file is read.
+        let official = match name {
+            Cifar10 => Some(50_000),
+            FashionMnist | Mnist => Some(60_000),
+            CatsVsDogs | Synthetic => None,
+        };
+        if let Some(total) = official {
+            let validation = self.validation.unwrap_or(DEFAULT_VALIDATION);
+            if validation >= total {
+                return Err((
+                    "validation".into(),
+                    format!(
+                        "{validation} is not less than {}'s {total} training examples",
+                        name.as_str()
+                    ),
+                ));
+            }
+            if let Some(keep) = self.train_examples.filter(|&k| k > total - validation) {
+                return Err((
+                    "train_examples".into(),
+                    format!(
+                        "{keep} is more than the {} training examples {} leaves after the validation hold-out of {validation}",
+                        total - validation,
+                        name.as_str()
+                    ),
+                ));
+            }
+        }
         if self.shape.is_some_and(|s| s.contains(&0)) {
             return Err(("shape".into(), "every dimension must be at least 1".into()));
         }

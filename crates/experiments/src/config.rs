@@ -10,6 +10,66 @@ use std::{fmt, path::Path};
 use batchlab_models::ModelSpec;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
+/// The largest batch size a config may name: far beyond any device's memory, small enough that
+/// nothing sized by it overflows.
+pub const MAX_BATCH_SIZE: u32 = 1 << 24;
+/// The most entries a list of a config (batch sizes, seeds) may hold, so that a mistyped range
+/// is refused before anything is allocated for it.
+pub const MAX_LIST: usize = 10_000;
+/// The most units (sweep visits, trials) one study may plan.
+pub const MAX_UNITS: u64 = 1_000_000;
+
+/// Checks a list of batch sizes read from `key`: each in 1..=[`MAX_BATCH_SIZE`], at most
+/// [`MAX_LIST`] of them, none repeated.
+pub fn check_batch_sizes(source: &Source, key: &str, sizes: &[u32]) -> Result<(), ConfigError> {
+    check_list(source, key, sizes)?;
+    if let Some(bad) = sizes.iter().find(|&&b| b == 0 || b > MAX_BATCH_SIZE) {
+        return Err(source.error(
+            key,
+            format!("batch sizes must be 1 to {MAX_BATCH_SIZE}, got {bad}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a list read from `key`: at most [`MAX_LIST`] entries, none repeated (a repeated entry
+/// would run the same unit twice).
+pub fn check_list<T: PartialEq + fmt::Display>(
+    source: &Source,
+    key: &str,
+    items: &[T],
+) -> Result<(), ConfigError> {
+    if items.len() > MAX_LIST {
+        return Err(source.error(
+            key,
+            format!("{} entries; at most {MAX_LIST} are allowed", items.len()),
+        ));
+    }
+    for (i, item) in items.iter().enumerate() {
+        if items[..i].contains(item) {
+            return Err(source.error(key, format!("{item} is listed twice")));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `count` things (`what`, e.g. "visits") are at most `limit` (e.g. [`MAX_UNITS`]).
+pub fn check_count(
+    source: &Source,
+    key: &str,
+    what: &str,
+    count: u128,
+    limit: u64,
+) -> Result<(), ConfigError> {
+    if count > u128::from(limit) {
+        return Err(source.error(
+            key,
+            format!("{count} {what} planned; at most {limit} are allowed"),
+        ));
+    }
+    Ok(())
+}
+
 /// A config document and where it came from.
 #[derive(Debug, Clone)]
 pub struct Source {

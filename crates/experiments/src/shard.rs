@@ -138,16 +138,15 @@ pub fn claim(dir: &Path, id: &str) -> Result<bool, RunError> {
     let claims = claims_dir(dir).ok_or_else(|| RunError::io(dir, "not inside shards/"))?;
     fs::create_dir_all(&claims).map_err(|e| RunError::io(&claims, e))?;
     let path = claims.join(id);
-    match fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)
-    {
-        Ok(mut file) => {
-            use std::io::Write;
-            write!(file, "{}", shard.index).map_err(|e| RunError::io(&path, e))?;
-            Ok(true)
-        }
+    // The claim appears whole or not at all: written under a private name, then hard-linked
+    // to its own, which fails if it exists. (Created empty and then written, a kill in
+    // between would leave a claim nobody owns, and its trial would never run.)
+    let draft = claims.join(format!(".{id}.{}", std::process::id()));
+    fs::write(&draft, shard.index.to_string()).map_err(|e| RunError::io(&draft, e))?;
+    let linked = fs::hard_link(&draft, &path);
+    let _ = fs::remove_file(&draft);
+    match linked {
+        Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             let owner = fs::read_to_string(&path).unwrap_or_default();
             Ok(owner.trim() == shard.index.to_string())
@@ -167,6 +166,10 @@ pub fn release_unfinished_claims(dir: &Path, done: &BTreeSet<String>) -> Result<
     };
     for entry in entries.filter_map(Result::ok) {
         let id = entry.file_name().to_string_lossy().into_owned();
+        if id.starts_with('.') {
+            // A draft of a claim (see `claim`): another shard's in progress, or a killed one's.
+            continue;
+        }
         let owner = fs::read_to_string(entry.path()).unwrap_or_default();
         if owner.trim() == shard.index.to_string() && !done.contains(&id) {
             fs::remove_file(entry.path()).map_err(|e| RunError::io(&entry.path(), e))?;

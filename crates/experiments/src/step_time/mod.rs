@@ -17,7 +17,10 @@ use batchlab_models::ModelSpec;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    config::{check_model, BackendConfig, ConfigError, ExperimentHeader, OutputConfig, Source},
+    config::{
+        check_batch_sizes, check_count, check_model, BackendConfig, ConfigError, ExperimentHeader,
+        OutputConfig, Source, MAX_BATCH_SIZE, MAX_LIST, MAX_UNITS,
+    },
     context::RunContext,
     error::RunError,
     isolate::{UnitEvents, WorkerExit},
@@ -131,14 +134,23 @@ impl StepTimeStudy {
         check_model(&config.model, source)?;
         config.optimizer.resolve(source)?;
         let sweep = &config.sweep;
+        check_batch_sizes(source, "sweep.batch_sizes", &sweep.batch_sizes)?;
         let mut batch_sizes = sweep.batch_sizes.clone();
         if let Some([from, to]) = sweep.batch_range {
-            if from == 0 || from > to {
+            if from == 0 || from > to || to > MAX_BATCH_SIZE {
                 return Err(source.error(
                     "sweep.batch_range",
-                    format!("expected [from, to] with 1 <= from <= to, got [{from}, {to}]"),
+                    format!("expected [from, to] with 1 <= from <= to <= {MAX_BATCH_SIZE}, got [{from}, {to}]"),
                 ));
             }
+            // Bounded before the range is materialised.
+            check_count(
+                source,
+                "sweep.batch_range",
+                "batch sizes",
+                u128::from(to - from) + 1,
+                MAX_LIST as u64,
+            )?;
             batch_sizes.extend(from..=to);
         }
         batch_sizes.sort_unstable();
@@ -160,6 +172,23 @@ impl StepTimeStudy {
                 return Err(source.error(key, "expected at least 1"));
             }
         }
+        let visits = batch_sizes.len() as u128 * sweep.rounds as u128;
+        check_count(
+            source,
+            "sweep.rounds",
+            "visits (batch sizes x rounds)",
+            visits,
+            MAX_UNITS,
+        )?;
+        let steps = visits * (sweep.samples as u128 + sweep.warmup_steps as u128);
+        // A step is milliseconds to seconds: ten million is already weeks.
+        check_count(
+            source,
+            "sweep.samples",
+            "steps (visits x (warm-up + samples))",
+            steps,
+            10 * MAX_UNITS,
+        )?;
         if config.analysis.bootstrap_resamples < 100 {
             return Err(source.error(
                 "analysis.bootstrap_resamples",

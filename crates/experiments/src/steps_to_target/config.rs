@@ -6,7 +6,10 @@ use batchlab_models::ModelSpec;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    config::{check_model, BackendConfig, ConfigError, ExperimentHeader, OutputConfig, Source},
+    config::{
+        check_batch_sizes, check_count, check_model, BackendConfig, ConfigError, ExperimentHeader,
+        OutputConfig, Source, MAX_UNITS,
+    },
     optim::label,
     optim::OptimizerConfig,
 };
@@ -257,6 +260,9 @@ impl TargetConfig {
                     "expected one or more batch sizes >= 1",
                 ));
             }
+            if let Some(sizes) = &w.batch_sizes {
+                check_batch_sizes(source, &format!("{key}.batch_sizes"), sizes)?;
+            }
             if w.max_epochs.is_some_and(|e| !(e > 0.0 && e.is_finite())) {
                 return Err(source.error(&format!("{key}.max_epochs"), "expected a number above 0"));
             }
@@ -275,9 +281,22 @@ impl TargetConfig {
                 "expected one or more batch sizes >= 1",
             ));
         }
+        check_batch_sizes(source, "search.batch_sizes", &s.batch_sizes)?;
         if s.trials == 0 {
             return Err(source.error("search.trials", "expected at least 1"));
         }
+        let trials: u128 = self
+            .workloads
+            .iter()
+            .map(|w| w.batch_sizes(s).len() as u128 * w.trials(s) as u128)
+            .sum();
+        check_count(
+            source,
+            "search.trials",
+            "trials (batch sizes x trials, summed over workloads)",
+            trials,
+            MAX_UNITS,
+        )?;
         let mut ranges = vec![
             ("search.learning_rate".to_string(), s.learning_rate),
             (

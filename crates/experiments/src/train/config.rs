@@ -7,7 +7,10 @@ use batchlab_models::ModelSpec;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    config::{BackendConfig, ConfigError, ExperimentHeader, OutputConfig, Source},
+    config::{
+        check_batch_sizes, check_count, check_list, BackendConfig, ConfigError, ExperimentHeader,
+        OutputConfig, Source, MAX_UNITS,
+    },
     optim::{label, OptimizerConfig},
     trial::ScheduleConfig,
 };
@@ -184,9 +187,11 @@ impl TrainConfig {
         if g.batch_sizes.is_empty() || g.batch_sizes.contains(&0) {
             return Err(source.error("grid.batch_sizes", "expected one or more batch sizes >= 1"));
         }
+        check_batch_sizes(source, "grid.batch_sizes", &g.batch_sizes)?;
         if g.seeds.is_empty() {
             return Err(source.error("grid.seeds", "expected at least one seed"));
         }
+        check_list(source, "grid.seeds", &g.seeds)?;
         if g.epochs == 0 {
             return Err(source.error("grid.epochs", "expected at least 1"));
         }
@@ -214,6 +219,23 @@ impl TrainConfig {
         if self.optimizers.is_empty() {
             return Err(source.error("optimizers", "expected at least one [[optimizers]] table"));
         }
+        let trials = [
+            g.batch_sizes.len(),
+            g.seeds.len(),
+            self.optimizers.len(),
+            self.variants.len().max(1),
+            1 + usize::from(g.steps_matched),
+        ]
+        .iter()
+        .map(|&n| n as u128)
+        .product();
+        check_count(
+            source,
+            "grid",
+            "trials (batch sizes x seeds x optimizers x variants x budgets)",
+            trials,
+            MAX_UNITS,
+        )?;
         let mut labels: Vec<String> = Vec::new();
         for (i, optimizer) in self.optimizers.iter().enumerate() {
             optimizer.resolve(source).map_err(|e| ConfigError {

@@ -139,6 +139,14 @@ pub fn read_rows<T: Row>(path: &Path) -> Result<Vec<T>, FileError> {
                 _ => read_error(path, header, &e),
             }
         })?;
+        if let Err((column, problem)) = T::check(&row) {
+            let line = record.position().map_or(0, |p| p.line());
+            let at = names.iter().position(|n| n == column).map_or(0, |i| i + 1);
+            return Err(FileError::format(
+                path,
+                format!("line {line}, column {at} (`{column}`): {problem}"),
+            ));
+        }
         rows.push(row);
     }
     Ok(rows)

@@ -26,6 +26,47 @@ pub use file::{append_rows, read_rows, read_rows_so_far};
 pub trait Row: serde::Serialize + serde::de::DeserializeOwned {
     /// The file's header line, exactly (checked against the fields by each row's tests).
     const HEADER: &'static str;
+    /// Checks values no writer of ours produces (a negative time, an unknown status): the
+    /// column at fault and what is wrong. Readers reject such a row, naming file and line.
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        Ok(())
+    }
+}
+
+/// `Err` unless `status` is one of `known`.
+pub(crate) fn check_status(status: &str, known: &[&str]) -> Result<(), (&'static str, String)> {
+    if known.contains(&status) {
+        Ok(())
+    } else {
+        Err((
+            "status",
+            format!(
+                "unknown status `{status}`; expected one of {}",
+                known.join(", ")
+            ),
+        ))
+    }
+}
+
+/// `Err` unless `value` (of `column`) is a fraction in [0, 1]; NaN means "not measured".
+pub(crate) fn check_fraction(
+    column: &'static str,
+    value: f64,
+) -> Result<(), (&'static str, String)> {
+    if value.is_nan() || (0.0..=1.0).contains(&value) {
+        Ok(())
+    } else {
+        Err((column, format!("{value} is not a fraction between 0 and 1")))
+    }
+}
+
+/// `Err` if `value` (of `column`) is negative or infinite; NaN means "not measured".
+pub(crate) fn check_time(column: &'static str, value: f64) -> Result<(), (&'static str, String)> {
+    if value < 0.0 || value.is_infinite() {
+        Err((column, format!("{value} is not a possible time or size")))
+    } else {
+        Ok(())
+    }
 }
 
 /// A row that belongs to one trial: a resumed run drops those of trials that never finished,

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::number::finite_or_empty;
-use super::Row;
+use super::{check_status, check_time, Row};
 
 /// The header of `results.csv`, exactly.
 pub const RESULTS_HEADER: &str =
@@ -37,6 +37,14 @@ pub struct StepSample {
 
 impl Row for StepSample {
     const HEADER: &'static str = RESULTS_HEADER;
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        check_status(&self.status, &["ok", "oom", "error"])?;
+        if self.status == "ok" && self.step_ms.is_none() {
+            return Err(("step_ms", "an ok sample needs its step time".into()));
+        }
+        check_time("step_ms", self.step_ms.unwrap_or(0.0))?;
+        check_time("peak_mem_mb", self.peak_mem_mb.unwrap_or(0.0))
+    }
 }
 
 #[cfg(test)]

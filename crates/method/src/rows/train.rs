@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::number::{nan_if_empty, shortest};
-use super::{read_rows_so_far, Row, TrialRow};
+use super::{check_fraction, check_status, check_time, read_rows_so_far, Row, TrialRow};
 use crate::FileError;
 
 /// The header of `results.csv`, exactly.
@@ -116,6 +116,13 @@ impl TrialRecord {
 
 impl Row for TrainEval {
     const HEADER: &'static str = RESULTS_HEADER;
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        check_time("epoch", self.epoch)?;
+        check_time("train_seconds", self.train_seconds)?;
+        check_time("data_seconds", self.data_seconds)?;
+        check_time("eval_seconds", self.eval_seconds)?;
+        check_fraction("val_accuracy", self.val_accuracy)
+    }
 }
 
 impl TrialRow for TrainEval {
@@ -126,6 +133,15 @@ impl TrialRow for TrainEval {
 
 impl Row for TrialRecord {
     const HEADER: &'static str = TRIALS_HEADER;
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        check_status(&self.status, &["ok", "diverged", "oom", "error"])?;
+        check_time("epochs", self.epochs)?;
+        check_time("train_seconds", self.train_seconds)?;
+        check_time("data_seconds", self.data_seconds)?;
+        check_time("eval_seconds", self.eval_seconds)?;
+        check_time("test_seconds", self.test_seconds)?;
+        check_fraction("test_accuracy", self.test_accuracy)
+    }
 }
 
 /// The ids of the trials with a row in `dir/trials.csv`, failed ones included: a resumed

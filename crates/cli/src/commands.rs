@@ -110,7 +110,9 @@ pub fn list(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn check(experiment: &str, overrides: &[String]) -> Result<()> {
+/// Validates a config and what `run` checks before creating anything (the backend, the
+/// data): what `run` would refuse, `check` refuses.
+pub fn check(experiment: &str, overrides: &[String], data_dir: &Path) -> Result<()> {
     let source = source(experiment, overrides)?;
     let study = load_study(&source)?;
     println!(
@@ -121,6 +123,12 @@ pub fn check(experiment: &str, overrides: &[String]) -> Result<()> {
     );
     for line in study.plan() {
         println!("  {line}");
+    }
+    let runnable = batchlab_experiments::backend::ensure_available(study.backend())
+        .map_err(batchlab_experiments::RunError::from)
+        .and_then(|()| study.check_inputs(&RunContext::in_process(data_dir)));
+    if let Err(e) = runnable {
+        bail!("the config is valid, but `run` would stop here: {e}");
     }
     Ok(())
 }

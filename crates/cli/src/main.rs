@@ -92,7 +92,7 @@ fn main() -> ExitCode {
         Command::Check {
             experiment,
             overrides,
-        } => commands::check(&experiment, &overrides),
+        } => commands::check(&experiment, &overrides, &cli.data_dir),
         Command::Run(args) => commands::run(args, &cli.data_dir),
         Command::Report { dir } => commands::report(&dir, &cli.data_dir),
         Command::Models { input, classes } => commands::models(input, classes),

@@ -540,6 +540,19 @@ fn cases() -> Vec<Case> {
             1,
             &["cifar10"],
         ),
+        owned(
+            vec![
+                "--data-dir".into(),
+                "dd".into(),
+                "check".into(),
+                repo("experiments/accuracy-vs-batch.toml"),
+                "--set".into(),
+                "backend.name=flex".into(),
+            ],
+            "check on missing data",
+            1,
+            &["the config is valid, but `run` would stop here", "cifar10"],
+        ),
         // --- report directories
         case(
             "report of a directory without a run",

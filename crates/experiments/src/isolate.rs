@@ -257,7 +257,7 @@ fn run_child(
                 } else {
                     failure_status(&stderr_text)
                 },
-                message: format!("worker process died ({status}): {tail}"),
+                message: format!("worker process died ({status}): {}", cause(&stderr_text)),
             };
             events
                 .progress
@@ -280,6 +280,28 @@ fn killed_by_sigkill(status: &std::process::ExitStatus) -> bool {
 #[cfg(not(unix))]
 fn killed_by_sigkill(_status: &std::process::ExitStatus) -> bool {
     false
+}
+
+/// What killed a worker, from its stderr: the line that says memory ran out (an allocation
+/// failure's own words), else the panic's message, else the end of the text. A backtrace's
+/// frames are not a cause.
+fn cause(stderr: &str) -> &str {
+    let lines = || stderr.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines()
+        .find(|l| failure_status(l) == "oom")
+        .or_else(|| {
+            // A panic: "thread '..' panicked at FILE:" then the message on the next line.
+            let mut after_panic = lines().skip_while(|l| !l.contains("panicked at"));
+            let at = after_panic.next()?;
+            Some(
+                after_panic
+                    .next()
+                    .filter(|m| !m.starts_with("stack backtrace"))
+                    .unwrap_or(at),
+            )
+        })
+        .or_else(|| lines().rfind(|l| l.starts_with("error")))
+        .unwrap_or_else(|| tail(stderr, 1500))
 }
 
 fn tail(text: &str, max_chars: usize) -> &str {
@@ -311,6 +333,16 @@ mod tests {
             "oom"
         );
         assert_eq!(failure_status("index out of bounds"), "error");
+    }
+
+    #[test]
+    fn the_cause_is_the_allocation_or_the_panic_not_the_backtrace() {
+        let oom = "memory allocation of 8589934592 bytes failed\nstack backtrace:\n   0: frame\n   1: frame";
+        assert_eq!(cause(oom), "memory allocation of 8589934592 bytes failed");
+        let panic = "thread 'main' panicked at src/x.rs:3:5:\nindex out of bounds\nstack backtrace:\n   0: frame";
+        assert_eq!(cause(panic), "index out of bounds");
+        assert_eq!(cause("something\nerror: disk full\n"), "error: disk full");
+        assert_eq!(cause("just this"), "just this");
     }
 
     #[test]

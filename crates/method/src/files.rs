@@ -8,12 +8,20 @@ use std::path::{Path, PathBuf};
 use crate::FileError;
 
 /// Writes `bytes` to a temporary sibling of `path`, syncs it and renames it over `path`.
+/// An error names `path`, the file being written, not its temporary sibling (which is removed).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
     let tmp = temporary_sibling(path);
-    let mut file = std::fs::File::create(&tmp).map_err(FileError::io("create", &tmp))?;
-    file.write_all(bytes)
-        .map_err(FileError::io("write", &tmp))?;
-    file.sync_all().map_err(FileError::io("sync", &tmp))?;
+    let written = std::fs::File::create(&tmp)
+        .map_err(FileError::io("create (as a temporary sibling)", path))
+        .and_then(|mut file| {
+            file.write_all(bytes)
+                .map_err(FileError::io("write", path))?;
+            file.sync_all().map_err(FileError::io("sync", path))
+        });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     rename(&tmp, path)
 }
 
@@ -54,5 +62,14 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn a_failed_write_names_the_file_not_its_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing-dir").join("figure.svg");
+        let err = write_atomic(&path, b"x").unwrap_err().to_string();
+        assert!(err.contains("figure.svg"), "{err}");
+        assert!(!err.contains(".figure.tmp"), "{err}");
     }
 }

@@ -686,3 +686,31 @@ fn every_bad_input_gets_a_clear_error_and_no_panic() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn a_row_cut_by_a_crash_is_reported_not_dropped_silently() {
+    let scratch = tempfile::tempdir().unwrap();
+    let run = scratch.path().join("run");
+    fs::create_dir_all(&run).unwrap();
+    fs::write(run.join("config.toml"), STEP).unwrap();
+    fs::write(
+        run.join("results.csv"),
+        format!("{RESULTS_HEADER}1,0,0,2.5,ok,flex,cpu,,\n1,0,1,2.7,ok,flex,cpu,,\n2,0,0,3."),
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_batchlab"))
+        .args(["report", "run"])
+        .current_dir(scratch.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("results.csv: its last row is incomplete (8 bytes"),
+        "{stdout}"
+    );
+}

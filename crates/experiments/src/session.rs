@@ -9,6 +9,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use batchlab_method::rows::cut_tail;
+
 use crate::{
     backend,
     config::Source,
@@ -19,7 +21,7 @@ use crate::{
     progress::Progress,
     registry::load_study,
     run_dir::{new_run_dir, point_latest_at, unfinished_run, write_atomically, Meta},
-    shard::{merge_shards, sharded_run_name, Shard},
+    shard::{merge_shards, sharded_run_name, Shard, SHARDED_FILES},
     study::Study,
     sysinfo,
 };
@@ -191,7 +193,16 @@ pub fn run_worker(dir: &Path, context: &RunContext) -> Result<WorkerExit, RunErr
 pub fn render_report(dir: &Path, context: &RunContext) -> Result<Vec<String>, RunError> {
     // A sharded run: first gather what every shard has finished.
     merge_shards(dir)?;
-    load_from_dir(dir)?.render(dir, context)
+    let mut findings = load_from_dir(dir)?.render(dir, context)?;
+    // Rows cut short are left out of the report; say so rather than drop them silently.
+    for name in SHARDED_FILES {
+        if let Some(bytes) = cut_tail(&dir.join(name)) {
+            findings.push(format!(
+                "{name}: its last row is incomplete ({bytes} bytes, a write cut short by a crash or a full disk) and was left out; --resume writes it again"
+            ));
+        }
+    }
+    Ok(findings)
 }
 
 fn load_from_dir(dir: &Path) -> Result<Box<dyn Study>, RunError> {

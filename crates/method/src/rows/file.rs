@@ -178,6 +178,14 @@ fn check_header(path: &Path, bytes: &[u8], header: &str) -> Result<(), FileError
     Ok(())
 }
 
+/// Bytes after the last whole record of `path`: a row whose write was cut short (a crash, a full
+/// disk), which readers leave out. `None` when the file ends in a whole record or is absent.
+pub fn cut_tail(path: &Path) -> Option<usize> {
+    let bytes = std::fs::read(path).ok()?;
+    let cut = bytes.len() - complete_prefix_len(&bytes);
+    (cut > 0).then_some(cut)
+}
+
 /// Length of the longest prefix of `bytes` that ends with a record-terminating newline,
 /// i.e. a newline outside double quotes (RFC 4180 quoting: `""` inside quotes is a quote).
 fn complete_prefix_len(bytes: &[u8]) -> usize {

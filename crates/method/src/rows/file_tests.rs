@@ -103,3 +103,14 @@ fn a_file_cut_inside_its_header_holds_no_rows() {
         "{err}"
     );
 }
+
+#[test]
+fn a_cut_last_row_is_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.csv");
+    std::fs::write(&path, "a,b\nx,y\nhalf,").unwrap();
+    assert_eq!(cut_tail(&path), Some(5));
+    std::fs::write(&path, "a,b\nx,y\n").unwrap();
+    assert_eq!(cut_tail(&path), None);
+    assert_eq!(cut_tail(&dir.path().join("absent.csv")), None);
+}

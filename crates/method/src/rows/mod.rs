@@ -20,7 +20,7 @@ pub mod step_time;
 pub mod steps_to_target;
 pub mod train;
 
-pub use file::{append_rows, read_rows, read_rows_so_far};
+pub use file::{append_rows, cut_tail, read_rows, read_rows_so_far};
 
 /// One row of a CSV file: its serde field names, in order, are the file's columns.
 pub trait Row: serde::Serialize + serde::de::DeserializeOwned {

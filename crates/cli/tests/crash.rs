@@ -7,12 +7,12 @@
 
 mod common;
 
-use common::{STEP_TIME, TARGET, TRAIN};
+use common::{run_command as command, STEP_TIME, TARGET, TRAIN};
 use std::{
     collections::{BTreeMap, BTreeSet},
     fs,
     path::{Path, PathBuf},
-    process::{Child, Command, Output, Stdio},
+    process::{Child, Output, Stdio},
     thread::sleep,
     time::{Duration, Instant},
 };
@@ -67,24 +67,6 @@ const TARGET_FILES: &[Keyed] = &[
         append_only: true,
     },
 ];
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn command(config: &Path, out: &Path, extra: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_batchlab"));
-    command
-        .args([
-            "run",
-            config.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .args(extra)
-        .current_dir(root());
-    command
-}
 
 fn finish(output: Output) -> Output {
     assert!(

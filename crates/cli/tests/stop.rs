@@ -12,21 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{STEP_TIME, TRAIN};
-
-fn batchlab(config: &Path, out: &Path, extra: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_batchlab"));
-    command
-        .args([
-            "run",
-            config.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .args(extra)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
-    command
-}
+use common::{run_command as batchlab, STEP_TIME, TRAIN};
 
 /// The one run directory under `out/<experiment>`.
 fn run_dir(out: &Path, experiment: &str) -> PathBuf {

@@ -3,6 +3,23 @@
 
 #![allow(dead_code)] // each test file uses some of them
 
+use std::{path::Path, process::Command};
+
+/// `batchlab run CONFIG --out OUT EXTRA...`, from the repository root.
+pub fn run_command(config: &Path, out: &Path, extra: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_batchlab"));
+    command
+        .args([
+            "run",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(extra)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    command
+}
+
 pub const STEP_TIME: &str = r#"
 [experiment]
 name = "crash-step-time"

@@ -120,9 +120,14 @@ fn whole_lines(path: &Path) -> Vec<String> {
     text[..end].lines().map(str::to_string).collect()
 }
 
-/// The directory that holds a run's merged results under `out`.
+/// The directory that holds a run's merged results under `out`: the run `latest` points at once
+/// one has completed (a run killed before its meta.json existed can share its second with the
+/// fresh one after it), else the newest.
 fn report_dir(out: &Path, experiment: &str) -> Option<PathBuf> {
     let dir = out.join(experiment);
+    if let Ok(latest) = fs::canonicalize(dir.join("latest")) {
+        return Some(latest);
+    }
     let mut runs: Vec<PathBuf> = fs::read_dir(&dir)
         .ok()?
         .filter_map(Result::ok)

@@ -34,7 +34,7 @@ pub fn check_batch_sizes(source: &Source, key: &str, sizes: &[u32]) -> Result<()
 
 /// Checks a list read from `key`: at most [`MAX_LIST`] entries, none repeated (a repeated entry
 /// would run the same unit twice).
-pub fn check_list<T: PartialEq + fmt::Display>(
+pub fn check_list<T: Ord + fmt::Display>(
     source: &Source,
     key: &str,
     items: &[T],
@@ -45,12 +45,11 @@ pub fn check_list<T: PartialEq + fmt::Display>(
             format!("{} entries; at most {MAX_LIST} are allowed", items.len()),
         ));
     }
-    for (i, item) in items.iter().enumerate() {
-        if items[..i].contains(item) {
-            return Err(source.error(key, format!("{item} is listed twice")));
-        }
+    let mut seen = std::collections::BTreeSet::new();
+    match items.iter().find(|item| !seen.insert(*item)) {
+        Some(item) => Err(source.error(key, format!("{item} is listed twice"))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Checks that `count` things (`what`, e.g. "visits") are at most `limit` (e.g. [`MAX_UNITS`]).

@@ -10,10 +10,11 @@ use batchlab_experiments::{
     bench,
     config::{BackendConfig, BackendKind},
     epoch_bench::{data_percent_summary, epoch_splits},
-    isolate::POINT_FAILED_EXIT,
+    find_batch::QuickFind,
+    isolate::{POINT_FAILED_EXIT, UNIT_DONE_EXIT},
     load_study, loader_bench, render_report, run_study, run_worker,
     shard::Shard,
-    Isolation, RunContext, RunOptions, Source, WorkerExit,
+    Isolation, RunContext, RunOptions, Source, Study, WorkerExit,
 };
 use batchlab_models::{Architecture, ModelSpec};
 
@@ -192,6 +193,18 @@ pub fn run(args: RunArgs, data_dir: &Path) -> Result<()> {
         overrides.push(format!("backend.name={name}"));
     }
     let study = load_study(&source(&experiment, &overrides)?)?;
+    run_loaded(study.as_ref(), data_dir, out, resume, in_process, shard)
+}
+
+/// Runs a loaded study to its report; prints the findings and, last, the report directory.
+fn run_loaded(
+    study: &dyn Study,
+    data_dir: &Path,
+    out: Option<PathBuf>,
+    resume: bool,
+    in_process: bool,
+    shard: Option<Shard>,
+) -> Result<()> {
     let isolation = if in_process {
         Isolation::InProcess
     } else {
@@ -207,16 +220,60 @@ pub fn run(args: RunArgs, data_dir: &Path) -> Result<()> {
         context: RunContext {
             data_dir: data_dir.to_path_buf(),
             isolation,
+            in_worker_process: false,
         },
         shard,
     };
     let bar = Bar::new();
-    let finished = run_study(study.as_ref(), &options, &bar)?;
+    let finished = run_study(study, &options, &bar)?;
     for line in &finished.findings {
         println!("{line}");
     }
     println!("{}", finished.dir.display());
     Ok(())
+}
+
+/// `batchlab find-batch`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct FindBatchArgs {
+    /// The model, e.g. vgg16 (`batchlab models` lists them).
+    #[arg(value_parser = clap::value_parser!(Architecture))]
+    model: Architecture,
+    /// Input as C,H,W.
+    #[arg(long, default_value = "3,32,32", value_parser = parse_input)]
+    input: [usize; 3],
+    /// Classes of the head.
+    #[arg(long, default_value_t = 10)]
+    classes: usize,
+    /// The optimizer (its state is part of the memory).
+    #[arg(long, default_value = "sgd", value_parser = ["sgd", "adam", "adamw"])]
+    optimizer: String,
+    /// The memory budget, e.g. 4GiB or 512MiB; "available": the memory available now.
+    #[arg(long, default_value = "available")]
+    memory_budget: String,
+    /// Batch sizes of the memory curve, comma-separated.
+    #[arg(long, default_value = "1,2,4,8,16,32", value_delimiter = ',')]
+    curve: Vec<u32>,
+    /// Backend to run on.
+    #[arg(long, default_value = "flex", value_parser = ["flex", "cuda"])]
+    backend: String,
+    /// Report root (default: reports/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// The one-line batch-size finder: a find-batch study of one model with the defaults.
+pub fn find_batch(args: FindBatchArgs, data_dir: &Path) -> Result<()> {
+    stop_on_signals()?;
+    let quick = QuickFind {
+        model: ModelSpec::new(args.model, args.input, args.classes),
+        optimizer: args.optimizer,
+        memory_budget: args.memory_budget,
+        curve: args.curve,
+        backend: BackendKind::parse(&args.backend).map_err(|e| anyhow!(e))?,
+    };
+    let study = load_study(&quick.source())?;
+    run_loaded(study.as_ref(), data_dir, args.out, false, false, None)
 }
 
 pub fn report(dir: &Path, data_dir: &Path) -> Result<()> {
@@ -228,9 +285,10 @@ pub fn report(dir: &Path, data_dir: &Path) -> Result<()> {
 }
 
 pub fn worker(dir: &Path, data_dir: &Path) -> ExitCode {
-    match run_worker(dir, &RunContext::in_process(data_dir)) {
+    match run_worker(dir, &RunContext::worker(data_dir)) {
         Ok(WorkerExit::Finished) => ExitCode::SUCCESS,
         Ok(WorkerExit::PointFailed) => ExitCode::from(POINT_FAILED_EXIT as u8),
+        Ok(WorkerExit::UnitDone) => ExitCode::from(UNIT_DONE_EXIT as u8),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE

@@ -42,6 +42,9 @@ enum Command {
     },
     /// Run an experiment; the last line printed is its report directory.
     Run(commands::RunArgs),
+    /// The largest batch size of a model under a memory budget, and the right one: a
+    /// find-batch study with the defaults (the last line printed is its report directory).
+    FindBatch(commands::FindBatchArgs),
     /// Re-render summary.csv, figures and report.md of a run from its results.csv.
     Report {
         /// The run's report directory.
@@ -94,6 +97,7 @@ fn main() -> ExitCode {
             overrides,
         } => commands::check(&experiment, &overrides, &cli.data_dir),
         Command::Run(args) => commands::run(args, &cli.data_dir),
+        Command::FindBatch(args) => commands::find_batch(args, &cli.data_dir),
         Command::Report { dir } => commands::report(&dir, &cli.data_dir),
         Command::Models { input, classes } => commands::models(input, classes),
         Command::Bench {

@@ -143,6 +143,31 @@ pub fn device_name(config: &BackendConfig) -> String {
     }
 }
 
+/// Device memory on backends whose runtime reports it (cuda): (bytes in use, bytes reserved
+/// by the allocator), for the calling thread's stream. `None` on flex, whose memory is the
+/// process's own (see `sysinfo::memory`).
+pub fn device_memory(config: &BackendConfig) -> Option<(u64, u64)> {
+    match config.name {
+        BackendKind::Flex => None,
+        BackendKind::Cuda => cuda_memory(config.device),
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn cuda_memory(device: usize) -> Option<(u64, u64)> {
+    use burn::backend::cuda::CudaDevice;
+    use burn::cubecl::{cuda::CudaRuntime, Runtime};
+    let usage = CudaRuntime::client(&CudaDevice::new(device))
+        .memory_usage()
+        .ok()?;
+    Some((usage.bytes_in_use, usage.bytes_reserved))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda_memory(_device: usize) -> Option<(u64, u64)> {
+    None
+}
+
 /// Worker threads the backend computes with.
 pub fn threads(config: &BackendConfig) -> usize {
     match config.name {

@@ -12,10 +12,11 @@ use burn::{
 };
 
 use crate::{
-    backend::{dispatch, BackendError, OnBackend},
+    backend::{dispatch, OnBackend},
     config::BackendConfig,
+    error::RunError,
     optim::{with_optimizer, OptimizerConfig, WithOptimizer},
-    step_time::StepTimer,
+    timed_step::{with_stepper, StepSetup},
 };
 
 /// One benchmark case.
@@ -84,28 +85,53 @@ pub fn time_case(
     case: &Case,
     warmup: usize,
     samples: usize,
-) -> Result<Timing, BackendError> {
-    let step_ms = dispatch(
-        backend,
-        Bench {
-            case,
-            warmup,
-            samples,
-            mode: Mode::Harness,
-        },
-    )?;
+) -> Result<Timing, RunError> {
+    let step_ms = steps(backend, case, warmup, samples, Mode::Harness)?;
     Ok(timing(case.name, &step_ms))
 }
 
-/// Harness overhead: rounds alternating a harness visit (StepTimer, memory tracking, the loss
-/// kept as a tensor) and a bare loop of the same burn calls timed step by step. Returns
+/// The step times of `warmup` + `samples` steps of `case` in `mode`, warm-up dropped.
+fn steps(
+    backend: &BackendConfig,
+    case: &Case,
+    warmup: usize,
+    samples: usize,
+    mode: Mode,
+) -> Result<Vec<f64>, RunError> {
+    match mode {
+        Mode::Harness => {
+            let setup = StepSetup {
+                backend,
+                model: &case.spec,
+                optimizer: &case.optimizer,
+                seed: 0,
+            };
+            with_stepper(setup, |stepper| {
+                stepper.visit(case.batch_size, 0, warmup, samples, true)
+            })?
+            .map(|visit| visit.step_ms)
+            .map_err(RunError::Other)
+        }
+        Mode::Bare => Ok(dispatch(
+            backend,
+            Bare {
+                case,
+                warmup,
+                samples,
+            },
+        )?),
+    }
+}
+
+/// Harness overhead: rounds alternating a harness visit (the [`crate::timed_step`] stepper,
+/// memory tracking and CPU clock, the loss kept as a tensor) and a bare loop of the same burn calls timed step by step. Returns
 /// (harness, bare) timings over all their steps.
 pub fn harness_overhead(
     backend: &BackendConfig,
     case: &Case,
     rounds: usize,
     steps: usize,
-) -> Result<(Timing, Timing), BackendError> {
+) -> Result<(Timing, Timing), RunError> {
     let mut harness = Vec::new();
     let mut bare = Vec::new();
     for round in 0..rounds {
@@ -116,15 +142,7 @@ pub fn harness_overhead(
             [Mode::Bare, Mode::Harness]
         };
         for mode in order {
-            let times = dispatch(
-                backend,
-                Bench {
-                    case,
-                    warmup: 2,
-                    samples: steps,
-                    mode,
-                },
-            )?;
+            let times = self::steps(backend, case, 2, steps, mode)?;
             match mode {
                 Mode::Harness => harness.extend(times),
                 Mode::Bare => bare.extend(times),
@@ -153,14 +171,14 @@ enum Mode {
     Bare,
 }
 
-struct Bench<'a> {
+/// A bare loop of the burn calls of a training step, timed step by step.
+struct Bare<'a> {
     case: &'a Case,
     warmup: usize,
     samples: usize,
-    mode: Mode,
 }
 
-impl OnBackend for Bench<'_> {
+impl OnBackend for Bare<'_> {
     type Output = Vec<f64>;
     fn run<B: AutodiffBackend>(self, device: B::Device) -> Vec<f64> {
         B::seed(&device, 0);
@@ -171,8 +189,8 @@ impl OnBackend for Bench<'_> {
             .expect("the benchmark cases are valid models");
         with_optimizer::<B, Model<B>, _>(
             &self.case.optimizer.clone(),
-            BenchWith {
-                bench: self,
+            BareWith {
+                bare: self,
                 model,
                 device,
             },
@@ -180,55 +198,41 @@ impl OnBackend for Bench<'_> {
     }
 }
 
-struct BenchWith<'a, B: AutodiffBackend> {
-    bench: Bench<'a>,
+struct BareWith<'a, B: AutodiffBackend> {
+    bare: Bare<'a>,
     model: Model<B>,
     device: B::Device,
 }
 
-impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for BenchWith<'_, B> {
+impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for BareWith<'_, B> {
     type Output = Vec<f64>;
     fn run<O: Optimizer<Model<B>, B>>(self, mut optimizer: O) -> Vec<f64> {
-        let Bench {
+        let Bare {
             case,
             warmup,
             samples,
-            mode,
-        } = self.bench;
+        } = self.bare;
         let images = SyntheticImages {
             shape: case.spec.input,
             classes: case.spec.classes,
         };
         let batch = images.batch::<B>(case.batch_size, 0, &self.device);
         let lr = case.optimizer.learning_rate();
-        match mode {
-            Mode::Harness => {
-                let mut timer = StepTimer::new(self.model, optimizer, lr, self.device);
-                timer
-                    .visit(&batch, warmup, samples, true)
-                    .expect("flex and cuda syncs succeed")
-                    .step_ms
-            }
-            Mode::Bare => {
-                // The same burn calls with nothing around them but the clock and the sync that
-                // any step-time measurement needs.
-                let mut model = self.model;
-                let mut times = Vec::with_capacity(samples);
-                for i in 0..warmup + samples {
-                    let start = Instant::now();
-                    let loss = classification_loss(
-                        model.forward(batch.images.clone()),
-                        batch.labels.clone(),
-                    );
-                    let grads = GradientsParams::from_grads(loss.backward(), &model);
-                    model = optimizer.step(lr, model, grads);
-                    B::sync(&self.device).expect("sync");
-                    if i >= warmup {
-                        times.push(start.elapsed().as_secs_f64() * 1e3);
-                    }
-                }
-                times
+        // The same burn calls with nothing around them but the clock and the sync that any
+        // step-time measurement needs.
+        let mut model = self.model;
+        let mut times = Vec::with_capacity(samples);
+        for i in 0..warmup + samples {
+            let start = Instant::now();
+            let loss =
+                classification_loss(model.forward(batch.images.clone()), batch.labels.clone());
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            model = optimizer.step(lr, model, grads);
+            B::sync(&self.device).expect("sync");
+            if i >= warmup {
+                times.push(start.elapsed().as_secs_f64() * 1e3);
             }
         }
+        times
     }
 }

@@ -13,6 +13,10 @@ pub struct RunContext {
     pub data_dir: PathBuf,
     /// See [`Isolation`].
     pub isolation: Isolation,
+    /// Whether this process is a worker started by a supervisor (the hidden `worker` command):
+    /// a unit may then change the process itself, such as limit its memory, since the process
+    /// ends with the unit. False in the supervisor and in-process runs.
+    pub in_worker_process: bool,
 }
 
 impl RunContext {
@@ -21,6 +25,15 @@ impl RunContext {
         Self {
             data_dir: data_dir.into(),
             isolation: Isolation::InProcess,
+            in_worker_process: false,
+        }
+    }
+
+    /// The context of a worker process that a supervisor started.
+    pub fn worker(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            in_worker_process: true,
+            ..Self::in_process(data_dir)
         }
     }
 }

@@ -7,7 +7,8 @@
 //! between for the progress display. A child that dies between the two is
 //! replaced, and the supervisor records the unit it was on. A child exiting with
 //! [`POINT_FAILED_EXIT`] has recorded a failed unit itself (a caught panic) and wants a fresh
-//! process.
+//! process; one exiting with [`UNIT_DONE_EXIT`] finished a unit of a kind that runs every unit
+//! in a process of its own.
 
 use std::{
     io::{BufRead, BufReader, Read, Write},
@@ -36,6 +37,9 @@ pub enum Isolation {
 
 /// Exit code of a worker that recorded a failed unit and should be replaced.
 pub const POINT_FAILED_EXIT: i32 = 3;
+
+/// Exit code of a worker that finished one unit whose kind wants every unit in a fresh process.
+pub const UNIT_DONE_EXIT: i32 = 5;
 
 /// Set once the run is asked to stop (SIGINT, SIGTERM): the CLI's signal handlers set it.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -79,6 +83,9 @@ pub enum WorkerExit {
     Finished,
     /// A unit failed and was recorded; the caller starts a fresh worker for the rest.
     PointFailed,
+    /// A unit is done and the next must run in a fresh process (the batch-size finder: a
+    /// process's memory readings and limit belong to one probe).
+    UnitDone,
 }
 
 /// Where a worker announces its units.
@@ -243,6 +250,9 @@ fn run_child(
     if interrupted() {
         // Stopped on request, not failed: the unit it was on runs again on resume.
         return Err(RunError::Interrupted);
+    }
+    if status.code() == Some(UNIT_DONE_EXIT) {
+        return Ok(WorkerExit::UnitDone);
     }
     if status.code() == Some(POINT_FAILED_EXIT) {
         events.progress.note(last_line(&stderr_text));

@@ -10,7 +10,8 @@
 //! 4. [`trial`]: the trial layer every kind that trains shares (supervisor, worker loop, the
 //!    training loop, evaluation, data, result rows).
 //! 5. The kinds: [`step_time`] (seeds 000/001), [`train`] (seeds 002/003), [`steps_to_target`]
-//!    (seed 004).
+//!    (seed 004), [`find_batch`] (seed 003's "right batch size"). Below them, [`timed_step`]:
+//!    the timed training step the measuring kinds share.
 //! 6. [`registry`]: the table of kinds; [`session`]: a run's life; [`bench`], [`epoch_bench`],
 //!    [`loader_bench`]: the benchmarks behind `batchlab bench`.
 
@@ -20,6 +21,7 @@ pub mod config;
 pub mod context;
 pub mod epoch_bench;
 pub mod error;
+pub mod find_batch;
 pub mod isolate;
 pub mod loader_bench;
 pub mod lock;
@@ -33,6 +35,7 @@ pub mod step_time;
 pub mod steps_to_target;
 pub mod study;
 pub mod sysinfo;
+pub mod timed_step;
 pub mod train;
 pub mod trial;
 

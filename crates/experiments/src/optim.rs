@@ -59,6 +59,16 @@ pub enum OptimizerKind {
 }
 
 impl OptimizerConfig {
+    /// Tensors of state the optimizer keeps per parameter tensor: Adam's two moments, SGD's
+    /// velocity when it has momentum (an analytic memory estimate counts them).
+    pub fn state_per_parameter(&self) -> usize {
+        match self.name.as_str() {
+            "adam" | "adamw" => 2,
+            _ if self.momentum > 0.0 => 1,
+            _ => 0,
+        }
+    }
+
     /// Checks names and ranges once, with errors pointing at `[optimizer]`.
     pub fn resolve(&self, source: &Source) -> Result<OptimizerKind, ConfigError> {
         let kind = match self.name.as_str() {

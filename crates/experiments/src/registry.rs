@@ -4,7 +4,7 @@
 
 use crate::{
     config::{ConfigError, HeaderOnly, Source},
-    step_time, steps_to_target,
+    find_batch, step_time, steps_to_target,
     study::Study,
     train,
 };
@@ -21,6 +21,11 @@ pub struct Runner {
 
 /// The runners, by kind.
 pub const RUNNERS: &[Runner] = &[
+    Runner {
+        kind: "find-batch",
+        doc: "memory per batch size in fresh processes, its model, the largest batch under a budget (doubling, then bisection), utilization and a recommendation",
+        load: find_batch::load,
+    },
     Runner {
         kind: "step-time",
         doc: "time of one training step per batch size, in shuffled rounds; jumps, linear fit, throughput",

@@ -79,6 +79,15 @@ pub fn git_commit() -> String {
     }
 }
 
+/// CPU time the whole process has used so far (every thread, user and system), in
+/// milliseconds; `None` where the clock cannot be read.
+pub fn cpu_time_ms() -> Option<f64> {
+    use nix::time::{clock_gettime, ClockId};
+    clock_gettime(ClockId::CLOCK_PROCESS_CPUTIME_ID)
+        .ok()
+        .map(|t| t.tv_sec() as f64 * 1e3 + t.tv_nsec() as f64 / 1e6)
+}
+
 /// Seconds since the Unix epoch.
 pub fn unix_seconds() -> u64 {
     SystemTime::now()
@@ -133,6 +142,20 @@ pub mod memory {
     /// Current resident set size (VmRSS) in MiB.
     pub fn rss_mb() -> Option<f64> {
         status_kib("VmRSS:").map(|kib| kib as f64 / 1024.0)
+    }
+
+    /// Peak virtual memory size (VmPeak) in MiB: what an address-space rlimit binds.
+    pub fn peak_virtual_mb() -> Option<f64> {
+        status_kib("VmPeak:").map(|kib| kib as f64 / 1024.0)
+    }
+
+    /// Memory the kernel estimates is available for new work (MemAvailable), in bytes.
+    pub fn available_bytes() -> Option<u64> {
+        let info = std::fs::read_to_string(Path::new("/proc/meminfo")).ok()?;
+        info.lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kib| kib * 1024)
     }
 
     fn status_kib(field: &str) -> Option<u64> {

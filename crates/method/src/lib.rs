@@ -5,6 +5,8 @@
 //! - [`stats`]: means, sample standard deviations, medians, type-7 quantiles, bootstrap
 //!   intervals, least-squares lines.
 //! - [`reaching`]: whether a validation error reaches the target error.
+//! - [`batch_search`]: the doubling-then-bisection search for the largest batch size that
+//!   fits a memory budget.
 //! - [`budget`]: a steps-to-target trial's step budget and evaluation steps.
 //! - [`quasi`]: the seeded scrambled Halton sequence that proposes metaparameters, and the
 //!   log-uniform and "reverse log" scales they are drawn on.
@@ -17,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+pub mod batch_search;
 pub mod budget;
 pub mod error;
 pub mod files;

@@ -299,6 +299,9 @@ impl<B: Backend> ConvBn<B> {
 pub(crate) struct Cost {
     pub macs: u64,
     pub params: usize,
+    /// Output elements per sample of every convolution, BatchNorm and linear layer: the
+    /// activations a backward pass keeps (activation functions and pooling not counted).
+    pub activations: u64,
 }
 
 impl Cost {
@@ -307,18 +310,23 @@ impl Cost {
         let out = spec.out_hw(hw);
         self.macs += spec.macs(out);
         self.params += spec.params();
+        self.activations += (spec.cout * out[0] * out[1]) as u64;
         out
     }
 
     pub fn conv_bn(&mut self, spec: &ConvBnSpec, hw: [usize; 2]) -> [usize; 2] {
         // BatchNorm trains gamma and beta per channel; its running mean/var are not trained.
         self.params += 2 * spec.conv.cout;
-        self.conv(&spec.conv, hw)
+        let out = self.conv(&spec.conv, hw);
+        // BatchNorm's output is a second map of the convolution's size.
+        self.activations += (spec.conv.cout * out[0] * out[1]) as u64;
+        out
     }
 
     pub fn linear(&mut self, spec: &LinearSpec) {
         self.macs += spec.macs();
         self.params += spec.params();
+        self.activations += spec.fout as u64;
     }
 }
 

@@ -100,6 +100,13 @@ impl ModelSpec {
         Ok(self.cost()?.params)
     }
 
+    /// Activations per sample that a backward pass keeps: the output elements of every
+    /// convolution, BatchNorm and linear layer of the layer table (activation functions and
+    /// pooling not counted). An analytic lower estimate of memory per example, in elements.
+    pub fn activation_elements(&self) -> Result<u64, ModelError> {
+        Ok(self.cost()?.activations)
+    }
+
     fn cost(&self) -> Result<Cost, ModelError> {
         let hw = [self.input[1], self.input[2]];
         Ok(match self.plan()? {

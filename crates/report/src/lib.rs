@@ -12,6 +12,8 @@
 //! rows) -> `analysis` (pure computation) -> `figures` -> `markdown` (`report.md`), called
 //! in that order by the kind's render function at its top.
 //!
+//! - [`find_batch`]: a batch-size finder: memory per batch size and its model, the largest
+//!   batch size under a budget, utilization, the recommendation and the verdicts.
 //! - [`step_time`]: a step-time sweep: `summary.csv`, figures and report.
 //! - [`train`]: a training study: `summary.csv`, figures and report.
 //! - [`steps_to_target`]: a steps-to-target study: steps to result per batch size, the S(B)
@@ -21,6 +23,7 @@
 
 pub mod error;
 pub mod figures;
+pub mod find_batch;
 mod io;
 pub mod jumps;
 pub mod markdown;

@@ -7,7 +7,6 @@
 //! before the clock is read. Batch sizes are visited in `rounds`, each in a freshly shuffled
 //! order, so drift over time cannot masquerade as a jump at one batch size.
 
-mod measure;
 mod plan;
 mod work;
 
@@ -29,7 +28,6 @@ use crate::{
     study::{Study, StudyConfig},
 };
 
-pub use measure::{StepTimer, VisitResult};
 pub use plan::{remaining_visits, shuffled_rounds, Visit};
 
 /// A step-time experiment file.

@@ -6,24 +6,21 @@ use std::{
     path::Path,
 };
 
-use batchlab_datasets::SyntheticImages;
 use batchlab_method::rows::{append_rows, read_rows_so_far, step_time::StepSample};
 use batchlab_method::stats::median;
-use batchlab_models::Model;
 use batchlab_report::step_time::{render_step_time, StepTimeContext};
-use burn::{optim::Optimizer, tensor::backend::AutodiffBackend};
 
-use super::{measure::StepTimer, plan::Visit, remaining_visits, StepTimeStudy};
+use super::{plan::Visit, remaining_visits, StepTimeStudy};
 use crate::{
-    backend::{self, dispatch, panic_message, OnBackend},
+    backend::{self, panic_message},
     config::BackendKind,
     context::RunContext,
     error::RunError,
     isolate::{failure_status, interrupted, supervise, Crash, UnitEvents, WorkerExit},
-    optim::{with_optimizer, WithOptimizer},
     progress::Progress,
     run_dir::backend_and_device,
     study::Study,
+    timed_step::{with_stepper, StepSetup, Stepper},
 };
 
 /// Supervises the sweep until every visit is measured or recorded as failed.
@@ -78,15 +75,15 @@ pub fn work(
     if todo.is_empty() {
         return Ok(WorkerExit::Finished);
     }
-    dispatch(
-        &study.config.backend,
-        SweepTask {
-            study,
-            dir,
-            events,
-            todo,
-        },
-    )?
+    let setup = StepSetup {
+        backend: &study.config.backend,
+        model: &study.config.model,
+        optimizer: &study.config.optimizer,
+        seed: study.config.sweep.seed,
+    };
+    with_stepper(setup, |stepper| {
+        measure_visits(study, dir, events, todo, stepper)
+    })?
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.
@@ -165,122 +162,74 @@ fn failure_row(study: &StepTimeStudy, visit: Visit, status: &str, message: &str)
     }
 }
 
-struct SweepTask<'a> {
-    study: &'a StepTimeStudy,
-    dir: &'a Path,
-    events: &'a dyn UnitEvents,
+/// Measures `todo` in order in this process, one results block per visit; stops at the first
+/// failed visit after recording it.
+fn measure_visits(
+    study: &StepTimeStudy,
+    dir: &Path,
+    events: &dyn UnitEvents,
     todo: Vec<Visit>,
-}
-
-impl OnBackend for SweepTask<'_> {
-    type Output = Result<WorkerExit, RunError>;
-
-    fn run<B: AutodiffBackend>(self, device: B::Device) -> Self::Output {
-        let study = self.study;
-        B::seed(&device, study.config.sweep.seed);
-        let model = study
-            .config
-            .model
-            .init::<B>(&device)
-            .map_err(|e| RunError::Other(e.to_string()))?;
-        with_optimizer::<B, Model<B>, _>(
-            &study.config.optimizer,
-            SweepWithOptimizer {
-                task: self,
-                model,
-                device,
-            },
-        )
-    }
-}
-
-struct SweepWithOptimizer<'a, B: AutodiffBackend> {
-    task: SweepTask<'a>,
-    model: Model<B>,
-    device: B::Device,
-}
-
-impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for SweepWithOptimizer<'_, B> {
-    type Output = Result<WorkerExit, RunError>;
-
-    fn run<O: Optimizer<Model<B>, B>>(self, optimizer: O) -> Self::Output {
-        let SweepTask {
-            study,
-            dir,
-            events,
-            todo,
-        } = self.task;
-        let config = &study.config;
-        let results = dir.join("results.csv");
-        let backend_name = config.backend.name.to_string();
-        let device_name = backend::device_name(&config.backend);
-        let track_memory = config.backend.name == BackendKind::Flex;
-        let images = SyntheticImages {
-            shape: study.config.model.input,
-            classes: study.config.model.classes,
-        };
-        let learning_rate = config.optimizer.learning_rate();
-        let mut timer = StepTimer::new(self.model, optimizer, learning_rate, self.device.clone());
-        for visit in todo {
-            if interrupted() {
-                return Err(RunError::Interrupted);
+    stepper: &mut dyn Stepper,
+) -> Result<WorkerExit, RunError> {
+    let config = &study.config;
+    let results = dir.join("results.csv");
+    let backend_name = config.backend.name.to_string();
+    let device_name = backend::device_name(&config.backend);
+    let track_memory = config.backend.name == BackendKind::Flex;
+    for visit in todo {
+        if interrupted() {
+            return Err(RunError::Interrupted);
+        }
+        events.begin(&visit.id());
+        let measured = catch_unwind(AssertUnwindSafe(|| {
+            // Same data for a batch size in every round.
+            stepper.visit(
+                visit.batch_size as usize,
+                config.sweep.seed ^ u64::from(visit.batch_size),
+                config.sweep.warmup_steps,
+                config.sweep.samples,
+                track_memory,
+            )
+        }))
+        .unwrap_or_else(|panic| Err(panic_message(&panic)));
+        match measured {
+            Ok(result) => {
+                let message = if result.last_loss.is_finite() {
+                    String::new()
+                } else {
+                    format!("loss was {} after the visit", result.last_loss)
+                };
+                let rows: Vec<StepSample> = result
+                    .step_ms
+                    .iter()
+                    .enumerate()
+                    .map(|(i, ms)| StepSample {
+                        batch_size: visit.batch_size,
+                        round: visit.round,
+                        sample: Some(i as u32),
+                        step_ms: Some(*ms),
+                        status: "ok".into(),
+                        backend: backend_name.clone(),
+                        device: device_name.clone(),
+                        peak_mem_mb: result.peak_mem_mb,
+                        message: message.clone(),
+                    })
+                    .collect();
+                append_rows(&results, &rows)?;
+                events.end(&visit.id(), &format!("{:.1} ms", median(&result.step_ms)));
             }
-            events.begin(&visit.id());
-            let batch_size = visit.batch_size as usize;
-            let measured = catch_unwind(AssertUnwindSafe(|| {
-                // Same data for a batch size in every round; made before the timed region.
-                let batch = images.batch::<B>(
-                    batch_size,
-                    config.sweep.seed ^ u64::from(visit.batch_size),
-                    &self.device,
+            Err(message) => {
+                let status = failure_status(&message);
+                let row = failure_row(study, visit, status, &message);
+                append_rows(&results, &[row])?;
+                eprintln!(
+                    "batch size {} failed ({status}): {message}",
+                    visit.batch_size
                 );
-                timer.visit(
-                    &batch,
-                    config.sweep.warmup_steps,
-                    config.sweep.samples,
-                    track_memory,
-                )
-            }))
-            .unwrap_or_else(|panic| Err(panic_message(&panic)));
-            match measured {
-                Ok(result) => {
-                    let message = if result.last_loss.is_finite() {
-                        String::new()
-                    } else {
-                        format!("loss was {} after the visit", result.last_loss)
-                    };
-                    let rows: Vec<StepSample> = result
-                        .step_ms
-                        .iter()
-                        .enumerate()
-                        .map(|(i, ms)| StepSample {
-                            batch_size: visit.batch_size,
-                            round: visit.round,
-                            sample: Some(i as u32),
-                            step_ms: Some(*ms),
-                            status: "ok".into(),
-                            backend: backend_name.clone(),
-                            device: device_name.clone(),
-                            peak_mem_mb: result.peak_mem_mb,
-                            message: message.clone(),
-                        })
-                        .collect();
-                    append_rows(&results, &rows)?;
-                    events.end(&visit.id(), &format!("{:.1} ms", median(&result.step_ms)));
-                }
-                Err(message) => {
-                    let status = failure_status(&message);
-                    let row = failure_row(study, visit, status, &message);
-                    append_rows(&results, &[row])?;
-                    eprintln!(
-                        "batch size {} failed ({status}): {message}",
-                        visit.batch_size
-                    );
-                    events.end(&visit.id(), status);
-                    return Ok(WorkerExit::PointFailed);
-                }
+                events.end(&visit.id(), status);
+                return Ok(WorkerExit::PointFailed);
             }
         }
-        Ok(WorkerExit::Finished)
     }
+    Ok(WorkerExit::Finished)
 }

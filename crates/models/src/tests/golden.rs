@@ -132,6 +132,29 @@ fn flops_match_published_macs() {
 }
 
 #[test]
+fn activations_by_hand() {
+    // MLP 784-512-512-10: the outputs of its three linear layers.
+    assert_eq!(
+        spec(Mlp, [1, 28, 28], 10).activation_elements().unwrap(),
+        512 + 512 + 10
+    );
+    // Simple CNN: two "same" convs at 28x28 and 14x14, then 1024 and 10.
+    assert_eq!(
+        spec(SimpleCnn, [1, 28, 28], 10)
+            .activation_elements()
+            .unwrap(),
+        28 * 28 * 32 + 14 * 14 * 64 + 1024 + 10
+    );
+    // VGG16 at 32x32: 2, 2, 3, 3, 3 convs at 32, 16, 8, 4, 2 pixels, then 4096, 4096, 10.
+    let convs =
+        2 * 64 * 32 * 32 + 2 * 128 * 16 * 16 + 3 * 256 * 8 * 8 + 3 * 512 * 4 * 4 + 3 * 512 * 2 * 2;
+    assert_eq!(
+        spec(Vgg16, [3, 32, 32], 10).activation_elements().unwrap(),
+        convs + 4096 + 4096 + 10
+    );
+}
+
+#[test]
 fn flops_by_hand() {
     // MLP 784-512-512-10.
     let mlp = 784 * 512 + 512 * 512 + 512 * 10;

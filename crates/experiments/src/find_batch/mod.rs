@@ -1,0 +1,449 @@
+//! The batch-size finder (seed 003's question, "what is the right batch size on this
+//! device?"): memory per batch size measured in fresh processes, a memory model fitted to it,
+//! the largest batch size that fits a budget found by doubling then bisection (as PyTorch
+//! Lightning's `BatchSizeFinder` does), utilization and throughput per batch size, and a
+//! recommendation.
+//!
+//! Every probe (a batch size: warm-up steps dropped, then timed steps) runs in a process of its
+//! own under the enforced budget ([`limit`]), so no reading is inflated by an earlier, larger
+//! probe and an overrun is recorded as `oom` from the process's end, never by crashing the
+//! study.
+
+mod limit;
+mod plan;
+mod work;
+
+use std::path::Path;
+
+use batchlab_method::batch_search::BatchSearch;
+use batchlab_models::ModelSpec;
+use bytesize::ByteSize;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    config::{
+        check_batch_sizes, check_count, check_model, BackendConfig, BackendKind, ConfigError,
+        ExperimentHeader, OutputConfig, Source, MAX_BATCH_SIZE, MAX_UNITS,
+    },
+    context::RunContext,
+    error::RunError,
+    isolate::{UnitEvents, WorkerExit},
+    optim::OptimizerConfig,
+    progress::Progress,
+    study::{Study, StudyConfig},
+    sysinfo::memory,
+};
+
+pub use limit::LimitChoice;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// A batch-size finder's experiment file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindBatchConfig {
+    /// `[experiment]`.
+    pub experiment: ExperimentHeader,
+    /// `[model]`.
+    #[serde(default)]
+    pub model: ModelSpec,
+    /// `[optimizer]`: its state is part of the memory.
+    #[serde(default)]
+    pub optimizer: OptimizerConfig,
+    /// `[curve]`.
+    #[serde(default)]
+    pub curve: CurveConfig,
+    /// `[search]`.
+    #[serde(default)]
+    pub search: SearchConfig,
+    /// `[probe]`.
+    #[serde(default)]
+    pub probe: ProbeConfig,
+    /// `[recommendation]`.
+    #[serde(default)]
+    pub recommendation: RecommendationConfig,
+    /// `[backend]`.
+    #[serde(default)]
+    pub backend: BackendConfig,
+    /// `[output]`.
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+crate::study_config!(FindBatchConfig);
+
+/// `[curve]`: the batch sizes whose memory, time and utilization are measured (the memory
+/// model is fitted to them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CurveConfig {
+    /// Batch sizes, at least two.
+    pub batch_sizes: Vec<u32>,
+    /// Probes of every batch size, each in a fresh process.
+    pub repeats: u32,
+}
+
+impl Default for CurveConfig {
+    fn default() -> Self {
+        Self {
+            batch_sizes: vec![1, 2, 4, 8, 16, 32],
+            repeats: 2,
+        }
+    }
+}
+
+/// `[search]`: the largest batch size under the budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchConfig {
+    /// A size such as `"4GiB"` or `"512MiB"`, or `"available"`: the memory available when the
+    /// run starts (saved as its value in the run's config.toml).
+    pub memory_budget: String,
+    /// The first batch size probed.
+    pub start: u32,
+    /// The largest batch size probed.
+    pub max_batch: u32,
+    /// How the budget is enforced.
+    pub limit: LimitChoice,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        Self {
+            memory_budget: "available".into(),
+            start: 1,
+            max_batch: 65_536,
+            limit: LimitChoice::Auto,
+        }
+    }
+}
+
+/// `[probe]`: what one probe runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProbeConfig {
+    /// Training steps run and dropped (the first allocates the optimizer's state).
+    pub warmup_steps: usize,
+    /// Timed steps kept.
+    pub samples: usize,
+    /// Seeds the model, the data and the curve's order.
+    pub seed: u64,
+}
+
+impl Default for ProbeConfig {
+    fn default() -> Self {
+        Self {
+            warmup_steps: 1,
+            samples: 3,
+            seed: 0,
+        }
+    }
+}
+
+/// `[recommendation]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecommendationConfig {
+    /// Fraction of the budget kept free by the recommended largest batch size.
+    pub headroom: f64,
+    /// The smallest batch size within this fraction of the best throughput is recommended.
+    pub throughput_tolerance: f64,
+}
+
+impl Default for RecommendationConfig {
+    fn default() -> Self {
+        Self {
+            headroom: 0.10,
+            throughput_tolerance: 0.05,
+        }
+    }
+}
+
+/// A resolved batch-size finder.
+#[derive(Debug, Clone)]
+pub struct FindBatchStudy {
+    /// The config, `search.memory_budget` written as its exact value in bytes.
+    pub config: FindBatchConfig,
+    /// The budget in bytes; `None` on cuda, where the device's own memory is the limit.
+    pub budget: Option<u64>,
+    /// Curve batch sizes, sorted and distinct.
+    pub batch_sizes: Vec<u32>,
+}
+
+/// Parses and resolves a batch-size finder's config (the registry's entry point).
+pub fn load(source: &Source) -> Result<Box<dyn Study>, ConfigError> {
+    Ok(Box::new(FindBatchStudy::resolve(source)?))
+}
+
+/// What `batchlab find-batch` asks: a model, an optimizer, a budget, the curve's batch sizes
+/// and a backend; everything else takes the defaults.
+#[derive(Debug, Clone)]
+pub struct QuickFind {
+    /// The model.
+    pub model: ModelSpec,
+    /// `sgd`, `adam` or `adamw`.
+    pub optimizer: String,
+    /// A size, or `available`.
+    pub memory_budget: String,
+    /// The curve's batch sizes.
+    pub curve: Vec<u32>,
+    /// The backend.
+    pub backend: BackendKind,
+}
+
+impl QuickFind {
+    /// The experiment file this amounts to, named after the model and input, ready for
+    /// [`crate::registry::load_study`] (which checks it like any file).
+    pub fn source(&self) -> Source {
+        let [c, h, w] = self.model.input;
+        let config = FindBatchConfig {
+            experiment: ExperimentHeader {
+                name: format!("find-batch-{}-{c}x{h}x{w}", self.model.architecture),
+                kind: "find-batch".into(),
+                description: format!(
+                    "The largest batch size of {} at {c}x{h}x{w} under a memory budget of {}, and the right one (batchlab find-batch)",
+                    self.model.architecture, self.memory_budget
+                ),
+                reproduces: None,
+                claim: None,
+            },
+            model: self.model.clone(),
+            optimizer: OptimizerConfig {
+                name: self.optimizer.clone(),
+                ..OptimizerConfig::default()
+            },
+            curve: CurveConfig {
+                batch_sizes: self.curve.clone(),
+                ..CurveConfig::default()
+            },
+            search: SearchConfig {
+                memory_budget: self.memory_budget.clone(),
+                ..SearchConfig::default()
+            },
+            probe: ProbeConfig::default(),
+            recommendation: RecommendationConfig::default(),
+            backend: BackendConfig {
+                name: self.backend,
+                ..BackendConfig::default()
+            },
+            output: OutputConfig::default(),
+        };
+        Source {
+            origin: "the batchlab find-batch command line".into(),
+            text: config.resolved_toml(),
+            overrides: Vec::new(),
+        }
+    }
+}
+
+/// Parses a budget: a size with its unit, or `available`.
+fn parse_budget(text: &str) -> Result<u64, String> {
+    if text.trim() == "available" {
+        return memory::available_bytes().ok_or_else(|| {
+            "cannot read the available memory (/proc/meminfo); give a size such as \"4GiB\"".into()
+        });
+    }
+    text.trim()
+        .parse::<ByteSize>()
+        .map(|size| size.as_u64())
+        .map_err(|_| format!("expected a size such as \"4GiB\", \"512MiB\" or \"2GB\", or \"available\"; got {text:?}"))
+}
+
+impl FindBatchStudy {
+    /// Validates every table once; resolves `available` to bytes.
+    pub fn resolve(source: &Source) -> Result<Self, ConfigError> {
+        let config: FindBatchConfig = source.parse()?;
+        check_model(&config.model, source)?;
+        config.optimizer.resolve(source)?;
+        let curve = &config.curve;
+        check_batch_sizes(source, "curve.batch_sizes", &curve.batch_sizes)?;
+        let mut batch_sizes = curve.batch_sizes.clone();
+        batch_sizes.sort_unstable();
+        if batch_sizes.len() < 2 {
+            return Err(source.error(
+                "curve.batch_sizes",
+                format!("expected at least two batch sizes (the memory model is a line through them), got {:?}", curve.batch_sizes),
+            ));
+        }
+        if curve.repeats == 0 {
+            return Err(source.error("curve.repeats", "expected at least 1"));
+        }
+        check_count(
+            source,
+            "curve.repeats",
+            "probes (batch sizes x repeats)",
+            batch_sizes.len() as u128 * u128::from(curve.repeats),
+            MAX_UNITS,
+        )?;
+        let search = &config.search;
+        if search.start == 0 || search.start > search.max_batch || search.max_batch > MAX_BATCH_SIZE
+        {
+            return Err(source.error(
+                "search",
+                format!(
+                    "expected 1 <= search.start <= search.max_batch <= {MAX_BATCH_SIZE}, got start {} and max_batch {}",
+                    search.start, search.max_batch
+                ),
+            ));
+        }
+        if config.probe.samples == 0 {
+            return Err(source.error("probe.samples", "expected at least 1"));
+        }
+        for (key, value) in [
+            ("recommendation.headroom", config.recommendation.headroom),
+            (
+                "recommendation.throughput_tolerance",
+                config.recommendation.throughput_tolerance,
+            ),
+        ] {
+            if !(0.0..1.0).contains(&value) {
+                return Err(
+                    source.error(key, format!("expected a fraction in [0, 1), got {value}"))
+                );
+            }
+        }
+        if config.backend.name == BackendKind::Cuda && search.memory_budget.trim() != "available" {
+            return Err(source.error(
+                "search.memory_budget",
+                "on cuda the device's own memory is the limit and a smaller budget cannot be enforced on it: set \"available\"",
+            ));
+        }
+        let mut study = Self {
+            budget: None,
+            batch_sizes,
+            config: config.clone(),
+        };
+        if config.backend.name == BackendKind::Cuda {
+            return Ok(study);
+        }
+        let budget = parse_budget(&search.memory_budget)
+            .map_err(|e| source.error("search.memory_budget", e))?;
+        if budget as f64 <= study.fixed_estimate_bytes() {
+            return Err(source.error(
+                "search.memory_budget",
+                format!(
+                    "{} is below the model's own memory before any batch: {} (no probe could fit)",
+                    ByteSize(budget).display().iec(),
+                    study.fixed_estimate_line()
+                ),
+            ));
+        }
+        // Saved as its value, so the workers and a later `report` read the same budget.
+        study.config.search.memory_budget = format!("{budget} B");
+        study.budget = Some(budget);
+        Ok(study)
+    }
+
+    /// The budget as text.
+    fn budget_line(&self) -> String {
+        match self.budget {
+            Some(b) => format!(
+                "{} ({b} bytes), enforced by the {:?} limit",
+                ByteSize(b).display().iec(),
+                self.config.search.limit
+            ),
+            None => {
+                "the device's own memory (cuda: the allocator's out-of-memory error ends a probe)"
+                    .into()
+            }
+        }
+    }
+
+    /// Weights, gradients and optimizer state: 4 bytes per parameter, each.
+    fn fixed_estimate_bytes(&self) -> f64 {
+        let params = self.config.model.trainable_params().unwrap_or(0) as f64;
+        4.0 * params * (2 + self.config.optimizer.state_per_parameter()) as f64
+    }
+
+    fn fixed_estimate_line(&self) -> String {
+        let params = self.config.model.trainable_params().unwrap_or(0);
+        format!(
+            "{:.1} MiB = {params} parameters x 4 bytes x (weights, gradients and {} optimizer state tensors per parameter)",
+            self.fixed_estimate_bytes() / MIB,
+            self.config.optimizer.state_per_parameter()
+        )
+    }
+
+    fn search(&self) -> BatchSearch {
+        BatchSearch {
+            start: self.config.search.start,
+            cap: self.config.search.max_batch,
+        }
+    }
+
+    fn curve(&self) -> Vec<plan::Probe> {
+        plan::curve(
+            &self.batch_sizes,
+            self.config.curve.repeats,
+            self.config.probe.seed,
+        )
+    }
+
+    fn model_line(&self) -> String {
+        let m = &self.config.model;
+        let [c, h, w] = m.input;
+        format!(
+            "{}, input {c}x{h}x{w}, {} classes, {:.2} M trainable parameters, optimizer {}",
+            m.architecture,
+            m.classes,
+            m.trainable_params().unwrap_or(0) as f64 / 1e6,
+            self.config.optimizer.name
+        )
+    }
+
+    fn protocol(&self) -> String {
+        let p = &self.config.probe;
+        format!(
+            "every probe in a fresh process under the budget's limit: the model and optimizer built, {} warm-up training step(s) dropped, then {} timed steps (forward + loss + backward + update, the device synchronised before each clock read) on synthetic data made before timing; the curve's {} probes in one shuffled order (seed {}), then the search",
+            p.warmup_steps,
+            p.samples,
+            self.batch_sizes.len() as u32 * self.config.curve.repeats,
+            p.seed
+        )
+    }
+}
+
+impl Study for FindBatchStudy {
+    fn config(&self) -> &dyn StudyConfig {
+        &self.config
+    }
+    fn plan(&self) -> Vec<String> {
+        let search = self.search();
+        vec![
+            format!("model: {}", self.model_line()),
+            format!("memory budget: {}", self.budget_line()),
+            format!("fixed memory, analytic: {}", self.fixed_estimate_line()),
+            format!(
+                "curve: batch sizes {:?}, {} probes each",
+                self.batch_sizes, self.config.curve.repeats
+            ),
+            format!(
+                "search: from {} doubling up to {}, then bisection; at most {} probes",
+                search.start,
+                search.cap,
+                search.max_probes()
+            ),
+            format!("protocol: {}", self.protocol()),
+            format!("backend: {}", self.config.backend.name),
+        ]
+    }
+    fn run(
+        &self,
+        dir: &Path,
+        context: &RunContext,
+        progress: &dyn Progress,
+    ) -> Result<(), RunError> {
+        work::run(self, dir, context, progress)
+    }
+    fn work(
+        &self,
+        dir: &Path,
+        context: &RunContext,
+        events: &dyn UnitEvents,
+    ) -> Result<WorkerExit, RunError> {
+        work::work(self, dir, context, events)
+    }
+    fn render(&self, dir: &Path, _context: &RunContext) -> Result<Vec<String>, RunError> {
+        work::render(self, dir)
+    }
+}

@@ -1,0 +1,124 @@
+//! The batch-size finder: memory, time and utilization per batch size from probes run in fresh
+//! processes under a memory budget. [`render_find_batch`] reads `probes.csv` (`rows`), fits the
+//! memory model, replays the search and derives the recommendation and the verdicts
+//! (`analysis`), draws (`figures`) and writes `summary.csv` and `report.md` (`markdown`).
+
+mod analysis;
+mod figures;
+mod markdown;
+mod rows;
+mod summary;
+
+pub use analysis::{Analysis, BatchPoint, SearchEnd};
+
+use std::path::Path;
+
+use crate::ReportError;
+
+/// The files [`render_find_batch`] writes into a report directory.
+pub const OUTPUT_FILES: [&str; 8] = [
+    "summary.csv",
+    "memory.svg",
+    "memory.png",
+    "utilization.svg",
+    "utilization.png",
+    "probes.svg",
+    "probes.png",
+    "report.md",
+];
+
+/// What a report says about the run beyond its rows; the runner fills it from the resolved
+/// config and the device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FindBatchContext {
+    /// Experiment name.
+    pub experiment: String,
+    /// The config's one-paragraph description.
+    pub description: String,
+    /// The figure or table reproduced, if any.
+    pub reproduces: Option<String>,
+    /// The seed's claim in words, if any.
+    pub claim: Option<String>,
+    /// One line on the model and optimizer.
+    pub model: String,
+    /// burn backend.
+    pub backend: String,
+    /// Device name.
+    pub device: String,
+    /// The budget in MiB; `None` where the device's own memory is the limit.
+    pub budget_mb: Option<f64>,
+    /// The budget in words, e.g. "2 GiB".
+    pub budget: String,
+    /// Weights + gradients + optimizer state, analytic, MiB.
+    pub fixed_estimate_mb: f64,
+    /// How `fixed_estimate_mb` is counted.
+    pub fixed_estimate: String,
+    /// Layer outputs kept for backward per example, analytic (4 bytes each), MiB.
+    pub activations_mb_per_example: f64,
+    /// The search's first batch size.
+    pub search_start: u32,
+    /// The search's largest batch size.
+    pub search_cap: u32,
+    /// Fraction of the budget the recommended largest batch size leaves free.
+    pub headroom: f64,
+    /// The recommended batch size for speed is the smallest within this fraction of the best
+    /// throughput.
+    pub throughput_tolerance: f64,
+    /// One line on how every probe ran.
+    pub protocol: String,
+    /// Whether utilization (CPU time / (wall time x threads)) means what it says on this
+    /// backend: on a GPU the host's CPU time says nothing about the device.
+    pub utilization_measured: bool,
+}
+
+/// The headline of a finder's report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FindBatchFindings {
+    /// How the search ended.
+    pub end: SearchEnd,
+    /// The memory model's prediction of the largest batch size under the budget.
+    pub predicted_max: Option<u32>,
+    /// The recommended largest batch size (the budget less the headroom).
+    pub largest_with_headroom: Option<u32>,
+    /// The smallest batch size within the tolerance of the best throughput.
+    pub fastest_smallest: Option<u32>,
+}
+
+impl FindBatchFindings {
+    /// A few lines for the terminal.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = vec![self.end.sentence()];
+        if let Some(p) = self.predicted_max {
+            lines.push(format!("the memory model predicted {p}"));
+        }
+        if let Some(b) = self.largest_with_headroom {
+            lines.push(format!("largest batch size with headroom: {b}"));
+        }
+        if let Some(b) = self.fastest_smallest {
+            lines.push(format!("smallest batch size at full throughput: {b}"));
+        }
+        lines
+    }
+}
+
+/// Reads `probes` (the run's `probes.csv`) and writes `dir/summary.csv`, the figures and
+/// `dir/report.md` (see [`OUTPUT_FILES`]). Can be rerun at any time; a run where nothing fitted
+/// still gets its report.
+pub fn render_find_batch(
+    probes: &Path,
+    dir: &Path,
+    ctx: &FindBatchContext,
+) -> Result<FindBatchFindings, ReportError> {
+    let records = rows::read(probes)?;
+    let analysis = analysis::analyse(&records, ctx);
+    summary::write(&dir.join("summary.csv"), &analysis.points)?;
+    figures::draw_memory(dir, ctx, &analysis)?;
+    figures::draw_utilization(dir, ctx, &analysis)?;
+    figures::draw_probes(dir, ctx, &analysis)?;
+    let report = markdown::report(ctx, &analysis);
+    batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
+    Ok(analysis.findings())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,165 @@
+//! The finder's report on synthetic probes: the memory model, the replayed search, the
+//! recommendation and the verdicts.
+
+use batchlab_method::rows::{append_rows, find_batch::ProbeSample};
+
+use super::analysis::{predict_max, SearchEnd};
+use super::*;
+
+/// Memory 100 MiB + 2 MiB per example (plus `noise`), a step of 10 ms + 1 ms per example on
+/// two threads, utilization rising to a plateau.
+fn probe(phase: &str, index: u32, batch: u32, fits_up_to: u32, noise: f64) -> Vec<ProbeSample> {
+    let ok = batch <= fits_up_to;
+    let step = 10.0 + f64::from(batch);
+    let utilization = (0.3 + 0.1 * f64::from(batch).log2()).min(0.9);
+    let base = ProbeSample {
+        phase: phase.into(),
+        probe: index,
+        batch_size: batch,
+        repeat: 0,
+        sample: None,
+        step_ms: None,
+        cpu_ms: None,
+        status: if ok { "ok" } else { "oom" }.into(),
+        peak_rss_mb: ok.then_some(90.0 + 2.0 * f64::from(batch)),
+        limited_peak_mb: ok.then_some(100.0 + 2.0 * f64::from(batch) + noise),
+        limit: "cgroup-v1".into(),
+        budget_mb: 1024.0,
+        threads: 2,
+        backend: "flex".into(),
+        device: "cpu".into(),
+        message: String::new(),
+    };
+    if !ok {
+        return vec![base];
+    }
+    (0..3)
+        .map(|i| ProbeSample {
+            sample: Some(i),
+            step_ms: Some(step),
+            cpu_ms: Some(step * 2.0 * utilization),
+            ..base.clone()
+        })
+        .collect()
+}
+
+fn context() -> FindBatchContext {
+    FindBatchContext {
+        experiment: "t".into(),
+        description: "test".into(),
+        reproduces: None,
+        claim: None,
+        model: "mlp".into(),
+        backend: "flex".into(),
+        device: "cpu".into(),
+        budget_mb: Some(1024.0),
+        budget: "1 GiB".into(),
+        fixed_estimate_mb: 50.0,
+        fixed_estimate: "by hand".into(),
+        activations_mb_per_example: 1.0,
+        search_start: 1,
+        search_cap: 4096,
+        headroom: 0.1,
+        throughput_tolerance: 0.05,
+        protocol: "p".into(),
+        utilization_measured: true,
+    }
+}
+
+#[test]
+fn the_report_finds_predicts_and_judges() {
+    // (1024 - 100) / 2 = 462 fits; 463 does not.
+    let fits = 462;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probes.csv");
+    let mut rows = Vec::new();
+    for (i, (b, noise)) in [
+        (1, 0.5),
+        (8, -0.5),
+        (32, 0.3),
+        (64, -0.3),
+        (1, -0.2),
+        (64, 0.1),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        rows.extend(probe("curve", i as u32, b, fits, noise));
+    }
+    let search = BatchSearch {
+        start: 1,
+        cap: 4096,
+    };
+    let mut outcomes = Vec::new();
+    while let Next::Probe(b) = search.next(&outcomes) {
+        rows.extend(probe("search", outcomes.len() as u32, b, fits, 0.0));
+        outcomes.push((
+            b,
+            if b <= fits {
+                ProbeOutcome::Fits
+            } else {
+                ProbeOutcome::OutOfMemory
+            },
+        ));
+    }
+    append_rows(&path, &rows).unwrap();
+    let findings = render_find_batch(&path, dir.path(), &context()).unwrap();
+    assert_eq!(findings.end, SearchEnd::Found(fits));
+    let predicted = findings.predicted_max.unwrap();
+    assert!((460..=464).contains(&predicted), "{predicted}");
+    // 90% of 1024 = 921.6 MiB: (921.6 - 100) / 2 = 410.
+    assert_eq!(findings.largest_with_headroom, Some(410));
+    for file in OUTPUT_FILES {
+        assert!(dir.path().join(file).is_file(), "{file}");
+    }
+    let report = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(
+        report.contains("largest batch size that fits: 462"),
+        "{report}"
+    );
+    assert_eq!(report.matches("| **reproduces** |").count(), 2, "{report}");
+    // Throughput b / (10 + b) ms keeps rising: the largest that fits is also the fastest.
+    assert!(
+        report.contains("**does not reproduce (throughput still rises"),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_flat_memory_line_does_not_reproduce_the_growth_claim() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probes.csv");
+    let mut rows = Vec::new();
+    for (i, (b, noise)) in [(1, 5.0), (2, -5.0), (4, 4.0), (8, -4.0)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut probe = probe("curve", i as u32, b, 100, noise);
+        for r in &mut probe {
+            // Memory that does not depend on the batch size, within its noise.
+            r.limited_peak_mb = Some(300.0 + noise);
+        }
+        rows.extend(probe);
+    }
+    append_rows(&path, &rows).unwrap();
+    let findings = render_find_batch(&path, dir.path(), &context()).unwrap();
+    assert_eq!(findings.end, SearchEnd::Unfinished);
+    let report = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    let growth = report
+        .lines()
+        .find(|l| l.starts_with("| \"Memory grows"))
+        .unwrap();
+    assert!(growth.contains("**does not reproduce**"), "{growth}");
+}
+
+#[test]
+fn the_prediction_range_covers_the_fit_and_refuses_a_budget_below_the_fixed_part() {
+    let fit =
+        batchlab_method::stats::linear_fit(&[1.0, 2.0, 4.0, 8.0], &[102.0, 104.5, 107.5, 116.0])
+            .unwrap();
+    let (point, low, high) = predict_max(&fit, 1000.0).unwrap();
+    assert!(low <= point && point <= high, "{low} {point} {high}");
+    assert_eq!(predict_max(&fit, 50.0), None);
+}
+
+use batchlab_method::batch_search::{BatchSearch, Next, ProbeOutcome};

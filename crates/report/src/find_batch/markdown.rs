@@ -138,10 +138,24 @@ fn largest_is_not_right(a: &Analysis) -> Verdict {
 }
 
 fn mib(v: f64) -> String {
+    number(v, 0)
+}
+
+/// `v` with `decimals`, or `-` where nothing was measured.
+fn number(v: f64, decimals: usize) -> String {
     if v.is_finite() {
-        format!("{v:.0}")
+        format!("{v:.decimals$}")
     } else {
         "-".into()
+    }
+}
+
+/// `± se`, or a note where the fit has no residual degrees of freedom.
+fn plus_minus(se: f64, decimals: usize) -> String {
+    if se.is_finite() {
+        format!("± {se:.decimals$}")
+    } else {
+        "(no interval from two probes)".into()
     }
 }
 
@@ -185,8 +199,8 @@ pub(super) fn report(ctx: &FindBatchContext, a: &Analysis) -> String {
                 ),
                 mib(p.limited_peak_mb),
                 mib(p.peak_rss_mb),
-                format!("{:.1}", p.step_ms),
-                format!("{:.1}", p.examples_per_s),
+                number(p.step_ms, 1),
+                number(p.examples_per_s, 1),
                 if p.utilization.is_finite() {
                     format!("{:.0}%", 100.0 * p.utilization)
                 } else {
@@ -211,8 +225,8 @@ pub(super) fn report(ctx: &FindBatchContext, a: &Analysis) -> String {
     md.push_str("\n## The memory model\n\n");
     match a.model {
         Some(fit) => md.push_str(&format!(
-            "Least squares over {} curve probes: memory = **{:.1} ± {:.1} MiB + {:.3} ± {:.3} MiB × batch** (± one standard error, R² {:.4}).\n\n- Fixed part: {:.1} MiB fitted against {:.1} MiB analytic ({}); the fitted part also holds the process itself (code, runtime, allocator).\n- Per example: {:.3} MiB fitted against {:.3} MiB analytic (the layer outputs a backward pass keeps, 4 bytes each: ratio {:.2}; the analytic count leaves out activation functions, pooling and the backend's temporaries).\n\n",
-            a.model_points, fit.intercept, fit.intercept_se, fit.slope, fit.slope_se, fit.r_squared,
+            "Least squares over {} curve probes: memory = **{:.1} {} MiB + {:.3} {} MiB × batch** (± one standard error, R² {:.4}).\n\n- Fixed part: {:.1} MiB fitted against {:.1} MiB analytic ({}); the fitted part also holds the process itself (code, runtime, allocator).\n- Per example: {:.3} MiB fitted against {:.3} MiB analytic (the layer outputs a backward pass keeps, 4 bytes each: ratio {:.2}; the analytic count leaves out activation functions, pooling and the backend's temporaries).\n\n",
+            a.model_points, fit.intercept, plus_minus(fit.intercept_se, 1), fit.slope, plus_minus(fit.slope_se, 3), fit.r_squared,
             fit.intercept, ctx.fixed_estimate_mb, ctx.fixed_estimate,
             fit.slope, ctx.activations_mb_per_example, fit.slope / ctx.activations_mb_per_example,
         )),

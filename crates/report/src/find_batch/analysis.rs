@@ -9,10 +9,6 @@ use super::{FindBatchContext, FindBatchFindings};
 
 /// z of a two-sided 95% normal interval.
 pub(super) const Z95: f64 = 1.96;
-/// Utilization must rise by this much (absolute) from the smallest to the largest curve batch
-/// size to count as rising, and change by less than this over the curve's last step to count
-/// as saturated: well above the spread of repeated probes of one batch size on this machine.
-pub(super) const UTILIZATION_STEP: f64 = 0.05;
 
 /// Every batch size measured, in either phase.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,19 +71,6 @@ impl SearchEnd {
     }
 }
 
-/// A claim, what was measured, the verdict and the rule behind it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
-    /// The claim, with its source.
-    pub claim: String,
-    /// What this run measured.
-    pub measured: String,
-    /// reproduces / does not reproduce / partly / cannot be tested here.
-    pub verdict: String,
-    /// The rule and what it could detect.
-    pub test: String,
-}
-
 /// Everything the figures and report.md show.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Analysis {
@@ -113,8 +96,6 @@ pub struct Analysis {
     pub largest_curve: Option<u32>,
     /// How the budget was enforced (from the rows).
     pub limit: String,
-    /// The verdicts.
-    pub verdicts: Vec<Verdict>,
 }
 
 impl Analysis {
@@ -163,7 +144,7 @@ pub(super) fn analyse(probes: &[ProbeRecord], ctx: &FindBatchContext) -> Analysi
         .map(|p| p.limit.clone())
         .find(|l| !l.is_empty())
         .unwrap_or_else(|| "none".into());
-    let mut analysis = Analysis {
+    Analysis {
         probes: probes.to_vec(),
         points,
         model,
@@ -179,10 +160,7 @@ pub(super) fn analyse(probes: &[ProbeRecord], ctx: &FindBatchContext) -> Analysi
             .map(|p| p.batch_size)
             .max(),
         limit,
-        verdicts: Vec::new(),
-    };
-    analysis.verdicts = super::markdown::verdicts(&analysis, ctx);
-    analysis
+    }
 }
 
 fn batch_points(probes: &[ProbeRecord]) -> Vec<BatchPoint> {

@@ -1,141 +1,9 @@
 //! `report.md` of a batch-size finder, and the verdicts on the seed's claims.
 
-use super::analysis::{Analysis, Verdict, UTILIZATION_STEP, Z95};
+use super::analysis::Analysis;
+use super::verdicts::Verdict;
 use super::FindBatchContext;
 use crate::markdown::{table, Header};
-
-/// The claims of seed 003 (and the Ohio State thesis it cites), each judged by a stated rule.
-pub(super) fn verdicts(a: &Analysis, ctx: &FindBatchContext) -> Vec<Verdict> {
-    vec![
-        memory_grows(a),
-        utilization_saturates(a, ctx),
-        largest_is_not_right(a),
-    ]
-}
-
-fn memory_grows(a: &Analysis) -> Verdict {
-    let claim = "\"Memory grows with batch size\" (seed 003, the Ohio State thesis' memory table)"
-        .to_string();
-    let test = format!(
-        "Least squares over the curve's {} probes; reproduces if the 95% interval of the per-example cost lies above zero, else does not. With at least three probes and two batch sizes it can be tested",
-        a.model_points
-    );
-    match a.model {
-        Some(fit) if a.model_points >= 3 && fit.slope_se.is_finite() => {
-            let low = fit.slope - Z95 * fit.slope_se;
-            Verdict {
-                claim,
-                measured: format!(
-                    "{:.3} MiB per example (95% interval {:.3} .. {:.3}), R² {:.3}",
-                    fit.slope,
-                    low,
-                    fit.slope + Z95 * fit.slope_se,
-                    fit.r_squared
-                ),
-                verdict: if low > 0.0 {
-                    "reproduces"
-                } else {
-                    "does not reproduce"
-                }
-                .into(),
-                test: format!(
-                    "{test}; at this noise the test detects growth above {:.3} MiB per example",
-                    Z95 * fit.slope_se
-                ),
-            }
-        }
-        _ => Verdict {
-            claim,
-            measured: "too few fitting curve probes for a line with an interval".into(),
-            verdict: "cannot be tested here (too few curve probes fitted the budget)".into(),
-            test,
-        },
-    }
-}
-
-fn utilization_saturates(a: &Analysis, ctx: &FindBatchContext) -> Verdict {
-    let claim = "\"Utilization rises with batch size, then saturates\" (seed 003: the batch size that uses the device fully)".to_string();
-    let test = format!(
-        "Median utilization (CPU time of the process / (wall time x threads)) at the smallest and largest curve batch sizes: rises if it grows by more than {:.0} points; saturates if its change over the curve's last step is under {:.0} points. Reproduces if both, partly if it rises without saturating, does not reproduce if it does not rise",
-        100.0 * UTILIZATION_STEP,
-        100.0 * UTILIZATION_STEP
-    );
-    let curve: Vec<_> = a
-        .points
-        .iter()
-        .filter(|p| p.in_curve && p.ok > 0 && p.utilization.is_finite())
-        .collect();
-    if !ctx.utilization_measured {
-        return Verdict {
-            claim,
-            measured: "not measured".into(),
-            verdict: "cannot be tested here: the host's CPU time says nothing about a GPU, and the runtime offers no kernel time (only synchronised wall time)".into(),
-            test,
-        };
-    }
-    let (Some(first), Some(last)) = (curve.first(), curve.last()) else {
-        return Verdict {
-            claim,
-            measured: "no curve probe with a CPU time".into(),
-            verdict: "cannot be tested here (no utilization was read)".into(),
-            test,
-        };
-    };
-    let before_last = curve.get(curve.len().saturating_sub(2)).unwrap_or(first);
-    let rises = last.utilization - first.utilization > UTILIZATION_STEP;
-    let saturates = (last.utilization - before_last.utilization).abs() < UTILIZATION_STEP;
-    Verdict {
-        claim,
-        measured: format!(
-            "{:.0}% at batch {}, {:.0}% at {}, {:.0}% at {}",
-            100.0 * first.utilization,
-            first.batch_size,
-            100.0 * before_last.utilization,
-            before_last.batch_size,
-            100.0 * last.utilization,
-            last.batch_size
-        ),
-        verdict: match (rises, saturates) {
-            (true, true) => "reproduces",
-            (true, false) => "partly (rises, not yet saturated at the largest curve batch size)",
-            (false, _) => "does not reproduce (utilization does not rise)",
-        }
-        .into(),
-        test,
-    }
-}
-
-fn largest_is_not_right(a: &Analysis) -> Verdict {
-    let claim =
-        "\"The largest batch size that fits is not automatically the right one\" (seed 003)"
-            .to_string();
-    let test = "Compares the largest batch size that fits (with headroom) with the smallest curve batch size that reaches full throughput; reproduces if the second is smaller and a larger curve batch size confirms the plateau, for then the extra memory buys no speed. Accuracy is the other half of the seed's point: see the accuracy studies (sgd-vs-adam, augmentation)".to_string();
-    match (a.largest_with_headroom, a.fastest_smallest) {
-        (Some(largest), Some(fast)) if Some(fast) == a.largest_curve && fast < largest => Verdict {
-            claim,
-            measured: format!("throughput still rises at the curve's largest batch size, {fast}; largest with headroom {largest}"),
-            verdict: "cannot be tested here (the curve stops before throughput levels off; extend curve.batch_sizes)".into(),
-            test,
-        },
-        (Some(largest), Some(fast)) => Verdict {
-            claim,
-            measured: format!("largest with headroom {largest}; full throughput from {fast}"),
-            verdict: if fast < largest {
-                "reproduces"
-            } else {
-                "does not reproduce (throughput still rises up to the largest batch that fits)"
-            }
-            .into(),
-            test,
-        },
-        _ => Verdict {
-            claim,
-            measured: "no largest batch or no throughput".into(),
-            verdict: "cannot be tested here (the search did not end with a size that fits)".into(),
-            test,
-        },
-    }
-}
 
 fn mib(v: f64) -> String {
     number(v, 0)
@@ -159,7 +27,7 @@ fn plus_minus(se: f64, decimals: usize) -> String {
     }
 }
 
-pub(super) fn report(ctx: &FindBatchContext, a: &Analysis) -> String {
+pub(super) fn report(ctx: &FindBatchContext, a: &Analysis, verdicts: &[Verdict]) -> String {
     let in_short = in_short(ctx, a);
     let mut md = Header {
         experiment: &ctx.experiment,
@@ -269,8 +137,7 @@ pub(super) fn report(ctx: &FindBatchContext, a: &Analysis) -> String {
     md.push_str("\n## Recommendation\n\n");
     md.push_str(&recommendation(ctx, a));
     md.push_str("\n## Claims and verdicts\n\n");
-    let verdict_rows: Vec<Vec<String>> = a
-        .verdicts
+    let verdict_rows: Vec<Vec<String>> = verdicts
         .iter()
         .map(|v| {
             vec![

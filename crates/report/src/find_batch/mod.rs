@@ -1,13 +1,15 @@
 //! The batch-size finder: memory, time and utilization per batch size from probes run in fresh
 //! processes under a memory budget. [`render_find_batch`] reads `probes.csv` (`rows`), fits the
-//! memory model, replays the search and derives the recommendation and the verdicts
-//! (`analysis`), draws (`figures`) and writes `summary.csv` and `report.md` (`markdown`).
+//! memory model, replays the search and derives the recommendation (`analysis`), judges the
+//! seed's claims (`verdicts`), draws (`figures`) and writes `summary.csv` and `report.md`
+//! (`markdown`).
 
 mod analysis;
 mod figures;
 mod markdown;
 mod rows;
 mod summary;
+mod verdicts;
 
 pub use analysis::{Analysis, BatchPoint, SearchEnd};
 
@@ -115,7 +117,8 @@ pub fn render_find_batch(
     figures::draw_memory(dir, ctx, &analysis)?;
     figures::draw_utilization(dir, ctx, &analysis)?;
     figures::draw_probes(dir, ctx, &analysis)?;
-    let report = markdown::report(ctx, &analysis);
+    let verdicts = verdicts::judge(&analysis, ctx);
+    let report = markdown::report(ctx, &analysis, &verdicts);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
     Ok(analysis.findings())
 }

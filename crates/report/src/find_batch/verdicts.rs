@@ -5,7 +5,8 @@ use super::FindBatchContext;
 
 /// Utilization must rise by this much (absolute) from the smallest to the largest curve batch
 /// size to count as rising, and change by less than this over the curve's last step to count
-/// as saturated: well above the spread of repeated probes of one batch size on this machine.
+/// as saturated. A fixed threshold, stated in the report beside the per-batch-size medians so
+/// that a reader can judge it against their spread.
 const UTILIZATION_STEP: f64 = 0.05;
 
 /// A claim, what was measured, the verdict and the rule behind it.

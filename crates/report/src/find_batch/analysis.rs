@@ -106,6 +106,7 @@ impl Analysis {
             predicted_max: self.predicted_max.map(|(p, _, _)| p),
             largest_with_headroom: self.largest_with_headroom,
             fastest_smallest: self.fastest_smallest,
+            search_probes: self.search_probes().count(),
         }
     }
 

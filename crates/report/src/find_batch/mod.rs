@@ -84,14 +84,28 @@ pub struct FindBatchFindings {
     pub largest_with_headroom: Option<u32>,
     /// The smallest batch size within the tolerance of the best throughput.
     pub fastest_smallest: Option<u32>,
+    /// Probes the search made.
+    pub search_probes: usize,
 }
 
 impl FindBatchFindings {
     /// A few lines for the terminal.
     pub fn lines(&self) -> Vec<String> {
         let mut lines = vec![self.end.sentence()];
-        if let Some(p) = self.predicted_max {
-            lines.push(format!("the memory model predicted {p}"));
+        match (self.predicted_max, self.end.largest()) {
+            (Some(p), Some(found)) => lines.push(format!(
+                "the memory model predicted {p} ({:+.1}% against the {found} found)",
+                100.0 * (f64::from(p) - f64::from(found)) / f64::from(found)
+            )),
+            (Some(p), None) => lines.push(format!("the memory model predicted {p}")),
+            _ => {}
+        }
+        if let Some(found) = self.end.largest() {
+            lines.push(format!(
+                "the search made {} probes (doubling then bisection from 1 needs at most 2 log2({found}) + 2 = {})",
+                self.search_probes,
+                2 * found.ilog2() + 2
+            ));
         }
         if let Some(b) = self.largest_with_headroom {
             lines.push(format!("largest batch size with headroom: {b}"));

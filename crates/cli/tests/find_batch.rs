@@ -43,7 +43,14 @@ fn probes(dir: &Path) -> Vec<(u32, String, String, String)> {
         .records()
         .map(|r| r.unwrap())
         .filter(|r| seen.insert((r[0].to_string(), r[1].to_string())))
-        .map(|r| (r[2].parse().unwrap(), r[7].into(), r[10].into(), r[15].into()))
+        .map(|r| {
+            (
+                r[2].parse().unwrap(),
+                r[7].into(),
+                r[10].into(),
+                r[15].into(),
+            )
+        })
         .collect()
 }
 
@@ -63,7 +70,9 @@ fn ends_at_a_proven_boundary(dir: &Path) -> u32 {
         "{found} fitted: {probes:?}"
     );
     assert!(
-        probes.iter().any(|(b, s, _, _)| *b == found + 1 && s == "oom"),
+        probes
+            .iter()
+            .any(|(b, s, _, _)| *b == found + 1 && s == "oom"),
         "{} ran out of memory: {probes:?}",
         found + 1
     );
@@ -131,7 +140,12 @@ fn find_batch_finds_the_boundary_under_the_preferred_limit() {
             .flatten()
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("batchlab-"))
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("batchlab-")
+            })
             .collect();
         assert!(left.is_empty(), "{left:?}");
     }

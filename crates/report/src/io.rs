@@ -5,7 +5,9 @@ use std::path::Path;
 
 use batchlab_method::files::write_atomic;
 
-use polars::prelude::{DataFrame, ParquetCompression, ParquetWriter};
+use polars::prelude::{
+    CsvWriter, DataFrame, ParquetCompression, ParquetWriter, PolarsResult, SerWriter,
+};
 
 use crate::ReportError;
 
@@ -18,5 +20,16 @@ pub(crate) fn write_parquet(path: &Path, df: &mut DataFrame) -> Result<(), Repor
         .with_compression(ParquetCompression::Uncompressed)
         .finish(df)
         .map_err(ReportError::table("write the Parquet table", path))?;
+    Ok(write_atomic(path, &buffer)?)
+}
+
+/// Writes the table `frame` (as built, or the error building it) as CSV with polars: columns
+/// named as built, a null as an empty field; atomically. Every kind's `summary.csv`.
+pub(crate) fn write_csv(path: &Path, frame: PolarsResult<DataFrame>) -> Result<(), ReportError> {
+    let mut df = frame.map_err(ReportError::table("build the summary table for", path))?;
+    let mut buffer = Vec::new();
+    CsvWriter::new(&mut buffer)
+        .finish(&mut df)
+        .map_err(ReportError::table("write the CSV table", path))?;
     Ok(write_atomic(path, &buffer)?)
 }

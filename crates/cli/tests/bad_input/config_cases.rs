@@ -365,7 +365,11 @@ fn find_batch_cases() -> Vec<Case> {
             find("search.memory_budget=\"100MiB\""),
             "budget below the model",
             1,
-            &["search.memory_budget", "below the model's own memory", "33638218 parameters"],
+            &[
+                "search.memory_budget",
+                "below the model's own memory",
+                "33638218 parameters",
+            ],
         ),
         owned(
             find("curve.batch_sizes=[]"),

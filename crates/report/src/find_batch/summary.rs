@@ -9,12 +9,7 @@ use crate::ReportError;
 
 /// Writes `points` with polars (NaN as empty), atomically.
 pub(super) fn write(path: &Path, points: &[BatchPoint]) -> Result<(), ReportError> {
-    let mut df = frame(points).map_err(ReportError::table("build the summary table for", path))?;
-    let mut buffer = Vec::new();
-    CsvWriter::new(&mut buffer)
-        .finish(&mut df)
-        .map_err(ReportError::table("write the CSV table", path))?;
-    Ok(batchlab_method::files::write_atomic(path, &buffer)?)
+    crate::io::write_csv(path, frame(points))
 }
 
 fn frame(points: &[BatchPoint]) -> PolarsResult<DataFrame> {

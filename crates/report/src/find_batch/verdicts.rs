@@ -154,4 +154,3 @@ fn largest_is_not_right(a: &Analysis) -> Verdict {
         },
     }
 }
-

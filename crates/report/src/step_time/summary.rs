@@ -116,13 +116,7 @@ fn point_seed(seed: u64, batch_size: u32) -> u64 {
 /// Writes `points` to `path` as CSV with polars (columns named as the fields; NaN and
 /// missing values are empty), atomically.
 pub fn write_summary(path: &Path, points: &[StepPoint]) -> Result<(), ReportError> {
-    let mut df =
-        summary_frame(points).map_err(ReportError::table("build the summary table for", path))?;
-    let mut buffer = Vec::new();
-    CsvWriter::new(&mut buffer)
-        .finish(&mut df)
-        .map_err(ReportError::table("write the CSV table", path))?;
-    Ok(batchlab_method::files::write_atomic(path, &buffer)?)
+    crate::io::write_csv(path, summary_frame(points))
 }
 
 fn summary_frame(points: &[StepPoint]) -> PolarsResult<DataFrame> {

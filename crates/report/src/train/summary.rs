@@ -163,13 +163,7 @@ fn cell(rows: &[&TrialRecord]) -> TrainCell {
 /// Writes `cells` to `path` as CSV with polars, columns named as the fields (NaN is written
 /// as an empty field), atomically.
 pub fn write_summary(path: &Path, cells: &[TrainCell]) -> Result<(), ReportError> {
-    let mut df =
-        summary_frame(cells).map_err(ReportError::table("build the summary table for", path))?;
-    let mut buffer = Vec::new();
-    CsvWriter::new(&mut buffer)
-        .finish(&mut df)
-        .map_err(ReportError::table("write the CSV table", path))?;
-    Ok(batchlab_method::files::write_atomic(path, &buffer)?)
+    crate::io::write_csv(path, summary_frame(cells))
 }
 
 fn summary_frame(cells: &[TrainCell]) -> PolarsResult<DataFrame> {

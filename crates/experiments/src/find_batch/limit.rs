@@ -142,15 +142,23 @@ pub fn reap_probe_cgroup(name: &str) -> Option<u64> {
     kills
 }
 
-/// Removes the (empty) cgroups of every probe a supervisor started.
+/// Removes the (empty) cgroups of every probe this supervisor started, and those left by
+/// supervisors that are gone (a run killed before it could tidy up).
 pub fn remove_probe_cgroups(supervisor_pid: u32) {
-    let prefix = probe_cgroup_name(supervisor_pid, "");
+    let left_behind = |name: &str| {
+        let pid = name
+            .strip_prefix("batchlab-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        pid.is_some_and(|pid| pid == supervisor_pid || !Path::new(&format!("/proc/{pid}")).exists())
+    };
     for (_, parent) in memory_cgroups() {
         let Ok(entries) = std::fs::read_dir(&parent) else {
             continue;
         };
         for entry in entries.flatten() {
-            if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            if left_behind(&entry.file_name().to_string_lossy()) {
+                // Only an empty cgroup can be removed: one still in use stays.
                 let _ = std::fs::remove_dir(entry.path());
             }
         }

@@ -123,9 +123,10 @@ pub fn probe_cgroup_name(supervisor_pid: u32, unit: &str) -> String {
     format!("batchlab-{supervisor_pid}-{unit}")
 }
 
-/// After a probe's process died: how many times the kernel killed a process of its cgroup for
-/// exceeding the limit (`None` when the probe had no cgroup). Removes the cgroup.
-pub fn reap_probe_cgroup(name: &str) -> Option<u64> {
+/// After a probe's process died: its cgroup's kind (`cgroup-v2`, `cgroup-v1`) and how many
+/// times the kernel killed a process in it for exceeding the limit (0 where the count cannot be
+/// read); `None` when the probe had no cgroup. Removes the cgroup.
+pub fn reap_probe_cgroup(name: &str) -> Option<(&'static str, u64)> {
     let (version, dir) = memory_cgroups()
         .into_iter()
         .map(|(version, parent)| (version, parent.join(name)))
@@ -136,10 +137,11 @@ pub fn reap_probe_cgroup(name: &str) -> Option<u64> {
             text.lines()
                 .find_map(|l| l.strip_prefix("oom_kill "))
                 .and_then(|n| n.trim().parse().ok())
-        });
+        })
+        .unwrap_or(0);
     // Empty once its process has exited; a cgroup still in use is left alone.
     let _ = std::fs::remove_dir(&dir);
-    kills
+    Some((version.name(), kills))
 }
 
 /// Removes the (empty) cgroups of every probe this supervisor started, and those left by

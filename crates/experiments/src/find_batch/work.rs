@@ -203,9 +203,9 @@ fn crash_row(
     study: &FindBatchStudy,
     probe: &Probe,
     crash: &Crash,
-    cgroup_oom_kills: Option<u64>,
+    cgroup: Option<(&'static str, u64)>,
 ) -> ProbeSample {
-    let (status, message) = match cgroup_oom_kills {
+    let (status, message) = match cgroup.map(|(_, kills)| kills) {
         Some(kills) if kills > 0 => (
             "oom",
             format!(
@@ -222,7 +222,18 @@ fn crash_row(
         ),
         None => (failure_status(&crash.message), crash.message.clone()),
     };
-    failed(base_row(study, probe), status, message)
+    // A process killed without a word leaves "...(signal: 9 (SIGKILL)): " behind.
+    let message = message.trim_end_matches([':', ' ']).to_string();
+    let mut row = base_row(study, probe);
+    // The probe's own limit: its cgroup's kind, else the rlimit (a probe whose limit could not
+    // be applied recorded that itself), else the device's memory.
+    row.limit = match (cgroup, study.budget) {
+        (Some((kind, _)), _) => kind,
+        (None, Some(_)) => "rlimit-as",
+        (None, None) => "device",
+    }
+    .into();
+    failed(row, status, message)
 }
 
 fn base_row(study: &FindBatchStudy, probe: &Probe) -> ProbeSample {
@@ -330,8 +341,16 @@ mod tests {
             status: "oom",
             message: "worker process died (signal: 9 (SIGKILL)): ".into(),
         };
-        assert_eq!(crash_row(&study, &probe, &killed, Some(1)).status, "oom");
-        assert_eq!(crash_row(&study, &probe, &killed, Some(0)).status, "error");
+        let oom = crash_row(&study, &probe, &killed, Some(("cgroup-v1", 1)));
+        assert_eq!(
+            (oom.status.as_str(), oom.limit.as_str()),
+            ("oom", "cgroup-v1")
+        );
+        assert!(!oom.message.ends_with(": "), "{}", oom.message);
+        assert_eq!(
+            crash_row(&study, &probe, &killed, Some(("cgroup-v2", 0))).status,
+            "error"
+        );
         // Without a cgroup, a SIGKILL with no words is not taken as memory...
         assert_eq!(crash_row(&study, &probe, &killed, None).status, "error");
         // ...but an allocation the rlimit refused is.
@@ -341,7 +360,11 @@ mod tests {
                 "worker process died (signal: 6 (SIGABRT)): memory allocation of 8 bytes failed"
                     .into(),
         };
-        assert_eq!(crash_row(&study, &probe, &refused, None).status, "oom");
+        let refused = crash_row(&study, &probe, &refused, None);
+        assert_eq!(
+            (refused.status.as_str(), refused.limit.as_str()),
+            ("oom", "rlimit-as")
+        );
         let panic = Crash {
             status: "error",
             message: "worker process died (exit status: 101): index out of bounds".into(),

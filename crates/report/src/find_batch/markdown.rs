@@ -173,9 +173,14 @@ fn limit_words(limit: &str) -> &'static str {
 fn prediction_sentence(a: &Analysis) -> String {
     match (a.predicted_max, a.end.largest()) {
         (Some((p, low, high)), Some(found)) => format!(
-            "The memory model, fitted to the curve alone, predicted **{p}** (95% range {low} .. {}): {:+.1}% against the {found} found.",
+            "The memory model, fitted to the curve alone, predicted **{p}** (95% range {low} .. {}): {:+.1}% against the {found} found.{}",
             if high == u32::MAX { "unbounded".into() } else { high.to_string() },
-            100.0 * (f64::from(p) - f64::from(found)) / f64::from(found)
+            100.0 * (f64::from(p) - f64::from(found)) / f64::from(found),
+            if (low..=high).contains(&found) {
+                ""
+            } else {
+                " The found size lies outside the fit's range: that range covers the fit's noise only, and memory is not exactly linear in the batch size beyond the curve."
+            }
         ),
         (Some((p, _, _)), None) => format!("The memory model predicted {p}; the search gives nothing to compare it with."),
         (None, _) => "The memory model makes no prediction (no model, or no budget on this backend).".into(),

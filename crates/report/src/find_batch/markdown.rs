@@ -118,7 +118,8 @@ pub(super) fn report(ctx: &FindBatchContext, a: &Analysis, verdicts: &[Verdict])
                 } else {
                     format!("{:.1}", p.median_ms())
                 },
-                p.message.clone(),
+                // Rows written before the worker trimmed it end in "(signal: 9 (SIGKILL)): ".
+                p.message.trim_end_matches([':', ' ']).to_string(),
             ]
         })
         .collect();

@@ -75,7 +75,7 @@ fn experiment_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-fn source(experiment: &str, overrides: &[String]) -> Result<Source> {
+pub(crate) fn source(experiment: &str, overrides: &[String]) -> Result<Source> {
     Ok(Source::from_file(&experiment_path(experiment)?)?.with_overrides(overrides))
 }
 

@@ -1,6 +1,7 @@
 //! `batchlab`: run batch-size studies and render their reports.
 
 mod bar;
+mod cluster;
 mod commands;
 mod data;
 
@@ -45,6 +46,15 @@ enum Command {
     /// The largest batch size of a model under a memory budget, and the right one: a
     /// find-batch study with the defaults (the last line printed is its report directory).
     FindBatch(commands::FindBatchArgs),
+    /// Run a shardable study (train, steps-to-target) as a Slurm job array, one shard per task;
+    /// the last line printed is its report directory.
+    Submit(cluster::SubmitArgs),
+    /// Where a sharded run stands: per shard, trials done, claimed and left, failures; the
+    /// merged report's state. With or without Slurm.
+    Status {
+        /// The sharded run's directory (reports/<experiment>/sharded-<hash>).
+        dir: PathBuf,
+    },
     /// Re-render summary.csv, figures and report.md of a run from its results.csv.
     Report {
         /// The run's report directory.
@@ -98,6 +108,8 @@ fn main() -> ExitCode {
         } => commands::check(&experiment, &overrides, &cli.data_dir),
         Command::Run(args) => commands::run(args, &cli.data_dir),
         Command::FindBatch(args) => commands::find_batch(args, &cli.data_dir),
+        Command::Submit(args) => cluster::submit(args, &cli.data_dir),
+        Command::Status { dir } => cluster::status(&dir),
         Command::Report { dir } => commands::report(&dir, &cli.data_dir),
         Command::Models { input, classes } => commands::models(input, classes),
         Command::Bench {

@@ -5,18 +5,21 @@
 //!    tables), [`backend`] (flex or CUDA at run time), [`optim`], [`progress`], [`sysinfo`].
 //! 2. Processes and the run directory: [`isolate`] (child workers that keep a crashing unit from
 //!    ending the run), [`lock`] (one writer per run directory), [`context`] (what the CLI decided, carried down), [`run_dir`]
-//!    (`meta.json`, write-once run directories, `latest`), [`shard`] (slices of a study's trials).
+//!    (`meta.json`, write-once run directories, `latest`), [`shard`] (slices of a study's trials,
+//!    their claims and status), [`slurm`] (the sbatch script of a job array and its submission).
 //! 3. [`study`]: the [`Study`] trait every kind implements.
 //! 4. [`trial`]: the trial layer every kind that trains shares (supervisor, worker loop, the
 //!    training loop, evaluation, data, result rows).
 //! 5. The kinds: [`step_time`] (seeds 000/001), [`train`] (seeds 002/003), [`steps_to_target`]
 //!    (seed 004), [`find_batch`] (seed 003's "right batch size"). Below them, [`timed_step`]:
 //!    the timed training step the measuring kinds share.
-//! 6. [`registry`]: the table of kinds; [`session`]: a run's life; [`bench`], [`epoch_bench`],
+//! 6. [`registry`]: the table of kinds; [`session`]: a run's life; [`cluster`]: a study
+//!    submitted to Slurm and watched from its files; [`bench`], [`epoch_bench`],
 //!    [`loader_bench`]: the benchmarks behind `batchlab bench`.
 
 pub mod backend;
 pub mod bench;
+pub mod cluster;
 pub mod config;
 pub mod context;
 pub mod epoch_bench;
@@ -31,6 +34,7 @@ pub mod registry;
 pub mod run_dir;
 pub mod session;
 pub mod shard;
+pub mod slurm;
 pub mod step_time;
 pub mod steps_to_target;
 pub mod study;

@@ -7,7 +7,8 @@
 //! notice (it exits when its stdin, the supervisor's end of a pipe, closes): so a new writer
 //! also waits for the worker lock before it starts, and a killed run never has two processes
 //! writing into one directory. The kernel drops both locks when their process dies, whatever
-//! kills it.
+//! kills it: so a directory whose two locks are both free has no live process ([`IdleLock`]),
+//! which is how a shard knows that another shard's claim on a trial is stale.
 
 use std::{
     fs::{File, OpenOptions, TryLockError},
@@ -34,7 +35,7 @@ impl DirLock {
     pub fn writer(dir: &Path) -> Result<Self, RunError> {
         let path = dir.join(RUN_LOCK);
         let mut file = open(&path)?;
-        match file.try_lock() {
+        match try_lock_patiently(&file) {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 let mut holder = String::new();
@@ -76,6 +77,57 @@ impl DirLock {
     }
 }
 
+/// Both locks of a run directory whose writer and worker are gone, held so that none starts
+/// while the caller acts for them (a shard taking over a dead shard's claim).
+#[derive(Debug)]
+pub struct IdleLock {
+    _run: File,
+    _worker: File,
+}
+
+impl IdleLock {
+    /// Both locks of `dir` if no process holds either (its writer and worker are gone, whatever
+    /// killed them), else `None`. Never waits.
+    pub fn of_idle(dir: &Path) -> Result<Option<Self>, RunError> {
+        let try_take = |name: &str| -> Result<Option<File>, RunError> {
+            let path = dir.join(name);
+            let file = open(&path)?;
+            match file.try_lock() {
+                Ok(()) => Ok(Some(file)),
+                Err(TryLockError::WouldBlock) => Ok(None),
+                Err(TryLockError::Error(e)) => {
+                    Err(RunError::io(&path, format!("cannot lock: {e}")))
+                }
+            }
+        };
+        let Some(run) = try_take(RUN_LOCK)? else {
+            return Ok(None);
+        };
+        Ok(try_take(WORKER_LOCK)?.map(|worker| Self {
+            _run: run,
+            _worker: worker,
+        }))
+    }
+}
+
+/// Tries the lock for up to [`PATIENCE`]: another process may hold it for a moment only (a
+/// shard checking whether this directory's writer is alive, see [`IdleLock`]), and a writer
+/// starting just then must not be refused for it.
+fn try_lock_patiently(file: &File) -> Result<(), TryLockError> {
+    let start = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Err(TryLockError::WouldBlock) if start.elapsed() < PATIENCE => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
+/// How long a writer waits for a lock held by someone else before it refuses to start.
+const PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
+
 fn open(path: &Path) -> Result<File, RunError> {
     OpenOptions::new()
         .read(true)
@@ -104,6 +156,23 @@ mod tests {
             "{err}"
         );
         drop(first);
+        DirLock::writer(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn a_directory_is_idle_only_while_neither_lock_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = DirLock::writer(dir.path()).unwrap();
+        assert!(IdleLock::of_idle(dir.path()).unwrap().is_none());
+        drop(writer);
+        let worker = DirLock::worker(dir.path()).unwrap();
+        assert!(IdleLock::of_idle(dir.path()).unwrap().is_none());
+        drop(worker);
+        let idle = IdleLock::of_idle(dir.path()).unwrap();
+        assert!(idle.is_some());
+        // While it is held, a writer waits for it a moment, then is refused.
+        assert!(DirLock::writer(dir.path()).is_err());
+        drop(idle);
         DirLock::writer(dir.path()).unwrap();
     }
 }

@@ -205,7 +205,7 @@ pub fn render_report(dir: &Path, context: &RunContext) -> Result<Vec<String>, Ru
     Ok(findings)
 }
 
-fn load_from_dir(dir: &Path) -> Result<Box<dyn Study>, RunError> {
+pub(crate) fn load_from_dir(dir: &Path) -> Result<Box<dyn Study>, RunError> {
     let config = dir.join("config.toml");
     if !config.exists() {
         return Err(RunError::io(

@@ -63,6 +63,11 @@ pub trait Study {
     fn shardable(&self) -> bool {
         false
     }
+    /// The ids of the study's independent units, in the planned order, for a shardable study
+    /// (what `--shard` splits and `batchlab status` counts); empty otherwise.
+    fn unit_ids(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Runs, or continues, the study in `dir`, appending raw results as they are produced.
     fn run(
         &self,

@@ -39,6 +39,44 @@ pub fn cases() -> Vec<Case> {
             &["does not split into shards"],
         ),
         case(
+            "submitting a sweep",
+            &["submit", "step.toml", "--array", "2", "--out", "out"],
+            1,
+            &["does not split into shards", "batchlab run bad"],
+        ),
+        case(
+            "submitting no tasks",
+            &["submit", "train.toml", "--array", "0", "--out", "out"],
+            1,
+            &["--array 0", "from 1 to 1000"],
+        ),
+        case(
+            "a time that would break the script",
+            &["submit", "train.toml", "--array", "2", "--time", "1:00 x"],
+            1,
+            &["--time \"1:00 x\"", "2:00:00"],
+        ),
+        case(
+            "status of a run that is not sharded",
+            &["status", "run"],
+            1,
+            &["a step-time study, which does not split into shards"],
+        )
+        .with("run/config.toml", STEP),
+        case(
+            "status of a train run without shards",
+            &["status", "run"],
+            1,
+            &["not a sharded run directory"],
+        )
+        .with("run/config.toml", super::TRAIN),
+        case(
+            "status of no run",
+            &["status", "nowhere"],
+            1,
+            &["nowhere/config.toml", "not a batchlab report directory"],
+        ),
+        case(
             "nothing to resume",
             &["run", "step.toml", "--resume", "--out", "out"],
             1,

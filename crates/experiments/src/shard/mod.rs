@@ -16,9 +16,15 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use batchlab_method::rows::{merge::rows_of_finished_trials, train::done_trials};
 use serde::{Deserialize, Serialize};
 
 use crate::error::RunError;
+
+mod claims;
+pub mod status;
+
+pub use claims::{claim, release_unfinished_claims};
 
 /// Slice `index` of `count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,62 +128,6 @@ pub fn stealable<'a, T>(trials: &'a [T], dir: &Path) -> Result<Vec<&'a T>, RunEr
         .collect())
 }
 
-/// `<run>/claims/`: one empty-named file per trial some shard has started, holding its index.
-fn claims_dir(dir: &Path) -> Option<PathBuf> {
-    Some(dir.parent()?.parent()?.join("claims"))
-}
-
-/// Claims trial `id` for this directory's shard before running it: true if no shard had
-/// (the claim file is created exclusively, so two shards never both get true), or if this
-/// shard itself had. Always true for an unsharded run. This is what lets a shard that finished
-/// its slice take trials another shard has not started, so no core idles while trials remain.
-pub fn claim(dir: &Path, id: &str) -> Result<bool, RunError> {
-    let Some(shard) = shard_of(dir)? else {
-        return Ok(true);
-    };
-    let claims = claims_dir(dir).ok_or_else(|| RunError::io(dir, "not inside shards/"))?;
-    fs::create_dir_all(&claims).map_err(|e| RunError::io(&claims, e))?;
-    let path = claims.join(id);
-    // The claim appears whole or not at all: written under a private name, then hard-linked
-    // to its own, which fails if it exists. (Created empty and then written, a kill in
-    // between would leave a claim nobody owns, and its trial would never run.)
-    let draft = claims.join(format!(".{id}.{}", std::process::id()));
-    fs::write(&draft, shard.index.to_string()).map_err(|e| RunError::io(&draft, e))?;
-    let linked = fs::hard_link(&draft, &path);
-    let _ = fs::remove_file(&draft);
-    match linked {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let owner = fs::read_to_string(&path).unwrap_or_default();
-            Ok(owner.trim() == shard.index.to_string())
-        }
-        Err(e) => Err(RunError::io(&path, e)),
-    }
-}
-
-/// Gives up this shard's claims on trials it has not finished (not in `done`): a shard that
-/// was interrupted and runs again, or whose trial another run of it will redo.
-pub fn release_unfinished_claims(dir: &Path, done: &BTreeSet<String>) -> Result<(), RunError> {
-    let (Some(shard), Some(claims)) = (shard_of(dir)?, claims_dir(dir)) else {
-        return Ok(());
-    };
-    let Ok(entries) = fs::read_dir(&claims) else {
-        return Ok(());
-    };
-    for entry in entries.filter_map(Result::ok) {
-        let id = entry.file_name().to_string_lossy().into_owned();
-        if id.starts_with('.') {
-            // A draft of a claim (see `claim`): another shard's in progress, or a killed one's.
-            continue;
-        }
-        let owner = fs::read_to_string(entry.path()).unwrap_or_default();
-        if owner.trim() == shard.index.to_string() && !done.contains(&id) {
-            fs::remove_file(entry.path()).map_err(|e| RunError::io(&entry.path(), e))?;
-        }
-    }
-    Ok(())
-}
-
 /// `sharded-<16 hex digits of a hash of the resolved config>`: the same for every shard of a
 /// config, different for another config.
 pub fn sharded_run_name(resolved_toml: &str) -> String {
@@ -190,8 +140,10 @@ pub fn sharded_run_name(resolved_toml: &str) -> String {
     format!("sharded-{hash:016x}")
 }
 
-/// Concatenates every shard's complete rows of each results file into `run_dir`; returns how
-/// many shard directories were found. A row still being written (no final newline) is left out.
+/// Concatenates every shard's rows of each results file into `run_dir`; returns how many shard
+/// directories were found. A shard contributes the complete rows of the trials it finished (in
+/// its trials.csv): not a row still being written, nor those of a trial it was stopped in
+/// (another shard, or its own next run, runs that trial whole).
 pub fn merge_shards(run_dir: &Path) -> Result<usize, RunError> {
     let shards_dir = run_dir.join("shards");
     let mut shard_dirs: Vec<PathBuf> = match fs::read_dir(&shards_dir) {
@@ -211,11 +163,15 @@ pub fn merge_shards(run_dir: &Path) -> Result<usize, RunError> {
             let Ok(text) = fs::read_to_string(&path) else {
                 continue;
             };
-            let mut lines = text.split_inclusive('\n');
-            let Some(first) = lines.next() else { continue };
+            let finished = done_trials(dir)?;
+            let Some((first, kept)) = rows_of_finished_trials(&text, &finished)
+                .map_err(|e| RunError::io(&path, format!("not a readable CSV file: {e}")))?
+            else {
+                continue;
+            };
             match &header {
-                None => header = Some(first.to_string()),
-                Some(h) if h != first => {
+                None => header = Some(first),
+                Some(h) if *h != first => {
                     return Err(RunError::io(
                         &path,
                         "its header differs from the other shards'",
@@ -223,7 +179,7 @@ pub fn merge_shards(run_dir: &Path) -> Result<usize, RunError> {
                 }
                 Some(_) => {}
             }
-            rows.extend(lines.filter(|l| l.ends_with('\n')));
+            rows.push_str(&kept);
         }
         if let Some(header) = header {
             let path = run_dir.join(name);
@@ -255,16 +211,32 @@ mod tests {
     #[test]
     fn merging_keeps_one_header_and_only_complete_rows() {
         let run = tempfile::tempdir().unwrap();
-        for (i, body) in ["h\n1\n2\n", "h\n3\n4-half"].iter().enumerate() {
+        use batchlab_method::rows::{train::TrialRecord, Row};
+        let record = |id: &str| {
+            format!("{id},0,8,sgd,standard,epochs,ok,1,32,256,0.5,0.1,0.1,0.1,0.9,0.7,\n")
+        };
+        let header = format!("{}\n", TrialRecord::HEADER);
+        let trials = [
+            format!("{header}{}{}", record("a"), record("b")),
+            format!("{header}{}{}", record("c"), &record("d")[..20]),
+        ];
+        // Shard 1 was stopped in trial "x": its evaluations of it are not merged.
+        let results = ["trial,v\na,1\nb,2\n", "trial,v\nc,3\nx,4\n"];
+        for i in 0..2 {
             let dir = Shard { index: i, count: 2 }.dir(run.path());
             fs::create_dir_all(&dir).unwrap();
-            fs::write(dir.join("trials.csv"), body).unwrap();
+            fs::write(dir.join("trials.csv"), &trials[i]).unwrap();
+            fs::write(dir.join("results.csv"), results[i]).unwrap();
         }
         assert_eq!(merge_shards(run.path()).unwrap(), 2);
         assert_eq!(
             fs::read_to_string(run.path().join("trials.csv")).unwrap(),
-            "h\n1\n2\n3\n"
+            format!("{header}{}{}{}", record("a"), record("b"), record("c"))
         );
-        assert!(!run.path().join("results.csv").exists());
+        assert_eq!(
+            fs::read_to_string(run.path().join("results.csv")).unwrap(),
+            "trial,v\na,1\nb,2\nc,3\n"
+        );
+        assert!(!run.path().join("search.csv").exists());
     }
 }

@@ -85,6 +85,9 @@ impl<S: TrialStudy> Study for S {
     fn shardable(&self) -> bool {
         true
     }
+    fn unit_ids(&self) -> Vec<String> {
+        self.trials().iter().map(|t| S::id(t).to_string()).collect()
+    }
     fn run(
         &self,
         dir: &Path,

@@ -3,6 +3,8 @@
 //!
 //! - [`append_rows`], [`read_rows`], [`read_rows_so_far`]: crash-safe appends, a strict reader,
 //!   and the reader a resumed run uses (see [`file`]).
+//! - [`merge`]: the rows a shard contributes to the merged results (those of its finished
+//!   trials).
 //! - [`find_batch`]: a batch-size finder's `probes.csv` ([`find_batch::ProbeSample`]).
 //! - [`step_time`]: a step-time sweep's `results.csv` ([`step_time::StepSample`]).
 //! - [`train`]: a training study's `results.csv` ([`train::TrainEval`]) and `trials.csv`
@@ -17,6 +19,7 @@
 
 pub mod file;
 pub mod find_batch;
+pub mod merge;
 mod number;
 pub mod step_time;
 pub mod steps_to_target;

@@ -154,13 +154,8 @@ pub fn gap_statistics(points: &[(u32, f64, &[f64])], opts: &JumpOptions) -> Vec<
 
 /// The sorted, cleaned batch sizes and the statistic of every testable gap.
 fn candidates(points: &[(u32, f64, &[f64])], opts: &JumpOptions) -> (Vec<u32>, Vec<Candidate>) {
-    let mut pts: Vec<&(u32, f64, &[f64])> = points.iter().filter(|p| p.1.is_finite()).collect();
-    pts.sort_by_key(|p| p.0);
-    pts.dedup_by_key(|p| p.0);
-    let x: Vec<f64> = pts.iter().map(|p| f64::from(p.0)).collect();
-    let y: Vec<f64> = pts.iter().map(|p| p.1).collect();
-    let sample_se: Vec<Option<f64>> = pts.iter().map(|p| median_standard_error(p.2)).collect();
-    let residuals = pseudo_residuals(&x, &y);
+    let (batch_sizes, y, residuals, sample_se) = points::prepared(points);
+    let x: Vec<f64> = batch_sizes.iter().map(|&b| f64::from(b)).collect();
     let min_side = opts.min_side.max(2);
     let all = (1..x.len())
         .filter(|&i| i >= min_side && x.len() - i >= min_side)
@@ -169,7 +164,7 @@ fn candidates(points: &[(u32, f64, &[f64])], opts: &JumpOptions) -> (Vec<u32>, V
             test_gap(i, &x, &y, noise, opts)
         })
         .collect();
-    (pts.iter().map(|p| p.0).collect(), all)
+    (batch_sizes, all)
 }
 
 /// The step statistic of one gap (between points `index - 1` and `index`).
@@ -335,6 +330,10 @@ fn local_noise(
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max)
 }
+
+mod points;
+
+pub use points::{detectable_relative, point_offsets, relative_offsets, scatter, PointOffset};
 
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@
 //! - [`jumps`]: discontinuities ("jumps") in a step-time-versus-batch-size curve.
 //! - [`figures`]: x/y charts with error bars and vertical markers, to SVG and PNG.
 //! - [`markdown`]: the header of every `report.md`, and markdown tables.
+//! - [`verdict`]: a verdict on a published claim, and the table every report's claims end with.
 //!
 //! One module per kind of study, each the same shape: `rows` (the run's CSV files read into
 //! rows) -> `analysis` (pure computation) -> `figures` -> `markdown` (`report.md`), called
@@ -30,5 +31,6 @@ pub mod markdown;
 pub mod step_time;
 pub mod steps_to_target;
 pub mod train;
+pub mod verdict;
 
 pub use error::ReportError;

@@ -19,6 +19,8 @@ fn context() -> StepTimeContext {
             "Step time grows linearly with batch size but jumps at 16, 32, 48 and 64.".into(),
         ),
         claimed_jumps: vec![16, 32, 48, 64],
+        no_jumps_at: vec![],
+        fluctuates_more_than: None,
         model: "none (synthetic), 3x64x64 inputs".into(),
         backend: "flex".into(),
         device: "cpu, \"test\" device".into(),
@@ -31,6 +33,11 @@ fn context() -> StepTimeContext {
 }
 
 fn synthetic_sweep() -> Vec<StepSample> {
+    noisy_sweep(0.03)
+}
+
+/// The synthetic sweep with uniform noise of +-`spread`/2 on every sample.
+fn noisy_sweep(spread: f64) -> Vec<StepSample> {
     let mut rng = StdRng::seed_from_u64(3);
     let mut rows = vec![];
     for b in 1..=70u32 {
@@ -58,8 +65,8 @@ fn synthetic_sweep() -> Vec<StepSample> {
         }
         let level = 20.0 + 3.0 * f64::from(b) + if b >= 32 { 0.08 * 116.0 } else { 0.0 };
         for i in 0..12 {
-            // Uniform noise of +-1.5%: simple, seeded.
-            let noise = 1.0 + 0.03 * (rng.random::<f64>() - 0.5);
+            // Uniform noise: simple, seeded.
+            let noise = 1.0 + spread * (rng.random::<f64>() - 0.5);
             rows.push(StepSample {
                 sample: Some(i),
                 step_ms: Some(level * noise),
@@ -119,6 +126,14 @@ fn render_writes_every_file_and_reports_the_planted_jump() {
         "failed points are listed"
     );
     assert!(md.contains("two-sided local-regression step test"));
+    assert!(
+        md.contains("**partly (1 of 4 tested positions)**"),
+        "the jump claim's verdict: {md}"
+    );
+    assert!(
+        md.contains("detectable above"),
+        "the detector's power is said"
+    );
     let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     assert_eq!(summary.lines().count(), 71);
 }
@@ -167,5 +182,88 @@ fn results_parquet_holds_every_row() {
     assert_eq!(
         names.join(","),
         batchlab_method::rows::step_time::RESULTS_HEADER
+    );
+}
+
+/// Renders `rows` as `<root>/<name>/run` with `latest` pointing at it, as runs lay out.
+fn render_run(
+    root: &std::path::Path,
+    name: &str,
+    rows: &[StepSample],
+    ctx: &StepTimeContext,
+) -> String {
+    let dir = root.join(name).join("run");
+    std::fs::create_dir_all(&dir).unwrap();
+    append_rows(&dir.join("results.csv"), rows).unwrap();
+    render_step_time(&dir, ctx).unwrap();
+    std::fs::read_to_string(dir.join("report.md")).unwrap()
+}
+
+#[test]
+fn no_jump_and_fluctuation_claims_get_verdicts_the_data_decides() {
+    let root = tempfile::tempdir().unwrap();
+    let quiet = StepTimeContext {
+        experiment: "quiet".into(),
+        claimed_jumps: vec![],
+        no_jumps_at: vec![16, 48],
+        ..context()
+    };
+    render_run(root.path(), "quiet", &noisy_sweep(0.01), &quiet);
+    let noisy = StepTimeContext {
+        experiment: "noisy".into(),
+        claimed_jumps: vec![],
+        no_jumps_at: vec![32],
+        fluctuates_more_than: Some(("quiet".into(), Some(root.path().join("quiet/run")))),
+        ..context()
+    };
+    let md = render_run(root.path(), "noisy", &noisy_sweep(0.06), &noisy);
+    assert!(
+        md.contains("\"No jumps at 32 (unlike VGG)\"")
+            && md.contains("**does not reproduce (jumps at 1 of 1 positions)**"),
+        "the planted jump at 32 refutes 'no jumps at 32': {md}"
+    );
+    assert!(
+        md.contains("| **reproduces** |"),
+        "noisy fluctuates more than quiet: {md}"
+    );
+
+    // The other way round: the quiet curve does not fluctuate more than the noisy one, and has
+    // no jumps at 16 and 48.
+    let quiet_against_noisy = StepTimeContext {
+        fluctuates_more_than: Some(("noisy".into(), Some(root.path().join("noisy/run")))),
+        ..quiet
+    };
+    let md = render_run(
+        root.path(),
+        "quiet-again",
+        &noisy_sweep(0.01),
+        &quiet_against_noisy,
+    );
+    assert!(
+        md.contains("**does not reproduce (it fluctuates less than noisy)**"),
+        "{md}"
+    );
+    assert!(
+        md.contains("\"No jumps at 16 and 48 (unlike VGG)\""),
+        "{md}"
+    );
+    let no_jumps_row = md
+        .lines()
+        .find(|l| l.contains("\"No jumps at 16 and 48"))
+        .unwrap();
+    assert!(
+        no_jumps_row.contains("**reproduces, as far as this noise lets one see (no jump above"),
+        "{no_jumps_row}"
+    );
+
+    // A reference that is not there cannot be judged against.
+    let missing = StepTimeContext {
+        fluctuates_more_than: Some(("absent".into(), None)),
+        ..context()
+    };
+    let md = render_run(root.path(), "missing", &noisy_sweep(0.03), &missing);
+    assert!(
+        md.contains("**cannot be tested here (no complete run of absent"),
+        "{md}"
     );
 }

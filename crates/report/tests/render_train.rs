@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use batchlab_method::rows::append_rows;
 use batchlab_method::rows::train::{done_trials, TrainEval, TrialRecord};
-use batchlab_report::train::{render_train, Published, TrainContext, OUTPUT_FILES};
+use batchlab_report::train::{
+    render_train, ClaimRule, Published, TrainClaim, TrainContext, OUTPUT_FILES,
+};
 
 const BATCH_SIZES: [u32; 5] = [16, 32, 64, 128, 256];
 const SEEDS: [u64; 3] = [0, 1, 2];
@@ -39,6 +41,7 @@ fn context() -> TrainContext {
             published(16, "adam", "train_minutes", 0.25),
             published(512, "adam/augmented", "test_accuracy", 50.0),
         ],
+        claims: vec![],
     }
 }
 
@@ -299,5 +302,153 @@ fn a_malformed_trials_file_fails_naming_file_and_line() {
     assert!(
         err.contains("trials.csv") && err.contains("line 2, column 8 (`epochs`)"),
         "{err}"
+    );
+}
+
+#[test]
+fn each_claim_gets_the_verdict_its_rule_and_the_data_give() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out_dir(&tmp, "train-claims");
+    write_study(&dir, |_, _, _| true, |_, _, _| true);
+    let claim = |series: &str, budget: &str, rule| TrainClaim {
+        claim: format!("claim {series} {budget} {rule:?}"),
+        source: "seed 003".into(),
+        series: series.into(),
+        budget: budget.into(),
+        rule,
+    };
+    let falls = ClaimRule::AccuracyFalls { from: 16, to: 128 };
+    let holds = ClaimRule::AccuracyHolds { from: 16, to: 128 };
+    let ctx = TrainContext {
+        claims: vec![
+            // Standard data under the epochs budget: 66% -> 57%, seeds 0.25 points apart.
+            claim("adam/standard", "epochs", falls.clone()),
+            claim("adam/standard", "epochs", holds.clone()),
+            // Augmented: 64% -> 61%, still a fall the seeds cannot explain.
+            claim("adam/augmented", "epochs", holds.clone()),
+            // Steps budget: flat at 66%.
+            claim("adam/standard", "steps", holds.clone()),
+            claim("adam/standard", "steps", falls.clone()),
+            // Fewer steps, less time, at every batch size.
+            claim(
+                "adam/standard",
+                "epochs",
+                ClaimRule::TimeFollowsSteps { reference: 128 },
+            ),
+            // Every batch size is a power of two: no neighbours to compare with.
+            claim(
+                "adam/standard",
+                "epochs",
+                ClaimRule::PowersOfTwoFlat { tolerance: 0.03 },
+            ),
+            // Ambiguous and absent lines.
+            claim("adam", "epochs", falls.clone()),
+            claim("sgd", "epochs", falls),
+        ],
+        ..context()
+    };
+    render_train(&dir, &ctx).unwrap();
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("## The claims, judged"), "{report}");
+    let verdict_of = |row: usize| {
+        let text = format!(
+            "claim {} {} {:?}",
+            ctx.claims[row].series, ctx.claims[row].budget, ctx.claims[row].rule
+        );
+        let line = report
+            .lines()
+            .find(|l| l.contains(&text))
+            .unwrap_or_else(|| panic!("no row for {text}:\n{report}"));
+        line.split(" | ").nth(2).unwrap().to_string()
+    };
+    assert_eq!(verdict_of(0), "**reproduces**");
+    assert!(
+        verdict_of(1).starts_with("**does not reproduce (it falls by 9.00 points)"),
+        "{}",
+        verdict_of(1)
+    );
+    assert!(
+        verdict_of(2).starts_with("**does not reproduce (it falls by 3.00 points)"),
+        "{}",
+        verdict_of(2)
+    );
+    assert!(
+        verdict_of(3).starts_with("**reproduces (within"),
+        "{}",
+        verdict_of(3)
+    );
+    assert!(
+        verdict_of(4).starts_with("**does not reproduce (no fall this test can see"),
+        "{}",
+        verdict_of(4)
+    );
+    assert_eq!(verdict_of(5), "**reproduces**");
+    assert!(
+        verdict_of(6).starts_with("**cannot be tested here (the grid has no power of two"),
+        "{}",
+        verdict_of(6)
+    );
+    assert!(verdict_of(7).contains("names 2 lines"), "{}", verdict_of(7));
+    assert!(
+        verdict_of(8).contains("no line sgd was recorded"),
+        "{}",
+        verdict_of(8)
+    );
+    assert!(
+        report
+            .contains("Relative to batch 128 (adam/standard line, epochs budget; Raschka's form)"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| 16 | 8.33x |"),
+        "375 / 45 steps: {report}"
+    );
+}
+
+#[test]
+fn a_slow_power_of_two_is_noticed_and_a_flat_one_is_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let verdict_with = |name: &str, slowdown: f64| {
+        let dir = out_dir(&tmp, name);
+        for b in [127, 128, 129] {
+            for seed in SEEDS {
+                let (mut rec, evals) = trial(b, "standard", "epochs", seed);
+                if b == 128 {
+                    rec.train_seconds *= slowdown;
+                }
+                append_rows(&dir.join("results.csv"), &evals).unwrap();
+                append_rows(&dir.join("trials.csv"), &[rec]).unwrap();
+            }
+        }
+        let ctx = TrainContext {
+            claims: vec![TrainClaim {
+                claim: "powers of two make no noticeable difference".into(),
+                source: "seed 002".into(),
+                series: "adam".into(),
+                budget: "epochs".into(),
+                rule: ClaimRule::PowersOfTwoFlat { tolerance: 0.03 },
+            }],
+            ..context()
+        };
+        render_train(&dir, &ctx).unwrap();
+        let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        let row = report
+            .lines()
+            .find(|l| l.contains("powers of two make no noticeable difference"))
+            .unwrap()
+            .to_string();
+        row
+    };
+    let flat = verdict_with("flat", 1.0);
+    assert!(flat.contains("| **reproduces** |"), "{flat}");
+    assert!(flat.contains("seed ranges overlap"), "{flat}");
+    let slow = verdict_with("slow", 1.10);
+    assert!(
+        slow.contains("**does not reproduce (every power of two tested, 1, differs noticeably)**"),
+        "{slow}"
+    );
+    assert!(
+        slow.contains("vs 127 (seed ranges apart), noticeable"),
+        "{slow}"
     );
 }

@@ -320,6 +320,39 @@ pub fn cases() -> Vec<Case> {
             1,
             &["data.per_class", "not used by fashion-mnist"],
         ),
+        // --- claims a training report judges
+        owned(
+            fashion(
+                r#"analysis.claims=[{claim="x",source="s",series="momentum",rule="accuracy-falls",batch_sizes=[16,128]}]"#,
+            ),
+            "a claim about a line the grid lacks",
+            1,
+            &["analysis.claims[0].series", "names no line", "sgd, adam"],
+        ),
+        owned(
+            fashion(
+                r#"analysis.claims=[{claim="x",source="s",series="sgd",rule="gets-better",batch_sizes=[16,128]}]"#,
+            ),
+            "an unknown rule",
+            1,
+            &["unknown variant `gets-better`", "accuracy-falls"],
+        ),
+        owned(
+            fashion(
+                r#"analysis.claims=[{claim="x",source="s",series="sgd",rule="accuracy-holds",batch_sizes=[16]}]"#,
+            ),
+            "an accuracy rule with one batch size",
+            1,
+            &["analysis.claims[0].batch_sizes", "[from, to]"],
+        ),
+        owned(
+            fashion(
+                r#"analysis.claims=[{claim="x",source="s",series="sgd",rule="powers-of-two-flat",tolerance=3}]"#,
+            ),
+            "a tolerance in percent",
+            1,
+            &["analysis.claims[0].tolerance", "fraction in (0, 1)"],
+        ),
         // --- steps-to-target
         case(
             "search batch size repeated",

@@ -97,6 +97,12 @@ impl Default for SweepConfig {
 pub struct AnalysisConfig {
     /// Batch sizes where the source claims the step time jumps (seed 000: 16, 32, 48, 64).
     pub claimed_jumps: Vec<u32>,
+    /// Batch sizes where the source claims this model has no jump (seed 000: MobileNet at 16,
+    /// 32, 48, 64, where VGG16 jumps).
+    pub no_jumps_at: Vec<u32>,
+    /// Another step-time experiment the source claims this model's step time fluctuates more
+    /// than; judged against that experiment's newest complete run beside this one.
+    pub fluctuates_more_than: Option<String>,
     /// Bootstrap resamples for the interval of each median.
     pub bootstrap_resamples: usize,
 }
@@ -105,6 +111,8 @@ impl Default for AnalysisConfig {
     fn default() -> Self {
         Self {
             claimed_jumps: Vec::new(),
+            no_jumps_at: Vec::new(),
+            fluctuates_more_than: None,
             // 2000 resamples put the percentile interval's own noise well below a sample's.
             bootstrap_resamples: 2000,
         }

@@ -3,7 +3,7 @@
 
 use std::{
     panic::{catch_unwind, AssertUnwindSafe},
-    path::Path,
+    path::{Path, PathBuf},
 };
 
 use batchlab_method::rows::{append_rows, read_rows_so_far, step_time::StepSample};
@@ -86,6 +86,14 @@ pub fn work(
     })?
 }
 
+/// The newest complete run of experiment `name` in the report root that holds `dir`
+/// (`<root>/<experiment>/<run>`): what its `latest` link points at, if it holds results.
+fn newest_run_beside(dir: &Path, name: &str) -> Option<PathBuf> {
+    let root = dir.parent()?.parent()?;
+    let latest = std::fs::canonicalize(root.join(name).join("latest")).ok()?;
+    latest.join("results.csv").is_file().then_some(latest)
+}
+
 /// Writes summary.csv, figures and report.md; returns the headline findings.
 pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Vec<String>, RunError> {
     let config = &study.config;
@@ -100,6 +108,12 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Vec<String>, RunError
         reproduces: config.experiment.reproduces.clone(),
         claim: config.experiment.claim.clone(),
         claimed_jumps: config.analysis.claimed_jumps.clone(),
+        no_jumps_at: config.analysis.no_jumps_at.clone(),
+        fluctuates_more_than: config
+            .analysis
+            .fluctuates_more_than
+            .as_ref()
+            .map(|name| (name.clone(), newest_run_beside(dir, name))),
         model: study.model_line(),
         backend,
         device,

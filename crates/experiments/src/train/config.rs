@@ -6,6 +6,8 @@ use batchlab_datasets::DataConfig;
 use batchlab_models::ModelSpec;
 use serde::{Deserialize, Serialize};
 
+use super::claims::{ClaimConfig, GridAxes};
+
 use crate::{
     config::{
         check_batch_sizes, check_count, check_list, BackendConfig, ConfigError, ExperimentHeader,
@@ -121,6 +123,8 @@ fn default_prefetch() -> usize {
 pub struct TrainAnalysis {
     /// `[[analysis.published]]` points.
     pub published: Vec<PublishedPoint>,
+    /// `[[analysis.claims]]`: the claims the report judges.
+    pub claims: Vec<ClaimConfig>,
 }
 
 /// One published number.
@@ -179,6 +183,20 @@ impl TrainConfig {
             variants.push((label.clone(), data));
         }
         Ok(variants)
+    }
+
+    /// The names a claim's series may take, and whether the steps budget runs.
+    fn grid_axes(&self) -> GridAxes {
+        let labels: Vec<String> = self.optimizers.iter().map(label).collect();
+        let mut series: Vec<String> = labels.clone();
+        series.extend(self.variants.keys().cloned());
+        for label in &labels {
+            series.extend(self.variants.keys().map(|v| format!("{label}/{v}")));
+        }
+        GridAxes {
+            steps_matched: self.grid.steps_matched,
+            series,
+        }
     }
 
     /// Range and cross-table checks, each error pointing at its key.
@@ -290,6 +308,10 @@ impl TrainConfig {
                     "expected test_accuracy, train_minutes or inference_minutes",
                 ));
             }
+        }
+        let axes = self.grid_axes();
+        for (i, claim) in self.analysis.claims.iter().enumerate() {
+            claim.check(i, source, &axes)?;
         }
         Ok(())
     }

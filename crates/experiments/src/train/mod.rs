@@ -6,6 +6,7 @@
 //! so a larger batch takes fewer steps) and, with `grid.steps_matched`, `steps` (the control:
 //! every batch size takes the same number of optimizer steps).
 
+mod claims;
 pub(crate) mod config;
 mod plan;
 mod work;
@@ -23,6 +24,7 @@ use crate::{
     trial::{TrialLabels, TrialStudy},
 };
 
+pub use claims::{ClaimConfig, RuleName};
 pub use config::{GridConfig, TrainAnalysis, TrainConfig};
 pub use plan::{Budget, Trial};
 

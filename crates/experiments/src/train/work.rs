@@ -5,7 +5,7 @@ use std::{collections::BTreeMap, path::Path};
 use batchlab_method::rows::append_rows;
 use batchlab_report::train::{render_train, Published, TrainContext};
 
-use super::{plan::evaluation_plan, TrainStudy, Trial};
+use super::{claims::ClaimConfig, plan::evaluation_plan, TrainStudy, Trial};
 use crate::{
     context::RunContext,
     error::RunError,
@@ -176,6 +176,12 @@ pub fn render(
                 value: p.value,
                 source: p.source.clone(),
             })
+            .collect(),
+        claims: config
+            .analysis
+            .claims
+            .iter()
+            .map(ClaimConfig::to_report)
             .collect(),
     };
     let findings = render_train(dir, &context)?;

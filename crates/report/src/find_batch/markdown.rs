@@ -1,9 +1,9 @@
 //! `report.md` of a batch-size finder, and the verdicts on the seed's claims.
 
 use super::analysis::Analysis;
-use super::verdicts::Verdict;
 use super::FindBatchContext;
 use crate::markdown::{table, Header};
+use crate::verdict::{verdict_table, Verdict};
 
 fn mib(v: f64) -> String {
     number(v, 0)
@@ -138,26 +138,7 @@ pub(super) fn report(ctx: &FindBatchContext, a: &Analysis, verdicts: &[Verdict])
     md.push_str("\n## Recommendation\n\n");
     md.push_str(&recommendation(ctx, a));
     md.push_str("\n## Claims and verdicts\n\n");
-    let verdict_rows: Vec<Vec<String>> = verdicts
-        .iter()
-        .map(|v| {
-            vec![
-                v.claim.clone(),
-                v.measured.clone(),
-                format!("**{}**", v.verdict),
-                v.test.clone(),
-            ]
-        })
-        .collect();
-    md.push_str(&table(
-        &[
-            "claim",
-            "measured",
-            "verdict",
-            "test and what it could detect",
-        ],
-        &verdict_rows,
-    ));
+    md.push_str(&verdict_table(verdicts));
     md.push_str("\nFiles: `probes.csv` (every timed step of every probe, and every failure), `summary.csv` (per batch size), `memory.svg`, `utilization.svg`, `probes.svg` (and PNGs).\n");
     md
 }

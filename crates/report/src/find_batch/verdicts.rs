@@ -2,25 +2,13 @@
 
 use super::analysis::{Analysis, Z95};
 use super::FindBatchContext;
+pub use crate::verdict::Verdict;
 
 /// Utilization must rise by this much (absolute) from the smallest to the largest curve batch
 /// size to count as rising, and change by less than this over the curve's last step to count
 /// as saturated. A fixed threshold, stated in the report beside the per-batch-size medians so
 /// that a reader can judge it against their spread.
 const UTILIZATION_STEP: f64 = 0.05;
-
-/// A claim, what was measured, the verdict and the rule behind it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
-    /// The claim, with its source.
-    pub claim: String,
-    /// What this run measured.
-    pub measured: String,
-    /// reproduces / does not reproduce / partly / cannot be tested here.
-    pub verdict: String,
-    /// The rule and what it could detect.
-    pub test: String,
-}
 
 /// The claims of seed 003 (and the Ohio State thesis it cites), each judged by a stated rule.
 pub(super) fn judge(a: &Analysis, ctx: &FindBatchContext) -> Vec<Verdict> {

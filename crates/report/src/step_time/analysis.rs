@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::StepPoint;
-use crate::jumps::{detect_jumps, gap_statistics, Jump, JumpOptions};
+use crate::jumps::{
+    detect_jumps, gap_statistics, point_offsets, relative_offsets, Jump, JumpOptions, PointOffset,
+};
 use batchlab_method::rows::step_time::StepSample;
 use batchlab_method::stats::{linear_fit, LinearFit};
 
@@ -33,6 +35,11 @@ pub(super) struct Analysis {
     pub findings: StepTimeFindings,
     /// Every tested gap's statistic (for claims that were not detected).
     pub gaps: Vec<Jump>,
+    /// Every interior point beside the line through its neighbours (isolated slow points).
+    pub offsets: Vec<PointOffset>,
+    /// How far each interior median lies off its neighbours' line, relative to the step time
+    /// (the curve's fluctuation, see [`crate::jumps::scatter`]).
+    pub scatter_values: Vec<f64>,
 }
 
 pub(super) fn analyse(samples: &[StepSample], points: Vec<StepPoint>) -> Analysis {
@@ -62,6 +69,8 @@ pub(super) fn analyse(samples: &[StepSample], points: Vec<StepPoint>) -> Analysi
         .map(|p| p.batch_size);
     Analysis {
         gaps: gap_statistics(&curve, &opts),
+        offsets: point_offsets(&curve, &opts),
+        scatter_values: relative_offsets(&curve),
         findings: StepTimeFindings {
             fit: linear_fit(&x, &y),
             jumps: detect_jumps(&curve, &opts),

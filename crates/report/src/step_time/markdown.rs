@@ -7,6 +7,7 @@ use super::analysis::{check_claim, is_claimed, Analysis, ClaimCheck};
 use super::{StepTimeContext, CI_LEVEL};
 use crate::jumps::{method_description, Jump};
 use crate::markdown::{table, Header};
+use crate::verdict::{verdict_table, Verdict};
 use batchlab_method::rows::step_time::StepSample;
 
 /// Throughput within this fraction of the best counts as "as good" in the report.
@@ -16,6 +17,7 @@ pub(super) fn report_markdown(
     ctx: &StepTimeContext,
     analysis: &Analysis,
     samples: &[StepSample],
+    verdicts: &[Verdict],
 ) -> String {
     let f = &analysis.findings;
     let ok: Vec<_> = f.ok_points().collect();
@@ -91,7 +93,7 @@ pub(super) fn report_markdown(
         None => md.push_str("No ok batch size.\n"),
     }
 
-    md.push_str(&claim_section(ctx, analysis));
+    md.push_str(&claim_section(ctx, analysis, verdicts));
     md.push_str(&failure_section(analysis, samples));
 
     md.push_str("\n## Figures\n\n");
@@ -203,8 +205,8 @@ fn jump_table(jumps: &[Jump], claimed: &[u32]) -> String {
     )
 }
 
-fn claim_section(ctx: &StepTimeContext, analysis: &Analysis) -> String {
-    if ctx.claim.is_none() && ctx.claimed_jumps.is_empty() {
+fn claim_section(ctx: &StepTimeContext, analysis: &Analysis, verdicts: &[Verdict]) -> String {
+    if ctx.claim.is_none() && ctx.claimed_jumps.is_empty() && verdicts.is_empty() {
         return String::new();
     }
     let mut md = String::from("\n### The seed's claim beside this measurement\n\n");
@@ -261,6 +263,10 @@ fn claim_section(ctx: &StepTimeContext, analysis: &Analysis) -> String {
                 others.join(", ")
             }
         );
+    }
+    if !verdicts.is_empty() {
+        md.push_str("\n#### Verdicts\n\n");
+        md.push_str(&verdict_table(verdicts));
     }
     md
 }

@@ -10,11 +10,12 @@ mod figures;
 mod markdown;
 mod rows;
 mod summary;
+mod verdicts;
 
 pub use analysis::StepTimeFindings;
 pub use summary::{summarize, write_summary, StepPoint, CI_LEVEL};
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::ReportError;
 
@@ -44,6 +45,11 @@ pub struct StepTimeContext {
     pub claim: Option<String>,
     /// Batch sizes at which the seed claims a jump (may be empty).
     pub claimed_jumps: Vec<u32>,
+    /// Batch sizes at which the seed claims this model has no jump (may be empty).
+    pub no_jumps_at: Vec<u32>,
+    /// A model the seed claims this one fluctuates more than: its experiment name and the
+    /// report directory of its newest complete run (`None` if there is none).
+    pub fluctuates_more_than: Option<(String, Option<PathBuf>)>,
     /// One line, e.g. "vgg16, 3x64x64, 1000 classes, 138.4 M trainable parameters, 30.9
     /// GFLOPs per sample".
     pub model: String,
@@ -79,7 +85,34 @@ pub fn render_step_time(
     let analysis = analysis::analyse(&samples, points);
     figures::draw_step_time(dir, ctx, &analysis)?;
     figures::draw_throughput(dir, ctx, &analysis)?;
-    let report = markdown::report_markdown(ctx, &analysis, &samples);
+    let reference = ctx
+        .fluctuates_more_than
+        .as_ref()
+        .map(|(name, dir)| fluctuation_reference(name, dir.as_deref(), ctx));
+    let verdicts = verdicts::judge(ctx, &analysis, reference.as_ref());
+    let report = markdown::report_markdown(ctx, &analysis, &samples, &verdicts);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
     Ok(analysis.findings)
+}
+
+/// The reference curve of a fluctuation claim, analysed from its own raw rows exactly as its
+/// report analyses them.
+fn fluctuation_reference(
+    name: &str,
+    dir: Option<&Path>,
+    ctx: &StepTimeContext,
+) -> verdicts::FluctuationReference {
+    let scatter_values = match dir {
+        None => Err(format!("no complete run of {name} in this report root")),
+        Some(dir) => rows::read(dir)
+            .map(|samples| {
+                let points = summarize(&samples, ctx.bootstrap_resamples.min(200), ctx.seed);
+                analysis::analyse(&samples, points).scatter_values
+            })
+            .map_err(|e| format!("{name}'s results cannot be read: {e}")),
+    };
+    verdicts::FluctuationReference {
+        experiment: name.to_string(),
+        scatter_values,
+    }
 }

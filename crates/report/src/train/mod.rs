@@ -14,6 +14,7 @@
 //! figure, whatever the number of budgets).
 
 mod analysis;
+mod claims;
 mod figures;
 mod markdown;
 pub(crate) mod rows;
@@ -56,6 +57,54 @@ pub struct Published {
     pub source: String,
 }
 
+/// A published claim the report judges, with the rule it is judged by.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainClaim {
+    /// The claim in the source's words.
+    pub claim: String,
+    /// Where it was made, e.g. "seed 003".
+    pub source: String,
+    /// The line it is about: an optimizer label, a variant, or `optimizer/variant`.
+    pub series: String,
+    /// The budget whose cells judge it (`epochs`: the source's own setup).
+    pub budget: String,
+    /// The rule.
+    pub rule: ClaimRule,
+}
+
+/// How a [`TrainClaim`] is judged from the cells of its line (each rule is stated in full in
+/// the report's verdict table).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClaimRule {
+    /// The mean test accuracy at batch `to` is lower than at `from` by more than two standard
+    /// errors of the difference.
+    AccuracyFalls {
+        /// The batch size it falls from.
+        from: u32,
+        /// The batch size it falls to.
+        to: u32,
+    },
+    /// The mean test accuracy at `to` is within two standard errors of that at `from`.
+    AccuracyHolds {
+        /// The first batch size.
+        from: u32,
+        /// The batch size it holds to.
+        to: u32,
+    },
+    /// No power-of-two batch size trains noticeably slower or faster than its neighbours one
+    /// below and above: by more than `tolerance` (a fraction) with the seed ranges apart.
+    PowersOfTwoFlat {
+        /// The largest relative difference that is not noticeable.
+        tolerance: f64,
+    },
+    /// Training time moves with the number of steps per trial, batch size by batch size,
+    /// relative to `reference`.
+    TimeFollowsSteps {
+        /// The batch size the others are compared with (Raschka's 128).
+        reference: u32,
+    },
+}
+
 /// What a report says about the run beyond the measurements. The runner fills it from the
 /// resolved config, the data it loaded and the device it ran on.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +132,8 @@ pub struct TrainContext {
     pub test_examples: usize,
     /// The source's numbers to compare with.
     pub published: Vec<Published>,
+    /// The source's claims to judge.
+    pub claims: Vec<TrainClaim>,
 }
 
 /// Reads `dir/results.csv` and `dir/trials.csv` (either may be absent, not both) and writes
@@ -100,7 +151,11 @@ pub fn render_train(dir: &Path, ctx: &TrainContext) -> Result<TrainFindings, Rep
     figures::draw_accuracy(dir, ctx, &analysis)?;
     figures::draw_learning_curves(dir, ctx, &analysis)?;
     figures::draw_train_time(dir, ctx, &analysis)?;
-    let report = markdown::report_markdown(ctx, &analysis);
+    let judged = markdown::Judged {
+        verdicts: claims::judge(ctx, &analysis),
+        relative_tables: claims::relative_tables(ctx, &analysis),
+    };
+    let report = markdown::report_markdown(ctx, &analysis, &judged);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
     Ok(analysis.findings(markdown::headlines::headlines(&analysis)))
 }

@@ -10,12 +10,21 @@ use std::fmt::Write as _;
 use crate::markdown::{table, Header};
 use crate::train::analysis::{matches, Analysis};
 use crate::train::{Published, TrainCell, TrainContext};
+use crate::verdict::{verdict_table, Verdict};
 use reading::{num, pct};
 
 /// Missing trials listed one by one up to this many; the rest are counted.
 const LIST_AT_MOST: usize = 30;
 
-pub(super) fn report_markdown(ctx: &TrainContext, analysis: &Analysis) -> String {
+/// The claims judged (see `train::claims`), for the report's verdict section.
+pub(in crate::train) struct Judged {
+    /// One verdict per claim of the config.
+    pub verdicts: Vec<Verdict>,
+    /// Raschka's relative tables (markdown), empty when no claim asks for one.
+    pub relative_tables: String,
+}
+
+pub(super) fn report_markdown(ctx: &TrainContext, analysis: &Analysis, judged: &Judged) -> String {
     let mut md = Header {
         experiment: &ctx.experiment,
         subject: "accuracy and training time versus batch size",
@@ -36,6 +45,12 @@ pub(super) fn report_markdown(ctx: &TrainContext, analysis: &Analysis) -> String
     md.push_str("\n## Reading the result\n\n");
     for sentence in reading_sentences(ctx, analysis) {
         let _ = writeln!(md, "- {sentence}");
+    }
+
+    if !judged.verdicts.is_empty() {
+        md.push_str("\n## The claims, judged\n\nEach claim's verdict follows from the data by the rule in its last column.\n\n");
+        md.push_str(&verdict_table(&judged.verdicts));
+        md.push_str(&judged.relative_tables);
     }
 
     md.push_str("\n## Figures\n\n");

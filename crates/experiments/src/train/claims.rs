@@ -1,0 +1,157 @@
+//! `[[analysis.claims]]` of a training study: the source's claims the report judges, each with
+//! the rule that judges it (batchlab_report::train::ClaimRule states each rule in full).
+//!
+//! ```toml
+//! [[analysis.claims]]
+//! claim = "both fall from batch 128"
+//! source = "seed 003"
+//! series = "adam"              # an optimizer label, a variant, or optimizer/variant
+//! budget = "epochs"            # default; "steps" judges the steps-matched control
+//! rule = "accuracy-falls"      # accuracy-falls | accuracy-holds | powers-of-two-flat | time-follows-steps
+//! batch_sizes = [64, 128]      # the accuracy rules: from, to
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use batchlab_report::train::{ClaimRule, TrainClaim};
+
+use crate::config::{ConfigError, Source};
+
+/// The rules a claim can be judged by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleName {
+    /// The mean test accuracy falls from `batch_sizes[0]` to `batch_sizes[1]`.
+    AccuracyFalls,
+    /// The mean test accuracy holds from `batch_sizes[0]` to `batch_sizes[1]`.
+    AccuracyHolds,
+    /// Powers of two train no slower or faster than their neighbours, within `tolerance`.
+    PowersOfTwoFlat,
+    /// Training time moves with the steps per trial, relative to batch `reference`.
+    TimeFollowsSteps,
+}
+
+/// One `[[analysis.claims]]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimConfig {
+    /// The claim in the source's words.
+    pub claim: String,
+    /// Where it was made.
+    pub source: String,
+    /// The line it is about.
+    pub series: String,
+    /// The budget whose cells judge it.
+    #[serde(default = "default_budget")]
+    pub budget: String,
+    /// How it is judged.
+    pub rule: RuleName,
+    /// The accuracy rules' two batch sizes: from, to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_sizes: Option<Vec<u32>>,
+    /// `powers-of-two-flat`: the largest relative difference that is not noticeable (default
+    /// 0.03).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
+    /// `time-follows-steps`: the batch size the others are compared with (default 128).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<u32>,
+}
+
+fn default_budget() -> String {
+    "epochs".into()
+}
+
+/// What the grid offers a claim: whether the steps budget runs, and the names a series may
+/// take (optimizer labels and variants).
+pub struct GridAxes {
+    /// `grid.steps_matched`.
+    pub steps_matched: bool,
+    /// Every optimizer label, variant and `optimizer/variant`.
+    pub series: Vec<String>,
+}
+
+impl ClaimConfig {
+    /// Checks the entry against the grid; errors name `analysis.claims[i].KEY`.
+    pub fn check(&self, i: usize, source: &Source, axes: &GridAxes) -> Result<(), ConfigError> {
+        let key = |k: &str| format!("analysis.claims[{i}].{k}");
+        if !axes.series.contains(&self.series) {
+            return Err(source.error(
+                &key("series"),
+                format!(
+                    "{:?} names no line of the grid; expected one of {}",
+                    self.series,
+                    axes.series.join(", ")
+                ),
+            ));
+        }
+        match self.budget.as_str() {
+            "epochs" => {}
+            "steps" if axes.steps_matched => {}
+            "steps" => {
+                return Err(
+                    source.error(&key("budget"), "\"steps\" needs grid.steps_matched = true")
+                )
+            }
+            _ => return Err(source.error(&key("budget"), "expected \"epochs\" or \"steps\"")),
+        }
+        // Batch sizes outside the grid are allowed (a `--set grid.batch_sizes=...` may narrow
+        // it): the report then says the claim cannot be tested and why.
+        let accuracy = matches!(self.rule, RuleName::AccuracyFalls | RuleName::AccuracyHolds);
+        match (&self.batch_sizes, accuracy) {
+            (Some(pair), true) if pair.len() == 2 && pair[0] != pair[1] && !pair.contains(&0) => {}
+            (_, true) => {
+                return Err(source.error(
+                    &key("batch_sizes"),
+                    "expected two different batch sizes >= 1: [from, to]",
+                ))
+            }
+            (Some(_), false) => {
+                return Err(source.error(&key("batch_sizes"), "only used by the accuracy rules"))
+            }
+            (None, false) => {}
+        }
+        if let Some(t) = self.tolerance {
+            if self.rule != RuleName::PowersOfTwoFlat {
+                return Err(source.error(&key("tolerance"), "only used by powers-of-two-flat"));
+            }
+            if !(t > 0.0 && t < 1.0) {
+                return Err(source.error(&key("tolerance"), "expected a fraction in (0, 1)"));
+            }
+        }
+        if self.reference.is_some() && self.rule != RuleName::TimeFollowsSteps {
+            return Err(source.error(&key("reference"), "only used by time-follows-steps"));
+        }
+        if self.reference == Some(0) {
+            return Err(source.error(&key("reference"), "expected a batch size >= 1"));
+        }
+        Ok(())
+    }
+
+    /// The claim as the report judges it (defaults filled in).
+    pub fn to_report(&self) -> TrainClaim {
+        let pair = |i: usize| self.batch_sizes.as_ref().map_or(0, |p| p[i]);
+        TrainClaim {
+            claim: self.claim.clone(),
+            source: self.source.clone(),
+            series: self.series.clone(),
+            budget: self.budget.clone(),
+            rule: match self.rule {
+                RuleName::AccuracyFalls => ClaimRule::AccuracyFalls {
+                    from: pair(0),
+                    to: pair(1),
+                },
+                RuleName::AccuracyHolds => ClaimRule::AccuracyHolds {
+                    from: pair(0),
+                    to: pair(1),
+                },
+                RuleName::PowersOfTwoFlat => ClaimRule::PowersOfTwoFlat {
+                    tolerance: self.tolerance.unwrap_or(0.03),
+                },
+                RuleName::TimeFollowsSteps => ClaimRule::TimeFollowsSteps {
+                    reference: self.reference.unwrap_or(128),
+                },
+            },
+        }
+    }
+}

@@ -175,8 +175,8 @@ fn every_training_study_runs_end_to_end_on_fixtures() {
         assert_eq!(trials.len(), expected, "{experiment}: {trials:?}");
         let report = fs::read_to_string(dir.join("report.md")).unwrap();
         assert!(
-            report.contains("Published"),
-            "{experiment}: no published table"
+            report.contains("## The published shape beside the measured one"),
+            "{experiment}: no published section"
         );
         if experiment != "accuracy-vs-batch" {
             // Its config's claims are judged; with the grid narrowed to batch 2 and 4 by

@@ -5,6 +5,16 @@
 
 use std::path::PathBuf;
 
+use rayon::prelude::*;
+
+use crate::transform::{crop_into, Filter, Resizer};
+
+/// The side an image is enlarged to by the seed's offline augmentation: 1.25 times `side`,
+/// rounded (250 for 200, 35 for 28).
+pub fn enlarged_side(side: usize) -> usize {
+    (side * 5 + 2) / 4
+}
+
 /// Images and labels, in file order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageSet {
@@ -47,6 +57,31 @@ impl ImageSet {
             }
         }
         counts
+    }
+
+    /// Seed 003's offline augmentation: appends a copy of each image resized with
+    /// [`Filter::Bicubic`] to [`enlarged_side`] of its height and width and cropped to its
+    /// top-left original size (the seed's `photo.resize((250, 250)).crop((0, 0, 200, 200))`),
+    /// labels repeated: example `i + n` is the copy of example `i`. The set doubles.
+    pub fn append_enlarged_crops(&mut self) {
+        let n = self.len();
+        let [c, h, w] = self.shape;
+        let big = [enlarged_side(h), enlarged_side(w)];
+        let resizer = Resizer::new(self.shape, big, Filter::Bicubic);
+        let size = self.image_size().max(1);
+        let mut copies = vec![0u8; self.images.len()];
+        copies
+            .par_chunks_mut(size)
+            .zip(self.images.par_chunks(size))
+            .for_each_init(
+                || (vec![0u8; c * big[0] * big[1]], Vec::new()),
+                |(resized, scratch), (copy, image)| {
+                    resizer.resize_into(image, resized, scratch);
+                    crop_into(resized, [c, big[0], big[1]], 0, 0, [h, w], copy);
+                },
+            );
+        self.images.extend_from_slice(&copies);
+        self.labels.extend_from_within(0..n);
     }
 
     /// The examples `range` (by position) as a new set.

@@ -40,7 +40,7 @@ use crate::{
     cache::{self, CacheOutcome},
     error::DatasetError,
     images::{ImageSet, Splits},
-    transform::{crop_into, hwc_to_chw, resize, Filter, Resizer},
+    transform::{hwc_to_chw, resize, Filter},
 };
 
 /// The class folders, in label order.
@@ -80,7 +80,7 @@ impl PetsOptions {
     /// The side the augmentation resizes to before cropping: `size * 1.25` rounded (the seed's
     /// 250 for 200).
     pub fn augment_size(&self) -> usize {
-        (self.size * 5 + 2) / 4
+        crate::images::enlarged_side(self.size)
     }
 }
 
@@ -213,8 +213,8 @@ pub fn load(data_dir: &Path, options: &PetsOptions) -> Result<Pets, DatasetError
     // The cache may have been written when the data directory was elsewhere.
     splits.source = root;
     if options.augment {
-        augment(&mut splits.train, options);
-        augment(&mut splits.validation, options);
+        splits.train.append_enlarged_crops();
+        splits.validation.append_enlarged_crops();
     }
     Ok(Pets {
         splits,
@@ -431,29 +431,6 @@ fn is_truncated(bytes: &[u8]) -> bool {
         }
     }
     !bytes[pos + 2..].windows(2).any(|w| w == [0xFF, 0xD9])
-}
-
-/// Appends to `set` a copy of each of its images resized to `augment_size()` with bicubic and
-/// cropped to its top-left `size x size` (the seed's `photo.resize((250, 250))` then
-/// `.crop((0, 0, 200, 200))`), labels repeated: example `i + n` is the copy of example `i`.
-fn augment(set: &mut ImageSet, options: &PetsOptions) {
-    let n = set.len();
-    let image_size = set.image_size();
-    let big = options.augment_size();
-    let resizer = Resizer::new(set.shape, [big, big], Filter::Bicubic);
-    let mut copies = vec![0u8; set.images.len()];
-    copies
-        .par_chunks_mut(image_size.max(1))
-        .zip(set.images.par_chunks(image_size.max(1)))
-        .for_each_init(
-            || (vec![0u8; 3 * big * big], Vec::new()),
-            |(resized, scratch), (copy, image)| {
-                resizer.resize_into(image, resized, scratch);
-                crop_into(resized, [3, big, big], 0, 0, [options.size; 2], copy);
-            },
-        );
-    set.images.extend_from_slice(&copies);
-    set.labels.extend_from_within(0..n);
 }
 
 #[cfg(test)]

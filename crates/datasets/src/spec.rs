@@ -145,8 +145,10 @@ pub struct DataConfig {
     /// cats-vs-dogs: side of the stored square images (default 200, the seed's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<usize>,
-    /// cats-vs-dogs: the seed's offline augmentation (every training and validation image plus
-    /// a copy resized to 250x250 and cropped to its top-left 200x200).
+    /// The seed's offline augmentation (seed 003): every training and validation image plus a
+    /// copy enlarged 1.25 times and cropped to its top-left original size (250x250 -> 200x200
+    /// for cats-vs-dogs, 35x35 -> 28x28 for Fashion-MNIST); the two sets double. Applied after
+    /// `train_examples` cuts the training set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub augment: bool,
     /// synthetic: `[C, H, W]` of the images (default 1x28x28).
@@ -234,7 +236,6 @@ impl DataConfig {
             ("per_class", self.per_class.is_some()),
             ("split", self.split.is_some()),
             ("size", self.size.is_some()),
-            ("augment", self.augment),
         ] {
             only(key, set, &[CatsVsDogs])?;
         }
@@ -380,6 +381,20 @@ impl DataConfig {
             splits.train = splits.train.slice(0..keep);
             notes.push(format!(
                 "training set cut to its first {keep} examples (train_examples)"
+            ));
+        }
+        // cats-vs-dogs augments inside its loader (before its decode cache is keyed).
+        if self.augment && self.name != DatasetName::CatsVsDogs {
+            let (train, validation) = (splits.train.len(), splits.validation.len());
+            splits.train.append_enlarged_crops();
+            splits.validation.append_enlarged_crops();
+            let [_, h, w] = splits.train.shape;
+            notes.push(format!(
+                "augmented as seed 003: every training and validation image plus a copy enlarged to {}x{} and cropped to its top-left {h}x{w} (train {train} -> {}, validation {validation} -> {})",
+                crate::images::enlarged_side(h),
+                crate::images::enlarged_side(w),
+                splits.train.len(),
+                splits.validation.len()
             ));
         }
         notes.insert(0, format!("source: {}", splits.source.display()));

@@ -17,6 +17,8 @@ fn every_study_in_experiments_md_can_name_its_data() {
         "name = 'mnist'",
         // CPU variants with online augmentation.
         "name = 'fashion-mnist'\n[train]\ncrop = 28\npadding = 2\nflip = true",
+        // ... and the seed's offline augmentation on them.
+        "name = 'fashion-mnist'\naugment = true",
         // ResNet-8 on CIFAR-10 (Shallue et al.): pad 4, crop 32, flip, normalised.
         "name = 'cifar10'\n[train]\ncrop = 32\npadding = 4\nflip = true\nmean = [0.491, 0.482, 0.447]\nstd = [0.247, 0.243, 0.262]\n[eval]\nmean = [0.491, 0.482, 0.447]\nstd = [0.247, 0.243, 0.262]",
         "name = 'synthetic'\nshape = [3, 32, 32]\nclasses = 10\nexamples = [1000, 200, 200]",
@@ -31,10 +33,10 @@ fn every_study_in_experiments_md_can_name_its_data() {
 
 #[test]
 fn keys_of_another_dataset_and_bad_transforms_are_refused_by_key() {
-    let err = parse("name = 'fashion-mnist'\naugment = true")
+    let err = parse("name = 'fashion-mnist'\nsize = 28")
         .validate()
         .unwrap_err();
-    assert_eq!(err.0, "augment");
+    assert_eq!(err.0, "size");
     assert!(err.1.contains("only by cats-vs-dogs"), "{}", err.1);
     let err = parse("name = 'mnist'\n[eval]\nflip = true")
         .validate()
@@ -94,4 +96,38 @@ fn synthetic_data_loads_with_its_pipelines() {
         config.load(Path::new("/x")).unwrap().splits.train,
         data.splits.train
     );
+}
+
+#[test]
+fn the_seeds_offline_augmentation_doubles_train_and_validation_of_any_dataset() {
+    let plain = parse("name = 'synthetic'\nshape = [1, 28, 28]\nexamples = [40, 10, 10]");
+    let mut doubled = plain.clone();
+    doubled.augment = true;
+    doubled.validate().unwrap();
+    let (p, d) = (
+        plain.load(Path::new("/x")).unwrap(),
+        doubled.load(Path::new("/x")).unwrap(),
+    );
+    assert_eq!(d.splits.train.len(), 80);
+    assert_eq!(d.splits.validation.len(), 20);
+    assert_eq!(
+        d.splits.test, p.splits.test,
+        "the test set is not augmented"
+    );
+    assert_eq!(d.splits.train.slice(0..40), p.splits.train);
+    assert_eq!(&d.splits.train.labels[40..], &p.splits.train.labels[..]);
+    // The copy of image 7: enlarged to 35x35 with bicubic, its top-left 28x28.
+    let enlarged = crate::transform::resize(
+        p.splits.train.image(7),
+        [1, 28, 28],
+        [35, 35],
+        crate::transform::Filter::Bicubic,
+    );
+    let expected = crate::transform::crop(&enlarged, [1, 35, 35], 0, 0, [28, 28]);
+    assert_eq!(d.splits.train.image(47), expected.as_slice());
+    assert_ne!(d.splits.train.image(47), d.splits.train.image(7));
+    assert!(d
+        .notes
+        .iter()
+        .any(|n| n.contains("enlarged to 35x35") && n.contains("train 40 -> 80")));
 }

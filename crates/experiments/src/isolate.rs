@@ -247,8 +247,11 @@ fn run_child(
     if status.success() {
         return Ok(WorkerExit::Finished);
     }
-    if interrupted() {
-        // Stopped on request, not failed: the unit it was on runs again on resume.
+    // Stopped on request, not failed: the unit it was on runs again on resume. A worker
+    // ended by SIGTERM, SIGINT or SIGHUP was stopped from outside (scancel signals every
+    // process of a job, and the worker may die before this process's own handler has run).
+    if interrupted() || stopped_from_outside(&status) {
+        interruption_flag().store(true, Ordering::SeqCst);
         return Err(RunError::Interrupted);
     }
     if status.code() == Some(UNIT_DONE_EXIT) {
@@ -289,6 +292,19 @@ fn killed_by_sigkill(status: &std::process::ExitStatus) -> bool {
 
 #[cfg(not(unix))]
 fn killed_by_sigkill(_status: &std::process::ExitStatus) -> bool {
+    false
+}
+
+/// Whether a signal that asks a process to stop (SIGHUP 1, SIGINT 2, SIGTERM 15) ended it:
+/// a request from outside, never a fault of the unit it was running.
+#[cfg(unix)]
+fn stopped_from_outside(status: &std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    matches!(status.signal(), Some(1 | 2 | 15))
+}
+
+#[cfg(not(unix))]
+fn stopped_from_outside(_status: &std::process::ExitStatus) -> bool {
     false
 }
 

@@ -229,12 +229,17 @@ impl StepTimeStudy {
         let [c, h, w] = self.config.model.input;
         let params = self.config.model.trainable_params().unwrap_or(0) as f64;
         let flops = self.config.model.forward_flops().unwrap_or(0) as f64;
+        // MFLOPs below one GFLOP: an MLP's 0.0008 GFLOPs would print as 0.000.
+        let work = if flops >= 1e9 {
+            format!("{:.3} GFLOPs", flops / 1e9)
+        } else {
+            format!("{:.3} MFLOPs", flops / 1e6)
+        };
         format!(
-            "{}, input {c}x{h}x{w}, {} classes, {:.2} M trainable parameters, {:.3} GFLOPs per sample forward",
+            "{}, input {c}x{h}x{w}, {} classes, {:.2} M trainable parameters, {work} per sample forward",
             self.config.model.architecture,
             self.config.model.classes,
             params / 1e6,
-            flops / 1e9
         )
     }
 }

@@ -7,7 +7,8 @@
 //! source = "seed 003"
 //! series = "adam"              # an optimizer label, a variant, or optimizer/variant
 //! budget = "epochs"            # default; "steps" judges the steps-matched control
-//! rule = "accuracy-falls"      # accuracy-falls | accuracy-holds | powers-of-two-flat | time-follows-steps
+//! rule = "accuracy-falls"      # accuracy-falls | accuracy-holds | accuracy-does-not-fall |
+//!                              # powers-of-two-flat | time-follows-steps
 //! batch_sizes = [64, 128]      # the accuracy rules: from, to
 //! ```
 
@@ -25,6 +26,8 @@ pub enum RuleName {
     AccuracyFalls,
     /// The mean test accuracy holds from `batch_sizes[0]` to `batch_sizes[1]`.
     AccuracyHolds,
+    /// The mean test accuracy does not fall from `batch_sizes[0]` to `batch_sizes[1]`.
+    AccuracyDoesNotFall,
     /// Powers of two train no slower or faster than their neighbours, within `tolerance`.
     PowersOfTwoFlat,
     /// Training time moves with the steps per trial, relative to batch `reference`.
@@ -97,7 +100,10 @@ impl ClaimConfig {
         }
         // Batch sizes outside the grid are allowed (a `--set grid.batch_sizes=...` may narrow
         // it): the report then says the claim cannot be tested and why.
-        let accuracy = matches!(self.rule, RuleName::AccuracyFalls | RuleName::AccuracyHolds);
+        let accuracy = matches!(
+            self.rule,
+            RuleName::AccuracyFalls | RuleName::AccuracyHolds | RuleName::AccuracyDoesNotFall
+        );
         match (&self.batch_sizes, accuracy) {
             (Some(pair), true) if pair.len() == 2 && pair[0] != pair[1] && !pair.contains(&0) => {}
             (_, true) => {
@@ -142,6 +148,10 @@ impl ClaimConfig {
                     to: pair(1),
                 },
                 RuleName::AccuracyHolds => ClaimRule::AccuracyHolds {
+                    from: pair(0),
+                    to: pair(1),
+                },
+                RuleName::AccuracyDoesNotFall => ClaimRule::AccuracyDoesNotFall {
                     from: pair(0),
                     to: pair(1),
                 },

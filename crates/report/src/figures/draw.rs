@@ -58,18 +58,19 @@ fn draw_grid<DB: DrawingBackend>(
     rows: &[Vec<Chart>],
 ) -> Result<(), String> {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut panels = vec![];
     let mut below = root.clone();
     for row in rows.iter().filter(|r| !r.is_empty()) {
         let (strip, rest) = below.split_vertically(row_size(row).1);
         let mut right = strip;
         for chart in row {
             let (panel, rest) = right.split_horizontally(chart.size.0);
-            draw(&panel, chart)?;
+            panels.push((panel, chart));
             right = rest;
         }
         below = rest;
     }
-    Ok(())
+    draw_panels(&panels)
 }
 
 /// The size of an image holding `charts` side by side.
@@ -85,21 +86,58 @@ fn draw_row<DB: DrawingBackend>(
     charts: &[Chart],
 ) -> Result<(), String> {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut panels = vec![];
     let mut rest = root.clone();
     for (i, chart) in charts.iter().enumerate() {
         if i + 1 == charts.len() {
-            return draw(&rest, chart);
+            panels.push((rest.clone(), chart));
+            break;
         }
         let (panel, right) = rest.split_horizontally(chart.size.0);
-        draw(&panel, chart)?;
+        panels.push((panel, chart));
         rest = right;
+    }
+    draw_panels(&panels)
+}
+
+/// An axis range, (low, high).
+type Span = (f64, f64);
+
+/// Draws each chart in its panel. Panels given one y range (to compare heights) still share
+/// one after each has made room for its legend: the union of their ranges.
+fn draw_panels<DB: DrawingBackend>(
+    panels: &[(DrawingArea<DB, Shift>, &Chart)],
+) -> Result<(), String> {
+    let mut ranges = panels
+        .iter()
+        .map(|(panel, chart)| axis_ranges(panel, chart))
+        .collect::<Result<Vec<_>, String>>()?;
+    let made = ranges.clone();
+    for (i, (_, chart)) in panels.iter().enumerate() {
+        let Some(given) = chart.y_range else { continue };
+        let sharing = panels
+            .iter()
+            .zip(&made)
+            .filter(|((_, other), _)| other.y_range == Some(given))
+            .map(|(_, r)| r.1);
+        ranges[i].1 = sharing.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+            (lo.min(r.0), hi.max(r.1))
+        });
+    }
+    for ((panel, chart), (x, y)) in panels.iter().zip(ranges) {
+        panel.fill(&WHITE).map_err(|e| e.to_string())?;
+        dispatch(panel, chart, x, y, false)?;
     }
     Ok(())
 }
 
-fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String> {
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let (x0, x1) = match chart.x_range {
+/// The x and y ranges a chart is drawn with: given or fitted to the data, the y range with
+/// room for an automatic legend.
+fn axis_ranges<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+) -> Result<(Span, Span), String> {
+    let x = match chart.x_range {
         Some(r) if usable_range(r, chart.x_scale) => r,
         _ => range(x_values(chart), chart.x_scale, false, 0.03, 0.03),
     };
@@ -109,7 +147,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
     } else {
         0.06
     };
-    let (y0, y1) = match chart.y_range {
+    let y = match chart.y_range {
         Some(r) if usable_range(r, chart.y_scale) => r,
         _ => range(
             y_values(chart),
@@ -119,10 +157,80 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
             top,
         ),
     };
+    if chart.legend == LegendPosition::Auto && labelled(chart) {
+        Ok((x, room_for_legend(root, chart, x, y)?))
+    } else {
+        Ok((x, y))
+    }
+}
+
+/// What a first, undrawn layout of a chart tells: how many data pixels the legend would hide
+/// in each of [`legend::CORNERS`], and the plotting area's height in pixels.
+struct Layout {
+    hidden: [usize; 4],
+    plot_height: i32,
+}
+
+/// The y range with room for the legend: as given when a corner is free of data; else
+/// stretched upwards (or, failing that, downwards) by the legend's height, so that an upper
+/// (lower) corner is free and the legend hides nothing.
+fn room_for_legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    x: (f64, f64),
+    (y0, y1): (f64, f64),
+) -> Result<(f64, f64), String> {
+    let layout = |y| -> Result<Layout, String> {
+        let probe = dispatch(root, chart, x, y, true)?;
+        probe.ok_or_else(|| "no layout".to_string())
+    };
+    let first = layout((y0, y1))?;
+    if first.hidden.contains(&0) {
+        return Ok((y0, y1));
+    }
+    let share = f64::from(legend::size(chart).1 + 24) / f64::from(first.plot_height.max(1));
+    if share >= 0.6 {
+        return Ok((y0, y1));
+    }
+    let log = chart.y_scale != Scale::Linear;
+    let to = |v: f64| if log { v.log10() } else { v };
+    let from = |t: f64| if log { 10f64.powf(t) } else { t };
+    let stretched = (to(y1) - to(y0)) / (1.0 - share);
+    let above = (y0, from(to(y0) + stretched));
+    let hidden = layout(above)?.hidden;
+    if hidden[0] == 0 || hidden[1] == 0 {
+        return Ok(above);
+    }
+    // Not below zero on an axis that starts there.
+    if !(chart.y_includes_zero && !log && y0 >= 0.0) {
+        let below = (from(to(y1) - stretched), y1);
+        let hidden = layout(below)?.hidden;
+        if hidden[2] == 0 || hidden[3] == 0 {
+            return Ok(below);
+        }
+    }
+    Ok((y0, y1))
+}
+
+/// Whether the chart has a legend entry at all.
+fn labelled(chart: &Chart) -> bool {
+    chart.series.iter().any(|s| !s.label.is_empty())
+        || chart.vlines.iter().any(|v| !v.legend.is_empty())
+}
+
+/// First half of the scale dispatch: each axis's coordinate type is a type parameter. With
+/// `probe`, nothing but the axes' layout is computed and returned.
+fn dispatch<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    (x0, x1): (f64, f64),
+    y: (f64, f64),
+    probe: bool,
+) -> Result<Option<Layout>, String> {
     match chart.x_scale {
-        Scale::Linear => with_x(root, chart, x0..x1, (y0, y1)),
-        Scale::Log => with_x(root, chart, (x0..x1).log_scale(), (y0, y1)),
-        Scale::Log2 => with_x(root, chart, (x0..x1).log_scale().base(2.0), (y0, y1)),
+        Scale::Linear => with_x(root, chart, x0..x1, y, probe),
+        Scale::Log => with_x(root, chart, (x0..x1).log_scale(), y, probe),
+        Scale::Log2 => with_x(root, chart, (x0..x1).log_scale().base(2.0), y, probe),
     }
 }
 
@@ -132,16 +240,17 @@ fn with_x<DB, X>(
     chart: &Chart,
     x: X,
     (y0, y1): (f64, f64),
-) -> Result<(), String>
+    probe: bool,
+) -> Result<Option<Layout>, String>
 where
     DB: DrawingBackend,
     X: AsRangedCoord<Value = f64>,
     X::CoordDescType: ValueFormatter<f64>,
 {
     match chart.y_scale {
-        Scale::Linear => draw_in(root, chart, x, y0..y1),
-        Scale::Log => draw_in(root, chart, x, (y0..y1).log_scale()),
-        Scale::Log2 => draw_in(root, chart, x, (y0..y1).log_scale().base(2.0)),
+        Scale::Linear => draw_in(root, chart, x, y0..y1, probe),
+        Scale::Log => draw_in(root, chart, x, (y0..y1).log_scale(), probe),
+        Scale::Log2 => draw_in(root, chart, x, (y0..y1).log_scale().base(2.0), probe),
     }
 }
 
@@ -150,7 +259,8 @@ fn draw_in<DB, X, Y>(
     chart: &Chart,
     x_spec: X,
     y_spec: Y,
-) -> Result<(), String>
+    probe: bool,
+) -> Result<Option<Layout>, String>
 where
     DB: DrawingBackend,
     X: AsRangedCoord<Value = f64>,
@@ -166,17 +276,53 @@ where
         .y_label_area_size(72)
         .build_cartesian_2d(x_spec, y_spec)
         .map_err(err)?;
-    ctx.configure_mesh()
-        .x_desc(&chart.x_label)
-        .y_desc(&chart.y_label)
-        .axis_desc_style((FONT, 16))
-        .label_style((FONT, 13))
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .light_line_style(RGBColor(235, 235, 235))
-        .bold_line_style(RGBColor(215, 215, 215))
-        .draw()
-        .map_err(err)?;
+    if probe {
+        let (_, py) = ctx.plotting_area().get_pixel_range();
+        return Ok(Some(Layout {
+            hidden: hidden_per_corner(&ctx, chart),
+            plot_height: py.end - py.start,
+        }));
+    }
+    // Category labels at their positions only; plotters places its ticks at whole numbers
+    // when asked for as many as there are categories.
+    let categories = |v: &f64| {
+        chart
+            .x_ticks
+            .iter()
+            .find(|(at, _)| (at - v).abs() < 1e-6)
+            .map_or_else(String::new, |(_, label)| label.clone())
+    };
+    let numbers = |v: &f64| tick(*v);
+    let x_formatter: &dyn Fn(&f64) -> String = if chart.x_ticks.is_empty() {
+        &numbers
+    } else {
+        &categories
+    };
+    // As many tick labels as the plot has room for: about 70 pixels apart across, 30 up
+    // (small panels would otherwise overprint them, most of all on a log axis).
+    let (plot_x, plot_y) = ctx.plotting_area().get_pixel_range();
+    let room = |pixels: i32, apart: i32| usize::try_from(pixels / apart).unwrap_or(0).clamp(3, 10);
+    let x_labels = if chart.x_ticks.is_empty() {
+        room(plot_x.end - plot_x.start, 70)
+    } else {
+        chart.x_ticks.len() + 1
+    };
+    let y_labels = room(plot_y.end - plot_y.start, 30);
+    if !chart.legend_only {
+        ctx.configure_mesh()
+            .x_desc(&chart.x_label)
+            .y_desc(&chart.y_label)
+            .axis_desc_style((FONT, 16))
+            .label_style((FONT, 13))
+            .x_labels(x_labels)
+            .y_labels(y_labels)
+            .x_label_formatter(x_formatter)
+            .y_label_formatter(&|v| tick(*v))
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .draw()
+            .map_err(err)?;
+    }
 
     let (ylo, yhi) = (ctx.y_range().start, ctx.y_range().end);
     // Label placement is judged in pixels, which on a log axis are not proportional to
@@ -308,40 +454,17 @@ where
         }
     }
 
-    let labelled = chart.series.iter().any(|s| !s.label.is_empty())
-        || chart.vlines.iter().any(|v| !v.legend.is_empty());
-    if !labelled {
+    if !labelled(chart) {
         // plotters would draw an empty legend box.
-        return Ok(());
+        return Ok(None);
     }
     let position = match chart.legend {
+        _ if chart.legend_only => SeriesLabelPosition::UpperLeft,
         LegendPosition::UpperLeft => SeriesLabelPosition::UpperLeft,
         LegendPosition::UpperRight => SeriesLabelPosition::UpperRight,
         LegendPosition::LowerLeft => SeriesLabelPosition::LowerLeft,
         LegendPosition::LowerRight => SeriesLabelPosition::LowerRight,
-        LegendPosition::Auto => {
-            let (px, py) = ctx.plotting_area().get_pixel_range();
-            let series = chart.series.iter().map(|s| {
-                let pixels = s
-                    .points
-                    .iter()
-                    .filter(|(x, y)| x.is_finite() && y.is_finite())
-                    .map(|p| ctx.backend_coord(p))
-                    .collect();
-                (pixels, s.line != LineStyle::None)
-            });
-            // Where each vertical line's text starts (drawn at the top, above).
-            let texts = chart
-                .vlines
-                .iter()
-                .filter(|v| v.x.is_finite() && !v.text.is_empty())
-                .map(|v| (ctx.backend_coord(&(v.x, yhi)), v.text.as_str()));
-            legend::emptiest_corner(
-                &legend::obstacles(series, texts, px.end),
-                (px, py),
-                legend::size(chart),
-            )
-        }
+        LegendPosition::Auto => legend::emptiest(hidden_per_corner(&ctx, chart)),
     };
     ctx.configure_series_labels()
         .position(position)
@@ -350,7 +473,65 @@ where
         .border_style(RGBColor(120, 120, 120))
         .margin(12)
         .draw()
-        .map_err(err)
+        .map_err(err)?;
+    Ok(None)
+}
+
+/// How many data pixels (points, lines, vertical lines' texts) a legend box would hide in each
+/// of [`legend::CORNERS`] of the chart's plotting area.
+fn hidden_per_corner<DB, X, Y>(
+    ctx: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    chart: &Chart,
+) -> [usize; 4]
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let (px, py) = ctx.plotting_area().get_pixel_range();
+    let yhi = ctx.y_range().end;
+    let py_lines = py.clone();
+    let series = chart.series.iter().map(|s| {
+        let pixels = s
+            .points
+            .iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .map(|p| ctx.backend_coord(p))
+            .collect();
+        (pixels, s.line != LineStyle::None)
+    });
+    // The ends of the error bars, as points of their own.
+    let bars = chart.series.iter().map(|s| {
+        let ends = s
+            .points
+            .iter()
+            .zip(&s.error_bars)
+            .flat_map(|(&(x, _), &(lo, hi))| [(x, lo), (x, hi)])
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .map(|p| ctx.backend_coord(&p))
+            .collect();
+        (ends, false)
+    });
+    // Where each vertical line's text starts (drawn at the top).
+    let texts = chart
+        .vlines
+        .iter()
+        .filter(|v| v.x.is_finite() && !v.text.is_empty())
+        .map(|v| (ctx.backend_coord(&(v.x, yhi)), v.text.as_str()));
+    // Vertical lines, every 10 pixels from top to bottom.
+    let lines = chart.vlines.iter().filter(|v| v.x.is_finite()).map(|v| {
+        let x = ctx.backend_coord(&(v.x, yhi)).0;
+        let pixels = (py_lines.start..py_lines.end)
+            .step_by(10)
+            .map(|y| (x, y))
+            .collect();
+        (pixels, false)
+    });
+    legend::hidden_per_corner(
+        &legend::obstacles(series.chain(bars).chain(lines), texts, px.end),
+        (px, py),
+        legend::size(chart),
+    )
 }
 
 /// Whether a fixed axis range can be used as is: finite, increasing, and positive on a log

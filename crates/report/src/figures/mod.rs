@@ -11,6 +11,7 @@
 //! `sans-serif` before the first drawing.
 
 mod axes;
+mod check;
 mod draw;
 mod legend;
 mod shapes;
@@ -19,6 +20,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::ReportError;
+
+pub use check::{indistinct_series, svg_problems};
 
 /// A colour as (red, green, blue).
 pub type Rgb = (u8, u8, u8);
@@ -34,6 +37,22 @@ pub const PALETTE: [Rgb; 7] = [
     (86, 180, 233),
     (0, 0, 0),
 ];
+
+/// The look of the `k`-th of several series that must be told apart: the palette's colours in
+/// turn, then the same colours with the next marker shape once the colours run out (so batch
+/// 100 and batch 513, the 1st and 8th of a grid, never look alike).
+pub fn distinct_look(k: usize) -> (Rgb, MarkerShape) {
+    const SHAPES: [MarkerShape; 4] = [
+        MarkerShape::Circle,
+        MarkerShape::Triangle,
+        MarkerShape::Cross,
+        MarkerShape::Star,
+    ];
+    (
+        PALETTE[k % PALETTE.len()],
+        SHAPES[(k / PALETTE.len()) % SHAPES.len()],
+    )
+}
 
 /// Grey, for reference marks that should not compete with the data.
 pub const GREY: Rgb = (150, 150, 150);
@@ -216,6 +235,13 @@ pub struct Chart {
     /// A fixed x range (low, high), like `y_range`: small multiples share one so that a
     /// position means the same in every panel.
     pub x_range: Option<(f64, f64)>,
+    /// Categories on a linear x axis: (position, label); when given, the x axis shows these
+    /// labels at these positions and no others (e.g. batch sizes 127, 128, 129 in slots of
+    /// their own, which a log axis would draw on top of each other).
+    pub x_ticks: Vec<(f64, String)>,
+    /// A panel that holds only the legend of its neighbours (no axes, no data): small
+    /// multiples too small to hold a legend of their own get one of these.
+    pub legend_only: bool,
 }
 
 impl Chart {
@@ -238,6 +264,8 @@ impl Chart {
             y_includes_zero: false,
             y_range: None,
             x_range: None,
+            x_ticks: vec![],
+            legend_only: false,
         }
     }
 }
@@ -268,6 +296,7 @@ pub fn render_row(charts: &[Chart], svg: &Path, png: &Path) -> Result<(), Report
     if charts.is_empty() {
         return Err(plot_error(svg)("no chart to draw".to_string()));
     }
+    distinct(charts.iter()).map_err(plot_error(svg))?;
     register_font().map_err(plot_error(svg))?;
     let mut text = String::new();
     draw::to_svg(charts, &mut text).map_err(plot_error(svg))?;
@@ -302,6 +331,7 @@ pub fn render_grid(rows: &[Vec<Chart>], svg: &Path, png: &Path) -> Result<(), Re
     if rows.iter().all(Vec::is_empty) {
         return Err(plot_error(svg)("no chart to draw".to_string()));
     }
+    distinct(rows.iter().flatten()).map_err(plot_error(svg))?;
     register_font().map_err(plot_error(svg))?;
     let mut text = String::new();
     draw::grid_to_svg(rows, &mut text).map_err(plot_error(svg))?;
@@ -321,6 +351,17 @@ pub fn render_grid_pair(
     let png = dir.join(format!("{stem}.png"));
     render_grid(rows, &svg, &png)?;
     Ok((svg, png))
+}
+
+/// Refuses charts whose legend has entries a reader cannot tell apart (a bug of the code
+/// building them, caught by every kind's rendering tests).
+fn distinct<'a>(charts: impl Iterator<Item = &'a Chart>) -> Result<(), String> {
+    let problems: Vec<String> = charts.flat_map(indistinct_series).collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
 }
 
 /// The font family name charts use.

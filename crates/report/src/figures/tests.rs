@@ -203,7 +203,9 @@ fn renders_marker_shapes_dotted_lines_and_a_grid_of_panels() {
 
 #[test]
 fn the_automatic_legend_goes_where_the_data_are_not() {
-    use super::legend::{emptiest_corner, line_samples};
+    use super::legend::{emptiest, hidden_per_corner, line_samples};
+    let emptiest_corner =
+        |pixels: &[(i32, i32)], area, size| emptiest(hidden_per_corner(pixels, area, size));
     use plotters::prelude::SeriesLabelPosition;
     let area = (0..100, 0..100);
     // A line along the top edge, left to right: the lower corners are empty.
@@ -224,4 +226,94 @@ fn the_automatic_legend_goes_where_the_data_are_not() {
         emptiest_corner(&[], area, (40, 40)),
         SeriesLabelPosition::UpperRight
     ));
+}
+
+/// The SVG a chart renders to.
+fn svg_of(chart: &Chart) -> String {
+    let (_keep, dir) = out_dir();
+    let stem = format!("check-{}", chart.title.len());
+    let (svg, _) = render_pair(chart, &dir, &stem).unwrap();
+    std::fs::read_to_string(svg).unwrap()
+}
+
+/// Points in all four corners of the plot and a labelled series: no corner is free.
+fn crowded(legend: LegendPosition) -> Chart {
+    let mut chart = Chart::new("crowded corners", "x", "y");
+    let corners = vec![
+        (0.0, 0.0),
+        (0.0, 10.0),
+        (10.0, 0.0),
+        (10.0, 10.0),
+        (5.0, 5.0),
+    ];
+    chart
+        .series
+        .push(Series::new("corners", corners, PALETTE[0]).with_line(LineStyle::None));
+    chart.series.push(
+        Series::new(
+            "a long second legend entry",
+            vec![(2.0, 9.5), (8.0, 0.5)],
+            PALETTE[1],
+        )
+        .with_line(LineStyle::None),
+    );
+    chart.legend = legend;
+    chart
+}
+
+#[test]
+fn a_legend_over_data_is_caught_and_the_automatic_one_makes_room() {
+    let fixed = svg_problems(&svg_of(&crowded(LegendPosition::UpperLeft)));
+    assert!(
+        fixed
+            .iter()
+            .any(|p| p.contains("legend box") && p.contains("covers data")),
+        "{fixed:?}"
+    );
+    let auto = svg_problems(&svg_of(&crowded(LegendPosition::Auto)));
+    assert!(auto.is_empty(), "{auto:?}");
+    // The sample chart, with error bars and vertical lines' texts, is clean too.
+    let mut sample = sample_chart();
+    sample.legend = LegendPosition::Auto;
+    assert_eq!(svg_problems(&svg_of(&sample)), Vec::<String>::new());
+}
+
+#[test]
+fn overprinted_labels_and_look_alike_series_are_caught() {
+    let text = |x: u32, label: &str| {
+        format!("<text x=\"{x}\" y=\"500\" dy=\"0.76em\" text-anchor=\"middle\" font-size=\"10.5\">\n{label}\n</text>")
+    };
+    let clean = format!("<svg>{}{}</svg>", text(100, "127"), text(160, "128"));
+    assert!(svg_problems(&clean).is_empty());
+    let crowded = format!("<svg>{}{}</svg>", text(100, "127"), text(108, "128"));
+    let problems = svg_problems(&crowded);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("\"127\" and \"128\" overprint")),
+        "{problems:?}"
+    );
+
+    let mut chart = crowded_chart_with_twins();
+    assert_eq!(indistinct_series(&chart).len(), 1);
+    let (_keep, dir) = out_dir();
+    let err = render_pair(&chart, &dir, "twins").unwrap_err().to_string();
+    assert!(
+        err.contains("\"batch 100\" and \"batch 513\" look alike"),
+        "{err}"
+    );
+    chart.series[1].line = LineStyle::Dashed;
+    assert!(indistinct_series(&chart).is_empty());
+}
+
+fn crowded_chart_with_twins() -> Chart {
+    let mut chart = Chart::new("twins", "step", "accuracy (%)");
+    for label in ["batch 100", "batch 513"] {
+        chart.series.push(Series::new(
+            label,
+            vec![(1.0, 50.0), (2.0, 60.0)],
+            PALETTE[0],
+        ));
+    }
+    chart
 }

@@ -147,7 +147,7 @@ pub(super) fn draw_utilization(
     );
     utilization.x_scale = Scale::Log2;
     utilization.y_range = Some((0.0, 105.0));
-    utilization.legend = LegendPosition::LowerRight;
+    utilization.legend = LegendPosition::Auto;
     utilization.size = (700, 500);
     let label = if ctx.utilization_measured {
         "median over the probes' timed steps"
@@ -178,7 +178,7 @@ pub(super) fn draw_utilization(
     let mut throughput = Chart::new(title(ctx, "throughput"), X_LABEL, "examples / s");
     throughput.x_scale = Scale::Log2;
     throughput.y_includes_zero = true;
-    throughput.legend = LegendPosition::LowerRight;
+    throughput.legend = LegendPosition::Auto;
     throughput.size = (700, 500);
     for (in_curve, label, color) in [
         (true, "curve: at the median step time", PALETTE[0]),

@@ -4,11 +4,27 @@ use std::path::Path;
 
 use super::analysis::Analysis;
 use super::{StepPoint, StepTimeContext, CI_LEVEL};
-use crate::figures::{render_pair, Chart, LegendPosition, LineStyle, Series, VLine, GREY, PALETTE};
+use crate::figures::{
+    render_pair, Chart, LegendPosition, LineStyle, Scale, Series, VLine, GREY, PALETTE,
+};
 use crate::ReportError;
 
 const FAILED: (u8, u8, u8) = (200, 30, 30);
-const X_LABEL: &str = "batch size (examples per step)";
+
+/// The x axis of a sweep: log2 for a geometric grid (16, 32, ..., 4096, where a linear axis
+/// crowds the small sizes into one corner), linear for a dense range such as 1..70.
+fn batch_axis(points: &[&StepPoint], chart: &mut Chart) {
+    let sizes: Vec<f64> = points.iter().map(|p| f64::from(p.batch_size)).collect();
+    let geometric = sizes.len() >= 3
+        && sizes.windows(2).all(|w| w[1] >= 1.5 * w[0])
+        && sizes[sizes.len() - 1] >= 16.0 * sizes[0];
+    if geometric {
+        chart.x_scale = Scale::Log2;
+        chart.x_label = "batch size (examples per step, log2 scale)".into();
+    } else {
+        chart.x_label = "batch size (examples per step)".into();
+    }
+}
 
 /// Vertical red lines at batch sizes that failed, labelled with their status.
 fn failure_lines(points: &[StepPoint]) -> Vec<VLine> {
@@ -43,9 +59,10 @@ pub(super) fn draw_step_time(
     let ok: Vec<&StepPoint> = findings.ok_points().collect();
     let mut chart = Chart::new(
         title(ctx, "step time vs batch size"),
-        X_LABEL,
+        "",
         "median step time (ms)",
     );
+    batch_axis(&ok, &mut chart);
     for &c in &ctx.claimed_jumps {
         chart.vlines.push(VLine {
             x: f64::from(c),
@@ -79,19 +96,28 @@ pub(super) fn draw_step_time(
         .series
         .push(Series::new(label, medians, PALETTE[0]).with_error_bars(bars));
     if let (Some(fit), Some(first), Some(last)) = (findings.fit, ok.first(), ok.last()) {
-        let ends =
-            [first.batch_size, last.batch_size].map(|b| (f64::from(b), fit.predict(f64::from(b))));
+        // At every measured size: on a log2 axis the line is a curve.
+        let ends: Vec<(f64, f64)> = if chart.x_scale == Scale::Log2 {
+            ok.iter()
+                .map(|p| f64::from(p.batch_size))
+                .map(|b| (b, fit.predict(b)))
+                .collect()
+        } else {
+            [first.batch_size, last.batch_size]
+                .map(|b| (f64::from(b), fit.predict(f64::from(b))))
+                .to_vec()
+        };
         let label = format!(
             "least squares: {:.3} + {:.3} ms × batch (R² {:.3})",
             fit.intercept, fit.slope, fit.r_squared
         );
         chart.series.push(
-            Series::new(label, ends.to_vec(), PALETTE[1])
+            Series::new(label, ends, PALETTE[1])
                 .with_line(LineStyle::Dashed)
                 .with_markers(false),
         );
     }
-    chart.legend = LegendPosition::UpperLeft;
+    chart.legend = LegendPosition::Auto;
     render_pair(&chart, dir, "step_time").map(|_| ())
 }
 
@@ -106,11 +132,12 @@ pub(super) fn draw_throughput(
     let ok: Vec<&StepPoint> = findings.ok_points().collect();
     let mut chart = Chart::new(
         title(ctx, "throughput vs batch size"),
-        X_LABEL,
+        "",
         "throughput (examples / s)",
     );
+    batch_axis(&ok, &mut chart);
     chart.y_includes_zero = true;
-    chart.legend = LegendPosition::LowerRight;
+    chart.legend = LegendPosition::Auto;
     let best = ok
         .iter()
         .find(|p| Some(p.batch_size) == findings.best_batch_size);

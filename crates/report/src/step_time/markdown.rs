@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::analysis::{check_claim, is_claimed, Analysis, ClaimCheck};
-use super::{StepTimeContext, CI_LEVEL};
+use super::{StepPoint, StepTimeContext, CI_LEVEL};
 use crate::jumps::{method_description, Jump};
 use crate::markdown::{table, Header};
 use crate::verdict::{verdict_table, Verdict};
@@ -64,13 +64,39 @@ pub(super) fn report_markdown(
                 "Least-squares line through the medians of the {} ok batch sizes: step time = {} ms (SE {}) + {} ms (SE {}) per example, R² = {:.4}. The intercept is the fixed cost of a step; the slope, the cost of one more example. Jumps, if any, bias both: the line summarises the trend, it is not a model of the steps.",
                 ok.len(), ms(fit.intercept), two_digits(fit.intercept_se), ms(fit.slope), two_digits(fit.slope_se), fit.r_squared
             );
+            if let (true, Some(first), Some(last)) = (fit.intercept < 0.0, ok.first(), ok.last()) {
+                let per_example = |p: &StepPoint| p.median_ms / f64::from(p.batch_size);
+                let why = if per_example(last) > per_example(first) {
+                    format!(
+                        "a larger batch costs more per example on this device ({} ms per example at batch {} against {} ms at {}), so the step time grows faster than the batch size",
+                        ms(per_example(last)), last.batch_size, ms(per_example(first)), first.batch_size
+                    )
+                } else {
+                    "the curve bends upwards over the larger sizes".to_string()
+                };
+                let _ = writeln!(
+                    md,
+                    "\nThe intercept is negative: no step takes negative time, so the line is no cost model here: {why}, and the line, tilted by the largest sizes, meets the axis below zero. Read the medians per batch size instead."
+                );
+            }
         }
         None => md.push_str("Fewer than two ok batch sizes: no line fitted.\n"),
     }
 
     md.push_str("\n### Jumps\n\n");
     if f.jumps.is_empty() {
-        md.push_str("No jump detected (method below).\n");
+        let _ = writeln!(
+            md,
+            "No jump detected (method below). {} of the {} gaps between neighbouring ok batch sizes could be tested (a step needs {} measured sizes on each side){}.",
+            analysis.gaps.len(),
+            ok.len().saturating_sub(1),
+            crate::jumps::JumpOptions::default().min_side.max(2),
+            if analysis.gaps.len() < 10 {
+                ": with so few, \"no jump\" says little"
+            } else {
+                ""
+            }
+        );
     } else {
         let _ = writeln!(md, "{} jump(s) detected; a jump at b lies between the previous measured batch size and b.\n", f.jumps.len());
         md.push_str(&jump_table(&f.jumps, &ctx.claimed_jumps));

@@ -36,9 +36,9 @@ pub(super) fn judge(
     reference: Option<&FluctuationReference>,
 ) -> Vec<Verdict> {
     let opts = JumpOptions::default();
-    let mut verdicts = Vec::new();
+    // The seeds' first claim is about step time in general: every sweep can judge it.
+    let mut verdicts = vec![linear(a)];
     if !ctx.claimed_jumps.is_empty() {
-        verdicts.push(linear(a));
         verdicts.push(jumps_at(a, &ctx.claimed_jumps, &opts));
     }
     if !ctx.no_jumps_at.is_empty() {

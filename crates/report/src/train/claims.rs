@@ -31,6 +31,9 @@ fn judge_one(claim: &TrainClaim, analysis: &Analysis) -> Verdict {
         Ok(cells) => match &claim.rule {
             ClaimRule::AccuracyFalls { from, to } => accuracy(&cells, *from, *to, Expect::Falls),
             ClaimRule::AccuracyHolds { from, to } => accuracy(&cells, *from, *to, Expect::Holds),
+            ClaimRule::AccuracyDoesNotFall { from, to } => {
+                accuracy(&cells, *from, *to, Expect::DoesNotFall)
+            }
             ClaimRule::PowersOfTwoFlat { tolerance } => powers_of_two(&cells, analysis, *tolerance),
             ClaimRule::TimeFollowsSteps { reference } => {
                 time_follows_steps(&cells, analysis, *reference)
@@ -81,6 +84,7 @@ fn line_cells<'a>(
 enum Expect {
     Falls,
     Holds,
+    DoesNotFall,
 }
 
 type Judged = (String, String, String);
@@ -89,6 +93,7 @@ fn accuracy(cells: &BTreeMap<u32, &TrainCell>, from: u32, to: u32, expect: Expec
     let test = rule_words(&match expect {
         Expect::Falls => ClaimRule::AccuracyFalls { from, to },
         Expect::Holds => ClaimRule::AccuracyHolds { from, to },
+        Expect::DoesNotFall => ClaimRule::AccuracyDoesNotFall { from, to },
     });
     let (Some(a), Some(b)) = (cells.get(&from), cells.get(&to)) else {
         return (
@@ -138,6 +143,14 @@ fn accuracy(cells: &BTreeMap<u32, &TrainCell>, from: u32, to: u32, expect: Expec
         ),
         Expect::Holds if diff < 0.0 => format!("does not reproduce (it falls by {:.2} points)", -diff),
         Expect::Holds => format!("does not reproduce (it rises by {diff:.2} points)"),
+        Expect::DoesNotFall if diff < -bound => {
+            format!("does not reproduce (it falls by {:.2} points)", -diff)
+        }
+        Expect::DoesNotFall if diff > bound => format!("reproduces (it rises by {diff:.2} points)"),
+        Expect::DoesNotFall => format!(
+            "reproduces (no fall above {} points, the smallest this test could see)",
+            num(bound, 2)
+        ),
     };
     (measured, verdict, test)
 }
@@ -295,6 +308,9 @@ fn rule_words(rule: &ClaimRule) -> String {
         ),
         ClaimRule::AccuracyHolds { from, to } => format!(
             "{difference} Reproduces if the accuracy at {to} is within that of the accuracy at {from}."
+        ),
+        ClaimRule::AccuracyDoesNotFall { from, to } => format!(
+            "{difference} Reproduces unless the accuracy at {to} is lower than at {from} by more than that."
         ),
         ClaimRule::PowersOfTwoFlat { tolerance } => format!(
             "A power of two differs noticeably from a neighbour one below or above it when their median training times differ by more than {:.0}% and the seeds' min–max ranges do not overlap. Reproduces if no power of two does, partly if some, does not reproduce if every one.",

@@ -6,26 +6,75 @@
 //!   training examples seen (right), for the first budget;
 //! - `train_time`: training seconds against batch size, one panel per budget.
 //!
-//! Lines of different series are shifted sideways by a few hundredths of an octave ("dodged")
-//! so that their bars and seed dots do not hide each other; a point's batch size is the
-//! nearest tick.
+//! Batch sizes sit on a log2 axis, or in slots of their own when the grid holds neighbours
+//! (127, 128, 129). Lines of different series are shifted sideways a little ("dodged") so that
+//! their bars and seed dots do not hide each other; a point's batch size is the nearest tick.
 
 use std::path::Path;
 
-use super::analysis::{matches, Analysis, SeriesKey};
+use super::analysis::{Analysis, SeriesKey};
 use super::{TrainCell, TrainContext};
 use crate::figures::{
-    render_row_pair, Chart, LegendPosition, LineStyle, Rgb, Scale, Series, GREY, PALETTE,
+    distinct_look, render_row_pair, Chart, LegendPosition, LineStyle, Rgb, Scale, Series, GREY,
+    PALETTE,
 };
 use crate::ReportError;
 use batchlab_method::rows::train::{TrainEval, TrialRecord};
 use batchlab_method::stats::mean;
 
-const BATCH_LABEL: &str = "batch size (examples per step, log2 scale)";
+/// How batch sizes sit on the x axis: on a log2 scale, or, when the grid holds neighbours
+/// such as 127, 128 and 129 (which a log axis draws on top of each other, hiding the very
+/// comparison such a grid exists for), in evenly spaced slots of their own.
+enum BatchAxis {
+    Log2,
+    Slots(Vec<u32>),
+}
 
-/// Sideways shift of the points of series `k` of `n`, as a factor on a log2 axis.
-fn dodge(k: usize, n: usize) -> f64 {
-    2f64.powf(0.03 * (k as f64 - (n as f64 - 1.0) / 2.0))
+impl BatchAxis {
+    /// Slots when two batch sizes of the grid are within 10% of each other.
+    fn of(batch_sizes: &[u32]) -> Self {
+        let close = batch_sizes
+            .windows(2)
+            .any(|w| f64::from(w[1]) < 1.1 * f64::from(w[0]));
+        if close {
+            BatchAxis::Slots(batch_sizes.to_vec())
+        } else {
+            BatchAxis::Log2
+        }
+    }
+
+    /// The x of batch size `b` for series `k` of `n`, shifted sideways a little ("dodged") so
+    /// that the series do not hide each other.
+    fn x(&self, b: u32, k: usize, n: usize) -> f64 {
+        let offset = k as f64 - (n as f64 - 1.0) / 2.0;
+        match self {
+            BatchAxis::Log2 => f64::from(b) * 2f64.powf(0.03 * offset),
+            BatchAxis::Slots(sizes) => {
+                sizes.iter().position(|&s| s == b).unwrap_or(0) as f64 + 0.08 * offset
+            }
+        }
+    }
+
+    /// Sets the chart's x axis.
+    fn apply(&self, chart: &mut Chart) {
+        match self {
+            BatchAxis::Log2 => {
+                chart.x_scale = Scale::Log2;
+                chart.x_label = "batch size (examples per step, log2 scale)".into();
+            }
+            BatchAxis::Slots(sizes) => {
+                chart.x_scale = Scale::Linear;
+                chart.x_label =
+                    "batch size (examples per step; one slot each, not to scale)".into();
+                chart.x_ticks = sizes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| (i as f64, b.to_string()))
+                    .collect();
+                chart.x_range = Some((-0.5, sizes.len() as f64 - 0.5));
+            }
+        }
+    }
 }
 
 fn color(k: usize) -> Rgb {
@@ -54,33 +103,6 @@ fn shared_range(values: impl Iterator<Item = f64>, include_zero: bool) -> Option
     Some((low, hi + pad))
 }
 
-/// Where the legend hides the least: in the corner the series' trend leaves empty.
-fn legend_for(chart: &Chart, prefer_lower: bool) -> LegendPosition {
-    let ys: Vec<(f64, f64)> = chart
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().copied())
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .collect();
-    let mut xs: Vec<f64> = ys.iter().map(|p| p.0).collect();
-    xs.sort_by(f64::total_cmp);
-    let mid = xs.get(xs.len() / 2).copied().unwrap_or(0.0);
-    let side = |left: bool| -> Vec<f64> {
-        ys.iter()
-            .filter(|p| (p.0 < mid) == left)
-            .map(|p| p.1)
-            .collect()
-    };
-    // NaN (one side empty) compares false: not falling.
-    let falling = mean(&side(true)) > mean(&side(false));
-    match (falling, prefer_lower) {
-        (true, true) => LegendPosition::LowerLeft,
-        (true, false) => LegendPosition::UpperRight,
-        (false, true) => LegendPosition::LowerRight,
-        (false, false) => LegendPosition::UpperLeft,
-    }
-}
-
 fn title(ctx: &TrainContext, what: &str) -> String {
     format!("{}: {what}", ctx.experiment)
 }
@@ -99,13 +121,14 @@ struct PerCell<'a> {
 
 fn per_cell_panel(analysis: &Analysis, budget: &str, spec: &PerCell, chart: &mut Chart) {
     let n = analysis.series.len();
+    let axis = BatchAxis::of(&analysis.batch_sizes);
+    axis.apply(chart);
     for (k, s) in analysis.series.iter().enumerate() {
-        let shift = dodge(k, n);
         let cells: Vec<&TrainCell> = analysis.cells_of(budget, s).filter(|c| c.ok > 0).collect();
         if cells.is_empty() {
             continue;
         }
-        let x = |c: &TrainCell| f64::from(c.batch_size) * shift;
+        let x = |c: &TrainCell| axis.x(c.batch_size, k, n);
         let summaries: Vec<(f64, f64, f64)> =
             cells.iter().map(|c| (spec.summary)(analysis, c)).collect();
         let points = cells
@@ -150,7 +173,7 @@ fn budgets_or_none(analysis: &Analysis) -> Vec<String> {
 }
 
 /// `accuracy_vs_batch.{svg,png}`: mean test accuracy (%) per cell, bars min..max over the ok
-/// seeds, every seed as a small dot, the published points on the source's budget; one panel
+/// seeds, every seed as a small dot; one panel
 /// per budget.
 pub(super) fn draw_accuracy(
     dir: &Path,
@@ -176,15 +199,11 @@ pub(super) fn draw_accuracy(
                 ctx,
                 &format!("test accuracy vs batch size, {budget} budget"),
             ),
-            BATCH_LABEL,
+            "",
             spec.y_label,
         );
-        chart.x_scale = Scale::Log2;
         per_cell_panel(analysis, &budget, &spec, &mut chart);
-        if Some(budget.as_str()) == analysis.seed_budget() {
-            chart.series.extend(published_series(ctx, analysis));
-        }
-        chart.legend = legend_for(&chart, true);
+        chart.legend = LegendPosition::Auto;
         charts.push(chart);
     }
     let all = charts.iter().flat_map(|c| c.series.iter()).flat_map(|s| {
@@ -198,45 +217,6 @@ pub(super) fn draw_accuracy(
         chart.y_range = range;
     }
     render_row_pair(&charts, dir, "accuracy_vs_batch").map(|_| ())
-}
-
-/// The published test accuracies, one dashed series per published line, in the colour of
-/// the measured line they match (black when they match several or none).
-fn published_series(ctx: &TrainContext, analysis: &Analysis) -> Vec<Series> {
-    let mut names: Vec<&str> = ctx
-        .published
-        .iter()
-        .filter(|p| p.metric == "test_accuracy")
-        .map(|p| p.series.as_str())
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    names
-        .into_iter()
-        .map(|name| {
-            let mut points: Vec<(f64, f64)> = ctx
-                .published
-                .iter()
-                .filter(|p| p.metric == "test_accuracy" && p.series == name)
-                .map(|p| (f64::from(p.batch_size), p.value))
-                .collect();
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let matching: Vec<usize> = analysis
-                .series
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| matches(name, &s.optimizer, &s.variant))
-                .map(|(k, _)| k)
-                .collect();
-            let c = match matching[..] {
-                [k] => color(k),
-                _ => PALETTE[6],
-            };
-            Series::new(format!("published: {name}"), points, c)
-                .with_line(LineStyle::Dashed)
-                .with_marker_size(5)
-        })
-        .collect()
 }
 
 /// `train_time.{svg,png}`: median training seconds per cell (evaluations excluded), bars
@@ -268,13 +248,12 @@ pub(super) fn draw_train_time(
                 ctx,
                 &format!("training time vs batch size, {budget} budget"),
             ),
-            BATCH_LABEL,
+            "",
             spec.y_label,
         );
-        chart.x_scale = Scale::Log2;
         chart.y_includes_zero = true;
         per_cell_panel(analysis, &budget, &spec, &mut chart);
-        chart.legend = legend_for(&chart, false);
+        chart.legend = LegendPosition::Auto;
         charts.push(chart);
     }
     let all: Vec<f64> = charts
@@ -374,12 +353,17 @@ pub(super) fn draw_learning_curves(
             };
             let steps = curve.iter().map(|p| (p.0, p.2)).collect();
             let examples = curve.iter().map(|p| (p.1, p.2)).collect();
-            by_step
-                .series
-                .push(Series::new(label.clone(), steps, color(j)).with_line(line));
-            by_examples
-                .series
-                .push(Series::new(label, examples, color(j)).with_line(line));
+            let (colour, shape) = distinct_look(j);
+            by_step.series.push(
+                Series::new(label.clone(), steps, colour)
+                    .with_line(line)
+                    .with_shape(shape),
+            );
+            by_examples.series.push(
+                Series::new(label, examples, colour)
+                    .with_line(line)
+                    .with_shape(shape),
+            );
         }
     }
     let range = shared_range(
@@ -393,7 +377,7 @@ pub(super) fn draw_learning_curves(
     );
     for chart in [&mut by_step, &mut by_examples] {
         chart.y_range = range;
-        chart.legend = LegendPosition::LowerRight;
+        chart.legend = LegendPosition::Auto;
     }
     render_row_pair(&[by_step, by_examples], dir, "learning_curves").map(|_| ())
 }

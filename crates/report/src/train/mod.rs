@@ -91,6 +91,14 @@ pub enum ClaimRule {
         /// The batch size it holds to.
         to: u32,
     },
+    /// The mean test accuracy at `to` is not lower than at `from` by more than two standard
+    /// errors (it may rise).
+    AccuracyDoesNotFall {
+        /// The first batch size.
+        from: u32,
+        /// The batch size it does not fall to.
+        to: u32,
+    },
     /// No power-of-two batch size trains noticeably slower or faster than its neighbours one
     /// below and above: by more than `tolerance` (a fraction) with the seed ranges apart.
     PowersOfTwoFlat {

@@ -12,7 +12,8 @@
 //!   against the steps at which the trial reached the target or stopped (log2), with the
 //!   step budget marked; the fastest trials sit at the left.
 //!
-//! Markers: reached the target (green disc), missed it (orange triangle), diverged
+//! Markers: reached the target (green disc), stopped early because a faster trial had reached
+//! it (small sky-blue disc), missed it within its budget (orange triangle), diverged
 //! (vermillion cross), failed or not evaluated (small grey disc); the best trial of each
 //! panel is a black star. Trials without a `search.csv` row have no coordinates and are
 //! not drawn.
@@ -38,17 +39,28 @@ const PANEL: (u32, u32) = (460, 360);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mark {
     Reached,
+    Stopped,
     Missed,
     Diverged,
     Other,
 }
 
 impl Mark {
-    const ALL: [Mark; 4] = [Mark::Reached, Mark::Missed, Mark::Diverged, Mark::Other];
+    const ALL: [Mark; 5] = [
+        Mark::Reached,
+        Mark::Stopped,
+        Mark::Missed,
+        Mark::Diverged,
+        Mark::Other,
+    ];
 
-    fn of(p: &TrialPoint) -> Mark {
+    /// How trial `p` ended, given its step `budget`: a trial that missed the target before its
+    /// budget ran out was stopped because a faster one had already reached it, which says
+    /// nothing about whether it would have.
+    fn of(p: &TrialPoint, budget: u64) -> Mark {
         match p.outcome {
             Some(TrialOutcome::Reached(_)) => Mark::Reached,
+            Some(TrialOutcome::Missed) if p.stopped_at < budget => Mark::Stopped,
             Some(TrialOutcome::Missed) => Mark::Missed,
             Some(TrialOutcome::Infeasible) => Mark::Diverged,
             Some(TrialOutcome::Failed) | None => Mark::Other,
@@ -58,7 +70,8 @@ impl Mark {
     fn label(self) -> &'static str {
         match self {
             Mark::Reached => "reached the target",
-            Mark::Missed => "missed it",
+            Mark::Stopped => "stopped: a faster trial had reached it",
+            Mark::Missed => "missed it within the budget",
             Mark::Diverged => "diverged (infeasible)",
             Mark::Other => "failed or not evaluated",
         }
@@ -67,6 +80,7 @@ impl Mark {
     fn style(self) -> (Rgb, MarkerShape, u32) {
         match self {
             Mark::Reached => (PALETTE[2], MarkerShape::Circle, 3),
+            Mark::Stopped => (PALETTE[5], MarkerShape::Circle, 2),
             Mark::Missed => (PALETTE[1], MarkerShape::Triangle, 3),
             Mark::Diverged => (PALETTE[3], MarkerShape::Cross, 3),
             Mark::Other => (GREY, MarkerShape::Circle, 2),
@@ -115,7 +129,7 @@ fn log_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
 }
 
 /// The panels of one workload, wrapped into rows of at most [`COLUMNS`].
-fn workload_rows(ctx: &TargetContext, w: &Workload, first: bool) -> Vec<Vec<Chart>> {
+fn workload_rows(ctx: &TargetContext, w: &Workload) -> Vec<Vec<Chart>> {
     let placed: Vec<(&TrialPoint, (f64, f64))> = w
         .trials
         .iter()
@@ -151,18 +165,15 @@ fn workload_rows(ctx: &TargetContext, w: &Workload, first: bool) -> Vec<Vec<Char
         chart.y_scale = Scale::Log;
         chart.x_range = x_range;
         chart.y_range = y_range;
-        chart.legend = LegendPosition::UpperRight;
-        let legend = first && panels.is_empty();
+        chart.legend = LegendPosition::Auto;
+        let budget = ctx.budget_of(&w.label).steps(b);
         for mark in Mark::ALL {
             let points = here
                 .iter()
-                .filter(|(p, _)| Mark::of(p) == mark)
+                .filter(|(p, _)| Mark::of(p, budget) == mark)
                 .map(|(_, xy)| *xy)
                 .collect();
             chart.series.push(mark.series("", points));
-            if legend {
-                chart.series.push(mark.series(mark.label(), vec![]));
-            }
         }
         let stars = here
             .iter()
@@ -170,9 +181,6 @@ fn workload_rows(ctx: &TargetContext, w: &Workload, first: bool) -> Vec<Vec<Char
             .map(|(_, xy)| *xy)
             .collect();
         chart.series.push(best_series("", stars));
-        if legend {
-            chart.series.push(best_series("best trial", vec![]));
-        }
         if !w.momentum {
             chart.vlines.push(VLine {
                 x: ctx.budget_of(&w.label).steps(b) as f64,
@@ -193,17 +201,29 @@ pub(crate) fn draw_search_space(
     ctx: &TargetContext,
     study: &Study,
 ) -> Result<(), ReportError> {
-    let mut rows = vec![];
-    for (k, w) in study.workloads.iter().enumerate() {
-        rows.extend(workload_rows(ctx, w, k == 0));
-    }
-    if rows.is_empty() {
+    // The panels are too small for a legend each: one panel above them holds it.
+    let mut legend = Chart::new("search_space: what the markers mean", "", "");
+    legend.size = (PANEL.0, 190);
+    legend.legend_only = true;
+    legend.series = Mark::ALL
+        .iter()
+        .map(|mark| mark.series(mark.label(), vec![]))
+        .chain([best_series("best trial of the panel", vec![])])
+        .collect();
+    let panels: Vec<Vec<Chart>> = study
+        .workloads
+        .iter()
+        .flat_map(|w| workload_rows(ctx, w))
+        .collect();
+    let rows = if panels.is_empty() {
         // Nothing recorded yet: one empty panel says so rather than no file at all.
-        rows.push(vec![Chart::new(
+        vec![vec![Chart::new(
             format!("{}: no trial recorded yet", ctx.experiment),
             "1 - momentum or steps",
             "learning rate",
-        )]);
-    }
+        )]]
+    } else {
+        std::iter::once(vec![legend]).chain(panels).collect()
+    };
     render_grid_pair(&rows, dir, "search_space").map(|_| ())
 }

@@ -16,7 +16,10 @@ pub(crate) fn draw_time_to_result(
     study: &Study,
 ) -> Result<(), ReportError> {
     let mut chart = Chart::new(
-        format!("{}: time to result vs batch size", ctx.experiment),
+        format!(
+            "{}: time to result vs batch size (bars: step-time spread)",
+            ctx.experiment
+        ),
         "batch size (examples per step, log2 scale)",
         "time to reach the target (s: steps x median step time, log scale)",
     );
@@ -32,14 +35,9 @@ pub(crate) fn draw_time_to_result(
             .map(|p| (f64::from(p.batch_size), p.seconds))
             .collect();
         let bars = t.points.iter().map(|p| (p.low, p.high)).collect();
-        chart.series.push(
-            Series::new(
-                format!("{}: bars = step-time spread", w.label),
-                points,
-                color,
-            )
-            .with_error_bars(bars),
-        );
+        chart
+            .series
+            .push(Series::new(w.label.clone(), points, color).with_error_bars(bars));
         chart.vlines.push(VLine {
             x: f64::from(t.soonest.batch_size),
             text: format!("soonest {}", t.soonest.batch_size),

@@ -2,14 +2,15 @@
 //! ones, the reading of the result, the figures, the full table, and what is missing.
 
 pub(super) mod headlines;
+mod published;
 pub(super) mod reading;
 pub(super) mod timing;
 
 use std::fmt::Write as _;
 
 use crate::markdown::{table, Header};
-use crate::train::analysis::{matches, Analysis};
-use crate::train::{Published, TrainCell, TrainContext};
+use crate::train::analysis::Analysis;
+use crate::train::TrainContext;
 use crate::verdict::{verdict_table, Verdict};
 use reading::{num, pct};
 
@@ -39,8 +40,8 @@ pub(super) fn report_markdown(ctx: &TrainContext, analysis: &Analysis, judged: &
     md.push_str(&run_table(ctx, analysis));
     md.push_str(&missing_section(analysis));
 
-    md.push_str("\n## Published vs measured\n\n");
-    md.push_str(&published_section(ctx, analysis));
+    md.push_str("\n## The published shape beside the measured one\n\n");
+    md.push_str(&published::published_section(ctx, analysis));
 
     md.push_str("\n## Reading the result\n\n");
     for sentence in reading_sentences(ctx, analysis) {
@@ -187,116 +188,6 @@ fn missing_section(analysis: &Analysis) -> String {
             })
             .collect();
         md.push_str(&table(&["trial", "status", "message"], &rows));
-    }
-    md
-}
-
-/// The measured value of `metric` in a cell, in the published unit, with its unit.
-fn measured(cell: &TrainCell, metric: &str) -> Option<(f64, &'static str)> {
-    match metric {
-        "test_accuracy" => Some((100.0 * cell.test_accuracy_mean, "%")),
-        "train_minutes" => Some((cell.train_seconds_median / 60.0, "min")),
-        "inference_minutes" => Some((cell.test_seconds_median / 60.0, "min")),
-        _ => None,
-    }
-}
-
-fn published_rows(analysis: &Analysis, p: &Published) -> Vec<Vec<String>> {
-    let budget = analysis.seed_budget().unwrap_or("");
-    let cells: Vec<&TrainCell> = analysis
-        .cells
-        .iter()
-        .filter(|c| {
-            c.budget == budget
-                && c.batch_size == p.batch_size
-                && matches(&p.series, &c.optimizer, &c.variant)
-        })
-        .collect();
-    let head = |value: String, measured: String, diff: String, cell: String| {
-        vec![
-            p.batch_size.to_string(),
-            p.series.clone(),
-            p.metric.clone(),
-            value,
-            measured,
-            diff,
-            cell,
-            p.source.clone(),
-        ]
-    };
-    let unit = measured_unit(&p.metric);
-    let value = format!("{}{unit}", num(p.value, 2));
-    if cells.is_empty() {
-        return vec![head(
-            value,
-            "not measured in this run".into(),
-            "–".into(),
-            "–".into(),
-        )];
-    }
-    cells
-        .iter()
-        .map(|c| {
-            let cell = format!(
-                "{}, {} budget, {} of {} ok",
-                c.series(analysis.with_variant),
-                c.budget,
-                c.ok,
-                c.trials
-            );
-            match measured(c, &p.metric) {
-                None => head(value.clone(), "unknown metric".into(), "–".into(), cell),
-                Some((m, unit)) if m.is_finite() => {
-                    let diff = if unit == "%" {
-                        format!("{:+.2} points", m - p.value)
-                    } else {
-                        format!("{:+.2} min (x{:.2})", m - p.value, m / p.value)
-                    };
-                    let shown = format!("{m:.2}{}", measured_unit(&p.metric));
-                    head(value.clone(), shown, diff, cell)
-                }
-                Some(_) => head(value.clone(), "no ok trial".into(), "–".into(), cell),
-            }
-        })
-        .collect()
-}
-
-fn measured_unit(metric: &str) -> &'static str {
-    match metric {
-        "test_accuracy" => "%",
-        "train_minutes" | "inference_minutes" => " min",
-        _ => "",
-    }
-}
-
-fn published_section(ctx: &TrainContext, analysis: &Analysis) -> String {
-    if ctx.published.is_empty() {
-        return "No published numbers are given for this study.\n".into();
-    }
-    let budget = analysis.seed_budget().unwrap_or("epochs");
-    let mut md = format!(
-        "Each published number beside the measured cell of the source's setup (the {budget} budget): mean test accuracy over the ok seeds in %, median training or inference time in minutes.\n\n"
-    );
-    let rows: Vec<Vec<String>> = ctx
-        .published
-        .iter()
-        .flat_map(|p| published_rows(analysis, p))
-        .collect();
-    md.push_str(&table(
-        &[
-            "batch",
-            "series",
-            "metric",
-            "published",
-            "measured",
-            "difference",
-            "measured cell",
-            "source",
-        ],
-        &rows,
-    ));
-    if ctx.published.iter().any(|p| p.metric.ends_with("_minutes")) {
-        md.push_str("\nTimes depend on the device, the precision and the data pipeline: compare how they change between batch sizes, not the minutes themselves.\n");
     }
     md
 }

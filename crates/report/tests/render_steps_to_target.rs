@@ -304,7 +304,7 @@ fn renders_every_file_and_finds_the_knee_and_the_regimes() {
         "no plateau yet: the last doubling (1024 to 2048)",
         "The best effective learning rate lr / (1 - momentum) scales as B^0.5",
         "consistent with square-root scaling (slope 0.5), not with linear scaling",
-        "No trial reached the target at batch 4096 (4 missed, 2 diverged of 6 trials): the search space or the step budget (at most 60000 steps) may be too small there",
+        "No trial reached the target within the step budget (at most 60000 steps) at batch 4096 (4 missed, 2 diverged of 6 trials): steps to result there are beyond the cap",
     ] {
         assert!(
             momentum.contains(needle),

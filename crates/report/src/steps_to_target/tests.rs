@@ -148,7 +148,10 @@ fn outcomes_are_counted_and_unevaluated_trials_set_apart() {
     }
     let sentences = workload_sentences(&context(), w).join("\n");
     assert!(
-        sentences.contains("No trial reached the target at batch 16 (1 missed of 1 trials)"),
+        sentences.contains("No trial reached the target within the step budget (at most ")
+            && sentences.contains(
+                "at batch 16 (1 missed of 1 trials): steps to result there are beyond the cap"
+            ),
         "{sentences}"
     );
     assert!(
@@ -280,4 +283,25 @@ fn workloads_with_their_own_plan_are_judged_by_it() {
     assert_eq!(ctx.planned_trials("cnn/sgd"), 5);
     assert_eq!(ctx.planned_trials("other"), 2);
     assert_eq!(ctx.trials_text(), "2 (cnn/sgd: 5)");
+}
+
+#[test]
+fn a_batch_size_where_every_trial_diverged_is_not_blamed_on_the_budget() {
+    // Batch 8 reaches the target; at batch 16 one trial diverged and one failed.
+    let reached = record("a", 8, "sgd", "ok", 40);
+    let diverged = record("b", 16, "sgd", "diverged", 30);
+    let oom = record("c", 16, "sgd", "oom", 0);
+    let evals = vec![
+        eval(&reached, 40, 0.05),
+        eval(&diverged, 20, 0.5),
+        eval(&diverged, 30, f64::NAN),
+    ];
+    let records = vec![reached.clone(), diverged, oom];
+    let study = Study::new(Path::new("run"), &context(), &records, &evals, None).unwrap();
+    let sentences = workload_sentences(&context(), &study.workloads[0]).join("\n");
+    assert!(
+        sentences.contains("Every trial diverged or failed at batch 16 (1 diverged, 1 failed of 2 trials): no setting of the search space trains there, so the budget is not what limits it."),
+        "{sentences}"
+    );
+    assert!(!sentences.contains("within the step budget"), "{sentences}");
 }

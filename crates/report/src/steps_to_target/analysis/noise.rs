@@ -21,11 +21,15 @@ pub(crate) struct NoiseCell {
     pub at_target: Vec<f64>,
     /// Of every trial with a finite estimate.
     pub all: Vec<f64>,
+    /// Trials whose last estimate is not finite (a gradient norm estimate at or below zero
+    /// gives no noise scale): counted, never dropped silently.
+    pub non_finite: usize,
     /// The fitted B_crit and its interval, if fitted.
     pub b_crit: Option<(f64, (f64, f64))>,
 }
 
-/// Per workload of `study` with a finite estimate: the last B_simple of each trial, sorted.
+/// Per workload of `study` with an estimate: the last B_simple of each trial, sorted, and
+/// how many trials' last estimate is not finite.
 pub(crate) fn noise_cells(rows: &[NoiseRow], study: &Study) -> Vec<NoiseCell> {
     let mut last: BTreeMap<&str, &NoiseRow> = BTreeMap::new();
     for row in rows {
@@ -40,11 +44,15 @@ pub(crate) fn noise_cells(rows: &[NoiseRow], study: &Study) -> Vec<NoiseCell> {
         .collect();
     let mut cells = Vec::new();
     for w in &study.workloads {
+        let non_finite = last
+            .values()
+            .filter(|r| r.workload == w.label && !r.b_simple.is_finite())
+            .count();
         let of_workload: Vec<&&NoiseRow> = last
             .values()
             .filter(|r| r.workload == w.label && r.b_simple.is_finite())
             .collect();
-        if of_workload.is_empty() {
+        if of_workload.is_empty() && non_finite == 0 {
             continue;
         }
         let mut all: Vec<f64> = of_workload.iter().map(|r| r.b_simple).collect();
@@ -59,6 +67,7 @@ pub(crate) fn noise_cells(rows: &[NoiseRow], study: &Study) -> Vec<NoiseCell> {
             workload: w.label.clone(),
             at_target,
             all,
+            non_finite,
             b_crit: w.fit.as_ref().ok().map(|f| (f.b_crit, f.b_crit_interval)),
         });
     }

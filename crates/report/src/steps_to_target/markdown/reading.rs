@@ -367,9 +367,30 @@ fn no_result_sentence(ctx: &TargetContext, w: &Workload) -> Option<String> {
     if none.is_empty() {
         return None;
     }
-    Some(format!(
-        "No trial reached the target at {}: the search space or the step budget ({}) may be too small there. Steps to result there are unknown (beyond the budget, if the search space holds a setting that gets there at all), and these batch sizes are left out of the fit and the regimes.",
-        and_list(&none),
-        ctx.budget.limit_text()
-    ))
+    // A batch size where some trial trained to its cap is limited by the budget; one where
+    // every trial diverged or failed is limited by the search space (or broke), not the cap.
+    let (capped, broken): (Vec<_>, Vec<_>) = w
+        .cells
+        .iter()
+        .filter(|c| c.steps_to_result.is_none())
+        .zip(none)
+        .partition(|(c, _)| c.missed > 0);
+    let mut parts = vec![];
+    if !capped.is_empty() {
+        let names: Vec<String> = capped.into_iter().map(|(_, n)| n).collect();
+        parts.push(format!(
+            "No trial reached the target within the step budget ({}) at {}: steps to result there are beyond the cap, if the search space holds a setting that gets there at all.",
+            ctx.budget.limit_text(),
+            and_list(&names)
+        ));
+    }
+    if !broken.is_empty() {
+        let names: Vec<String> = broken.into_iter().map(|(_, n)| n).collect();
+        parts.push(format!(
+            "Every trial diverged or failed at {}: no setting of the search space trains there, so the budget is not what limits it.",
+            and_list(&names)
+        ));
+    }
+    parts.push("These batch sizes are left out of the fit and the regimes.".into());
+    Some(parts.join(" "))
 }

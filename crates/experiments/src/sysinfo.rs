@@ -55,7 +55,9 @@ pub fn os_description() -> String {
 }
 
 /// The git commit of the working directory (with `-dirty` when it has uncommitted changes to
-/// tracked files), or `unknown` outside a repository.
+/// tracked files outside `reports/`), or `unknown` outside a repository. Results are not
+/// inputs: a run that starts while another run's report (or its `latest` link) is not yet
+/// committed ran the committed code all the same.
 pub fn git_commit() -> String {
     let run = |args: &[&str]| {
         Command::new("git")
@@ -67,7 +69,14 @@ pub fn git_commit() -> String {
     };
     match run(&["rev-parse", "HEAD"]) {
         Some(commit) => {
-            let dirty = run(&["status", "--porcelain", "--untracked-files=no"])
+            let dirty = run(&[
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ":(top)",
+                ":(top,exclude)reports",
+            ])
                 .is_some_and(|s| !s.is_empty());
             if dirty {
                 format!("{commit}-dirty")

@@ -77,7 +77,7 @@ pub fn git_commit() -> String {
                 ":(top)",
                 ":(top,exclude)reports",
             ])
-                .is_some_and(|s| !s.is_empty());
+            .is_some_and(|s| !s.is_empty());
             if dirty {
                 format!("{commit}-dirty")
             } else {

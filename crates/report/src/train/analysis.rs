@@ -213,6 +213,46 @@ impl Analysis {
         })
     }
 
+    /// The seeds' lowest and highest training seconds of a cell.
+    pub fn time_range(&self, cell: &TrainCell) -> (f64, f64) {
+        self.ok_records(cell)
+            .map(|r| r.train_seconds)
+            .filter(|t| t.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| {
+                (lo.min(t), hi.max(t))
+            })
+    }
+
+    /// Whether two cells' training times are apart: their seeds' min..max ranges do not
+    /// overlap (overlapping, the seeds alone could explain the gap).
+    pub fn times_apart(&self, a: &TrainCell, b: &TrainCell) -> bool {
+        let (a_lo, a_hi) = self.time_range(a);
+        let (b_lo, b_hi) = self.time_range(b);
+        a_hi < b_lo || b_hi < a_lo
+    }
+
+    /// Each power-of-two batch size (above 2) of `cells` with a neighbour one below or above
+    /// it, and those neighbours; only cells with a finite median training time.
+    pub fn powers_of_two_with_neighbours<'a>(
+        cells: impl Iterator<Item = &'a TrainCell>,
+    ) -> Vec<(&'a TrainCell, Vec<&'a TrainCell>)> {
+        let timed: BTreeMap<u32, &TrainCell> = cells
+            .filter(|c| c.train_seconds_median.is_finite())
+            .map(|c| (c.batch_size, c))
+            .collect();
+        timed
+            .iter()
+            .filter(|(b, _)| b.is_power_of_two() && **b > 2)
+            .filter_map(|(&p, &cell)| {
+                let neighbours: Vec<&TrainCell> = [p - 1, p + 1]
+                    .iter()
+                    .filter_map(|b| timed.get(b).copied())
+                    .collect();
+                (!neighbours.is_empty()).then_some((cell, neighbours))
+            })
+            .collect()
+    }
+
     /// The budget of the source's own setup: `epochs` when present, else the first.
     pub fn seed_budget(&self) -> Option<&str> {
         self.budgets.first().map(String::as_str)

@@ -155,30 +155,12 @@ fn accuracy(cells: &BTreeMap<u32, &TrainCell>, from: u32, to: u32, expect: Expec
     (measured, verdict, test)
 }
 
-/// The seeds' lowest and highest training seconds of a cell.
-fn time_range(analysis: &Analysis, cell: &TrainCell) -> (f64, f64) {
-    analysis
-        .ok_records(cell)
-        .map(|r| r.train_seconds)
-        .filter(|t| t.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| {
-            (lo.min(t), hi.max(t))
-        })
-}
-
-/// Whether two cells' training times are apart: their seeds' min..max ranges do not overlap.
-fn times_apart(analysis: &Analysis, a: &TrainCell, b: &TrainCell) -> bool {
-    let (a_lo, a_hi) = time_range(analysis, a);
-    let (b_lo, b_hi) = time_range(analysis, b);
-    a_hi < b_lo || b_hi < a_lo
-}
-
 /// The widest seed range of the cells' training times, relative to their medians.
 fn widest_time_spread(analysis: &Analysis, cells: &[&TrainCell]) -> f64 {
     cells
         .iter()
         .map(|c| {
-            let (lo, hi) = time_range(analysis, c);
+            let (lo, hi) = analysis.time_range(c);
             (hi - lo) / c.train_seconds_median
         })
         .filter(|s| s.is_finite())
@@ -187,22 +169,11 @@ fn widest_time_spread(analysis: &Analysis, cells: &[&TrainCell]) -> f64 {
 
 fn powers_of_two(cells: &BTreeMap<u32, &TrainCell>, analysis: &Analysis, tolerance: f64) -> Judged {
     let test = rule_words(&ClaimRule::PowersOfTwoFlat { tolerance });
-    let timed: BTreeMap<u32, &TrainCell> = cells
-        .iter()
-        .filter(|(_, c)| c.train_seconds_median.is_finite())
-        .map(|(&b, &c)| (b, c))
-        .collect();
     let mut parts = vec![];
     let (mut noticeable, mut powers) = (0, 0);
     let mut involved = vec![];
-    for (&p, &cell) in timed.iter().filter(|(b, _)| b.is_power_of_two() && **b > 2) {
-        let neighbours: Vec<&TrainCell> = [p - 1, p + 1]
-            .iter()
-            .filter_map(|b| timed.get(b).copied())
-            .collect();
-        if neighbours.is_empty() {
-            continue;
-        }
+    for (cell, neighbours) in Analysis::powers_of_two_with_neighbours(cells.values().copied()) {
+        let p = cell.batch_size;
         powers += 1;
         involved.push(cell);
         let mut any = false;
@@ -211,7 +182,7 @@ fn powers_of_two(cells: &BTreeMap<u32, &TrainCell>, analysis: &Analysis, toleran
             .map(|n| {
                 involved.push(n);
                 let relative = cell.train_seconds_median / n.train_seconds_median - 1.0;
-                let apart = times_apart(analysis, cell, n);
+                let apart = analysis.times_apart(cell, n);
                 let counts = relative.abs() > tolerance && apart;
                 any |= counts;
                 format!(
@@ -274,7 +245,7 @@ fn time_follows_steps(
             continue;
         }
         compared += 1;
-        let opposite = (steps > 1.0) != (time > 1.0) && times_apart(analysis, cell, base);
+        let opposite = (steps > 1.0) != (time > 1.0) && analysis.times_apart(cell, base);
         against += usize::from(opposite);
         parts.push(format!(
             "{b}: steps {steps:.2}x, time {time:.2}x{}",

@@ -2,8 +2,6 @@
 //! beside their neighbours (the power-of-two study's question), and the share of training time spent
 //! waiting for data, which says whether the times measure the model or the loader.
 
-use std::collections::BTreeMap;
-
 use super::reading::num;
 use crate::train::analysis::Analysis;
 use crate::train::TrainCell;
@@ -96,40 +94,17 @@ pub(crate) fn powers_of_two_sentence(analysis: &Analysis) -> Option<String> {
     let budget = analysis.seed_budget()?;
     let mut parts = vec![];
     for s in &analysis.series {
-        let cells: BTreeMap<u32, &TrainCell> = analysis
-            .cells_of(budget, s)
-            .filter(|c| c.train_seconds_median.is_finite())
-            .map(|c| (c.batch_size, c))
-            .collect();
-        for (&p, cell) in cells.iter().filter(|(b, _)| b.is_power_of_two() && **b > 2) {
-            let neighbours: Vec<&TrainCell> = [p - 1, p + 1]
-                .iter()
-                .filter_map(|b| cells.get(b).copied())
-                .collect();
-            if neighbours.is_empty() {
-                continue;
-            }
-            let range = |c: &TrainCell| {
-                let t: Vec<f64> = analysis
-                    .ok_records(c)
-                    .map(|r| r.train_seconds)
-                    .filter(|t| t.is_finite())
-                    .collect();
-                (
-                    t.iter().copied().fold(f64::INFINITY, f64::min),
-                    t.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                )
-            };
-            let (lo, hi) = range(cell);
+        for (cell, neighbours) in
+            Analysis::powers_of_two_with_neighbours(analysis.cells_of(budget, s))
+        {
+            let p = cell.batch_size;
             let others: Vec<String> = neighbours
                 .iter()
                 .map(|n| {
-                    let (a, b) = range(n);
-                    // Overlapping min..max ranges: the seeds alone could explain the gap.
-                    let verdict = if a <= hi && lo <= b {
-                        "seed ranges overlap"
-                    } else {
+                    let verdict = if analysis.times_apart(cell, n) {
                         "seed ranges apart"
+                    } else {
+                        "seed ranges overlap"
                     };
                     format!(
                         "{} {} s ({:+.1}%, {verdict})",

@@ -1,6 +1,6 @@
 //! Axis ranges and tick labels.
 
-use super::Scale;
+use super::{Chart, Scale};
 
 /// The axis range covering `values`, widened by `pad_low` / `pad_high` of its span (in log
 /// space on a log axis, where non-positive values are left out). With `include_zero` on a
@@ -64,6 +64,32 @@ fn trim(s: String) -> String {
     } else {
         s
     }
+}
+
+/// Whether a fixed axis range can be used as is: finite, increasing, and positive on a log
+/// axis (where 0 and below have no place).
+pub(super) fn usable_range((lo, hi): (f64, f64), scale: Scale) -> bool {
+    lo.is_finite() && hi.is_finite() && lo < hi && (scale == Scale::Linear || lo > 0.0)
+}
+
+pub(super) fn x_values(chart: &Chart) -> Vec<f64> {
+    let series = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0));
+    series.chain(chart.vlines.iter().map(|v| v.x)).collect()
+}
+
+pub(super) fn y_values(chart: &Chart) -> Vec<f64> {
+    let points = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1));
+    let bars = chart
+        .series
+        .iter()
+        .flat_map(|s| s.error_bars.iter().flat_map(|b| [b.0, b.1]));
+    points.chain(bars).collect()
 }
 
 #[cfg(test)]

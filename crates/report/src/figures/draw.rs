@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
-use super::axes::{range, tick};
+use super::axes::{range, tick, usable_range, x_values, y_values};
 use super::legend::{self, LegendSample};
 use super::shapes::{rgb, star};
 use super::{Chart, LegendPosition, LineStyle, MarkerShape, Scale, FONT};
@@ -279,7 +279,7 @@ where
     if probe {
         let (_, py) = ctx.plotting_area().get_pixel_range();
         return Ok(Some(Layout {
-            hidden: hidden_per_corner(&ctx, chart),
+            hidden: legend::hidden_in_chart(&ctx, chart),
             plot_height: py.end - py.start,
         }));
     }
@@ -464,7 +464,7 @@ where
         LegendPosition::UpperRight => SeriesLabelPosition::UpperRight,
         LegendPosition::LowerLeft => SeriesLabelPosition::LowerLeft,
         LegendPosition::LowerRight => SeriesLabelPosition::LowerRight,
-        LegendPosition::Auto => legend::emptiest(hidden_per_corner(&ctx, chart)),
+        LegendPosition::Auto => legend::emptiest(legend::hidden_in_chart(&ctx, chart)),
     };
     ctx.configure_series_labels()
         .position(position)
@@ -475,87 +475,4 @@ where
         .draw()
         .map_err(err)?;
     Ok(None)
-}
-
-/// How many data pixels (points, lines, vertical lines' texts) a legend box would hide in each
-/// of [`legend::CORNERS`] of the chart's plotting area.
-fn hidden_per_corner<DB, X, Y>(
-    ctx: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
-    chart: &Chart,
-) -> [usize; 4]
-where
-    DB: DrawingBackend,
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
-{
-    let (px, py) = ctx.plotting_area().get_pixel_range();
-    let yhi = ctx.y_range().end;
-    let py_lines = py.clone();
-    let series = chart.series.iter().map(|s| {
-        let pixels = s
-            .points
-            .iter()
-            .filter(|(x, y)| x.is_finite() && y.is_finite())
-            .map(|p| ctx.backend_coord(p))
-            .collect();
-        (pixels, s.line != LineStyle::None)
-    });
-    // The ends of the error bars, as points of their own.
-    let bars = chart.series.iter().map(|s| {
-        let ends = s
-            .points
-            .iter()
-            .zip(&s.error_bars)
-            .flat_map(|(&(x, _), &(lo, hi))| [(x, lo), (x, hi)])
-            .filter(|(x, y)| x.is_finite() && y.is_finite())
-            .map(|p| ctx.backend_coord(&p))
-            .collect();
-        (ends, false)
-    });
-    // Where each vertical line's text starts (drawn at the top).
-    let texts = chart
-        .vlines
-        .iter()
-        .filter(|v| v.x.is_finite() && !v.text.is_empty())
-        .map(|v| (ctx.backend_coord(&(v.x, yhi)), v.text.as_str()));
-    // Vertical lines, every 10 pixels from top to bottom.
-    let lines = chart.vlines.iter().filter(|v| v.x.is_finite()).map(|v| {
-        let x = ctx.backend_coord(&(v.x, yhi)).0;
-        let pixels = (py_lines.start..py_lines.end)
-            .step_by(10)
-            .map(|y| (x, y))
-            .collect();
-        (pixels, false)
-    });
-    legend::hidden_per_corner(
-        &legend::obstacles(series.chain(bars).chain(lines), texts, px.end),
-        (px, py),
-        legend::size(chart),
-    )
-}
-
-/// Whether a fixed axis range can be used as is: finite, increasing, and positive on a log
-/// axis (where 0 and below have no place).
-fn usable_range((lo, hi): (f64, f64), scale: Scale) -> bool {
-    lo.is_finite() && hi.is_finite() && lo < hi && (scale == Scale::Linear || lo > 0.0)
-}
-
-fn x_values(chart: &Chart) -> Vec<f64> {
-    let series = chart
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0));
-    series.chain(chart.vlines.iter().map(|v| v.x)).collect()
-}
-
-fn y_values(chart: &Chart) -> Vec<f64> {
-    let points = chart
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1));
-    let bars = chart
-        .series
-        .iter()
-        .flat_map(|s| s.error_bars.iter().flat_map(|b| [b.0, b.1]));
-    points.chain(bars).collect()
 }

@@ -146,3 +146,60 @@ impl LegendSample {
         }
     }
 }
+
+/// How many data pixels (points, lines, vertical lines' texts) a legend box would hide in each
+/// of [`CORNERS`] of the chart's plotting area.
+pub(super) fn hidden_in_chart<DB, X, Y>(
+    ctx: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    chart: &Chart,
+) -> [usize; 4]
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let (px, py) = ctx.plotting_area().get_pixel_range();
+    let yhi = ctx.y_range().end;
+    let py_lines = py.clone();
+    let series = chart.series.iter().map(|s| {
+        let pixels = s
+            .points
+            .iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .map(|p| ctx.backend_coord(p))
+            .collect();
+        (pixels, s.line != LineStyle::None)
+    });
+    // The ends of the error bars, as points of their own.
+    let bars = chart.series.iter().map(|s| {
+        let ends = s
+            .points
+            .iter()
+            .zip(&s.error_bars)
+            .flat_map(|(&(x, _), &(lo, hi))| [(x, lo), (x, hi)])
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .map(|p| ctx.backend_coord(&p))
+            .collect();
+        (ends, false)
+    });
+    // Where each vertical line's text starts (drawn at the top).
+    let texts = chart
+        .vlines
+        .iter()
+        .filter(|v| v.x.is_finite() && !v.text.is_empty())
+        .map(|v| (ctx.backend_coord(&(v.x, yhi)), v.text.as_str()));
+    // Vertical lines, every 10 pixels from top to bottom.
+    let lines = chart.vlines.iter().filter(|v| v.x.is_finite()).map(|v| {
+        let x = ctx.backend_coord(&(v.x, yhi)).0;
+        let pixels = (py_lines.start..py_lines.end)
+            .step_by(10)
+            .map(|y| (x, y))
+            .collect();
+        (pixels, false)
+    });
+    hidden_per_corner(
+        &obstacles(series.chain(bars).chain(lines), texts, px.end),
+        (px, py),
+        size(chart),
+    )
+}

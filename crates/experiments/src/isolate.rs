@@ -284,28 +284,27 @@ fn run_child(
     }
 }
 
+/// The signal that ended a process, if one did.
 #[cfg(unix)]
-fn killed_by_sigkill(status: &std::process::ExitStatus) -> bool {
+fn signal_of(status: &std::process::ExitStatus) -> Option<i32> {
     use std::os::unix::process::ExitStatusExt;
-    status.signal() == Some(9)
+    status.signal()
 }
 
 #[cfg(not(unix))]
-fn killed_by_sigkill(_status: &std::process::ExitStatus) -> bool {
-    false
+fn signal_of(_status: &std::process::ExitStatus) -> Option<i32> {
+    None
+}
+
+/// Killed outright (SIGKILL 9): the kernel's OOM killer, or a memory limit.
+fn killed_by_sigkill(status: &std::process::ExitStatus) -> bool {
+    signal_of(status) == Some(9)
 }
 
 /// Whether a signal that asks a process to stop (SIGHUP 1, SIGINT 2, SIGTERM 15) ended it:
 /// a request from outside, never a fault of the unit it was running.
-#[cfg(unix)]
 fn stopped_from_outside(status: &std::process::ExitStatus) -> bool {
-    use std::os::unix::process::ExitStatusExt;
-    matches!(status.signal(), Some(1 | 2 | 15))
-}
-
-#[cfg(not(unix))]
-fn stopped_from_outside(_status: &std::process::ExitStatus) -> bool {
-    false
+    matches!(signal_of(status), Some(1 | 2 | 15))
 }
 
 /// What killed a worker, from its stderr: the line that says memory ran out (an allocation

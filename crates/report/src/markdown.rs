@@ -58,6 +58,15 @@ pub fn escape(cell: &str) -> String {
         .replace(['\n', '\r'], "<br>")
 }
 
+/// "a, b and c"; "none" when empty.
+pub(crate) fn and_list(items: &[String]) -> String {
+    match items.split_last() {
+        None => "none".into(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

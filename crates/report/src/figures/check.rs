@@ -131,8 +131,8 @@ fn is_legend_frame(e: &Element) -> bool {
     e.tag == "rect" && e.get("fill") == Some("none") && e.get("stroke") == Some("#787878")
 }
 
-/// Whether an element is part of the data: a marker, or a line in a colour (grid lines and
-/// axes are grey or black).
+/// The data points an element draws: a marker's centre, or the vertices of a line in a colour
+/// (grid lines and axes are grey or black, and draw none).
 fn data_points(e: &Element) -> Vec<(f64, f64)> {
     match e.tag.as_str() {
         "circle" => match (e.number("cx"), e.number("cy")) {

@@ -317,3 +317,25 @@ fn crowded_chart_with_twins() -> Chart {
     }
     chart
 }
+
+#[test]
+fn distinct_looks_never_repeat_within_the_palette_times_the_shapes() {
+    let looks: Vec<_> = (0..4 * PALETTE.len()).map(distinct_look).collect();
+    for (i, a) in looks.iter().enumerate() {
+        assert!(!looks[i + 1..].contains(a), "look {i} repeats: {a:?}");
+    }
+    // Twelve labelled lines drawn with them render (none is refused as a look-alike).
+    let mut chart = Chart::new("twelve lines", "x", "y");
+    for k in 0..12 {
+        let (colour, shape) = distinct_look(k);
+        chart.series.push(
+            Series::new(
+                format!("line {k}"),
+                vec![(1.0, k as f64), (2.0, k as f64)],
+                colour,
+            )
+            .with_shape(shape),
+        );
+    }
+    assert!(indistinct_series(&chart).is_empty());
+}

@@ -9,6 +9,7 @@ use batchlab_method::stats::{bootstrap_median_ci, MAD_TO_SD};
 use super::analysis::{check_claim, Analysis, ClaimCheck};
 use super::StepTimeContext;
 use crate::jumps::{detectable_relative, scatter, JumpOptions};
+use crate::markdown::and_list;
 use crate::verdict::Verdict;
 
 /// The source every step-time claim comes from.
@@ -301,11 +302,8 @@ fn percent(v: Option<(f64, f64, f64)>) -> String {
     })
 }
 
+/// "16, 32 and 48".
 fn list(values: &[u32]) -> String {
     let text: Vec<String> = values.iter().map(u32::to_string).collect();
-    match text.as_slice() {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
+    and_list(&text)
 }

@@ -75,14 +75,7 @@ pub(crate) fn capitalised(s: &str) -> String {
     format!("{first}{}", chars.as_str())
 }
 
-/// "a, b and c"; "none" when empty.
-pub(crate) fn and_list(items: &[String]) -> String {
-    match items.split_last() {
-        None => "none".into(),
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-    }
-}
+pub(crate) use crate::markdown::and_list;
 
 #[cfg(test)]
 mod tests {

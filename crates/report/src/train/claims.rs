@@ -87,9 +87,10 @@ enum Expect {
     DoesNotFall,
 }
 
-type Judged = (String, String, String);
+/// What a rule found: (measured, verdict, test).
+type Parts = (String, String, String);
 
-fn accuracy(cells: &BTreeMap<u32, &TrainCell>, from: u32, to: u32, expect: Expect) -> Judged {
+fn accuracy(cells: &BTreeMap<u32, &TrainCell>, from: u32, to: u32, expect: Expect) -> Parts {
     let test = rule_words(&match expect {
         Expect::Falls => ClaimRule::AccuracyFalls { from, to },
         Expect::Holds => ClaimRule::AccuracyHolds { from, to },
@@ -167,7 +168,7 @@ fn widest_time_spread(analysis: &Analysis, cells: &[&TrainCell]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn powers_of_two(cells: &BTreeMap<u32, &TrainCell>, analysis: &Analysis, tolerance: f64) -> Judged {
+fn powers_of_two(cells: &BTreeMap<u32, &TrainCell>, analysis: &Analysis, tolerance: f64) -> Parts {
     let test = rule_words(&ClaimRule::PowersOfTwoFlat { tolerance });
     let mut parts = vec![];
     let (mut noticeable, mut powers) = (0, 0);
@@ -227,7 +228,7 @@ fn time_follows_steps(
     cells: &BTreeMap<u32, &TrainCell>,
     analysis: &Analysis,
     reference: u32,
-) -> Judged {
+) -> Parts {
     let test = rule_words(&ClaimRule::TimeFollowsSteps { reference });
     let Some(&base) = cells.get(&reference) else {
         return (

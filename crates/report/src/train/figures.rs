@@ -15,8 +15,7 @@ use std::path::Path;
 use super::analysis::{Analysis, SeriesKey};
 use super::{TrainCell, TrainContext};
 use crate::figures::{
-    distinct_look, render_row_pair, Chart, LegendPosition, LineStyle, Rgb, Scale, Series, GREY,
-    PALETTE,
+    distinct_look, render_row_pair, Chart, LegendPosition, LineStyle, Scale, Series, GREY,
 };
 use crate::ReportError;
 use batchlab_method::rows::train::{TrainEval, TrialRecord};
@@ -77,10 +76,6 @@ impl BatchAxis {
     }
 }
 
-fn color(k: usize) -> Rgb {
-    PALETTE[k % PALETTE.len()]
-}
-
 /// A y range covering `values` with a margin, shared by the panels of one figure.
 fn shared_range(values: impl Iterator<Item = f64>, include_zero: bool) -> Option<(f64, f64)> {
     let (mut lo, hi) = values
@@ -129,6 +124,7 @@ fn per_cell_panel(analysis: &Analysis, budget: &str, spec: &PerCell, chart: &mut
             continue;
         }
         let x = |c: &TrainCell| axis.x(c.batch_size, k, n);
+        let (colour, shape) = distinct_look(k);
         let summaries: Vec<(f64, f64, f64)> =
             cells.iter().map(|c| (spec.summary)(analysis, c)).collect();
         let points = cells
@@ -143,7 +139,8 @@ fn per_cell_panel(analysis: &Analysis, budget: &str, spec: &PerCell, chart: &mut
             spec.centre
         );
         chart.series.push(
-            Series::new(label, points, color(k))
+            Series::new(label, points, colour)
+                .with_shape(shape)
                 .with_error_bars(bars)
                 .with_marker_size(4),
         );
@@ -152,7 +149,8 @@ fn per_cell_panel(analysis: &Analysis, budget: &str, spec: &PerCell, chart: &mut
             .flat_map(|c| analysis.ok_records(c).map(|r| (x(c), (spec.value)(r))))
             .collect();
         chart.series.push(
-            Series::new("", seeds, color(k))
+            Series::new("", seeds, colour)
+                .with_shape(shape)
                 .with_line(LineStyle::None)
                 .with_marker_size(2),
         );

@@ -18,8 +18,8 @@ pub(super) mod search;
 pub(super) mod time;
 
 use crate::figures::{
-    render_pair, render_row_pair, Chart, LegendPosition, LineStyle, Rgb, Scale, Series, VLine,
-    GREY, PALETTE,
+    distinct_look, render_pair, render_row_pair, Chart, LegendPosition, LineStyle, Rgb, Scale,
+    Series, VLine, GREY,
 };
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
@@ -35,7 +35,18 @@ const CURVE_POINTS: usize = 64;
 
 /// The colour of workload `k`, the same in every figure.
 pub(crate) fn color(k: usize) -> Rgb {
-    PALETTE[k % PALETTE.len()]
+    distinct_look(k).0
+}
+
+/// Workload `k`'s labelled series: its colour, and past the palette's colours a marker shape
+/// of its own, so that no two workloads look alike.
+pub(crate) fn workload_series(
+    label: impl Into<String>,
+    points: Vec<(f64, f64)>,
+    k: usize,
+) -> Series {
+    let (colour, shape) = distinct_look(k);
+    Series::new(label, points, colour).with_shape(shape)
 }
 
 pub(crate) fn title(ctx: &TargetContext, what: &str) -> String {
@@ -81,7 +92,7 @@ pub(crate) fn draw_steps(
         };
         chart
             .series
-            .push(Series::new(label, w.points.clone(), color(k)));
+            .push(workload_series(label, w.points.clone(), k));
         // Cannot fail: the points are positive steps at positive batch sizes.
         if let Ok(line) = perfect_scaling_line(&w.points) {
             chart.series.push(
@@ -205,7 +216,7 @@ fn rate_panel(
         );
         chart
             .series
-            .push(Series::new(w.label.clone(), points, color(k)));
+            .push(workload_series(w.label.clone(), points, k));
     }
     chart.series.push(style_key(
         "dashed: linear scaling, rate ∝ B, through the smallest batch size",

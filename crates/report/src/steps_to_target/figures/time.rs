@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use crate::figures::{render_pair, Chart, LegendPosition, Scale, Series, VLine, PALETTE};
+use super::{color, workload_series};
+use crate::figures::{render_pair, Chart, LegendPosition, Scale, VLine};
 use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::TargetContext;
 use crate::ReportError;
@@ -27,7 +28,6 @@ pub(crate) fn draw_time_to_result(
     chart.y_scale = Scale::Log;
     chart.legend = LegendPosition::Auto;
     for (k, w) in study.workloads.iter().enumerate() {
-        let color = PALETTE[k % PALETTE.len()];
         let Some(t) = &w.time else { continue };
         let points = t
             .points
@@ -37,12 +37,12 @@ pub(crate) fn draw_time_to_result(
         let bars = t.points.iter().map(|p| (p.low, p.high)).collect();
         chart
             .series
-            .push(Series::new(w.label.clone(), points, color).with_error_bars(bars));
+            .push(workload_series(w.label.clone(), points, k).with_error_bars(bars));
         chart.vlines.push(VLine {
             x: f64::from(t.soonest.batch_size),
             text: format!("soonest {}", t.soonest.batch_size),
             legend: String::new(),
-            color,
+            color: color(k),
             dashed: true,
         });
     }

@@ -10,6 +10,8 @@
 //! - [`budget`]: a steps-to-target trial's step budget and evaluation steps.
 //! - [`quasi`]: the seeded scrambled Halton sequence that proposes metaparameters, and the
 //!   log-uniform and "reverse log" scales they are drawn on.
+//! - [`refine`]: independent points per (workload, batch size) and the refining second
+//!   stage of a steps-to-target search.
 //! - [`noise`]: the simple gradient noise scale B_simple = tr(Sigma) / |G|^2, estimated
 //!   during training from gradients of two batch sizes.
 //! - [`rows`]: the row type of every CSV file a run writes, and crash-safe appends and a
@@ -26,6 +28,7 @@ pub mod files;
 pub mod noise;
 pub mod quasi;
 pub mod reaching;
+pub mod refine;
 pub mod rows;
 pub mod stats;
 

@@ -378,6 +378,54 @@ pub fn cases() -> Vec<Case> {
             1,
             &["at least one [[workloads]]"],
         ),
+        case(
+            "refine factor not above 1",
+            &target("search.refine={trials=4,factor=0.5}"),
+            1,
+            &["search.refine.factor", "above 1"],
+        ),
+        case(
+            "refine trials without a refining stage",
+            &target(
+                r#"workloads=[{model={architecture="mlp",input=[1,8,8],classes=4,hidden=[32]},optimizer={name="sgd"},refine_trials=4}]"#,
+            ),
+            1,
+            &["workloads[0].refine_trials", "needs [search.refine]"],
+        ),
+        case(
+            "points neither shared nor per batch size",
+            &target("search.points=\"each\""),
+            1,
+            &["unknown variant `each`", "per-batch-size"],
+        ),
+        case(
+            "workload name unfit for ids",
+            &target(
+                r#"workloads=[{model={architecture="mlp",input=[1,8,8],classes=4,hidden=[32]},optimizer={name="sgd"},name="two stage"}]"#,
+            ),
+            1,
+            &["workloads[0].name", "letters, digits and dashes"],
+        ),
+        case(
+            "claim about no workload",
+            &target(
+                r#"analysis.claims=[{claim="x",source="s",workload="mlp/adam",rule="three-regimes"}]"#,
+            ),
+            1,
+            &[
+                "analysis.claims[0].workload",
+                "names no workload",
+                "mlp/sgd",
+            ],
+        ),
+        case(
+            "comparison without a second workload",
+            &target(
+                r#"analysis.claims=[{claim="x",source="s",workload="mlp/sgd-nesterov",rule="extends-perfect-scaling"}]"#,
+            ),
+            1,
+            &["analysis.claims[0].versus", "name the second"],
+        ),
     ];
     cases.extend(find_batch_cases());
     cases

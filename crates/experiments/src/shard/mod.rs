@@ -77,6 +77,37 @@ pub fn shard_of(dir: &Path) -> Result<Option<Shard>, RunError> {
         .map_err(|e| RunError::io(&path, format!("not a shard description: {e}")))
 }
 
+/// Every directory of the run `dir` works in: for a shard, each shard's directory (its own
+/// included), for an unsharded run `dir` alone. What one shard needs to know of the others'
+/// finished trials (the steps-to-target cutoff and refining stage) is read from these.
+pub fn run_dirs(dir: &Path) -> Vec<PathBuf> {
+    match (shard_of(dir), dir.parent()) {
+        (Ok(Some(_)), Some(shards)) => {
+            let mut dirs: Vec<PathBuf> = fs::read_dir(shards)
+                .map(|entries| {
+                    entries
+                        .filter_map(Result::ok)
+                        .map(|e| e.path())
+                        .filter(|p| p.is_dir())
+                        .collect()
+                })
+                .unwrap_or_default();
+            dirs.sort();
+            dirs
+        }
+        _ => vec![dir.to_path_buf()],
+    }
+}
+
+/// The trials finished in any directory of the run `dir` works in ([`run_dirs`]).
+pub fn done_in_run(dir: &Path) -> Result<BTreeSet<String>, RunError> {
+    let mut done = BTreeSet::new();
+    for d in run_dirs(dir) {
+        done.extend(done_trials(&d)?);
+    }
+    Ok(done)
+}
+
 /// The trials still to run in `dir`: those of its shard (all of them when unsharded), in the
 /// planned order, without the ones in `done`.
 pub fn pending<'a, T>(

@@ -1,10 +1,11 @@
 //! The TOML of a steps-to-target study.
 
 use batchlab_datasets::DataConfig;
-use batchlab_method::budget::StepBudget;
+use batchlab_method::{budget::StepBudget, refine::RefineConfig};
 use batchlab_models::ModelSpec;
 use serde::{Deserialize, Serialize};
 
+use super::claims::TargetClaimConfig;
 use crate::{
     config::{
         check_batch_sizes, check_count, check_model, BackendConfig, ConfigError, ExperimentHeader,
@@ -50,6 +51,11 @@ pub struct Workload {
     /// The optimizer; a momentum above 0 means momentum is searched (its value is ignored), and
     /// `learning_rate` is always searched.
     pub optimizer: OptimizerConfig,
+    /// Its name in trial ids, rows and the report instead of its optimizer's label (the
+    /// label is then `<model>/<name>`): for two workloads of the same model and optimizer
+    /// searched differently, e.g. a two-stage search beside a long random one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// Batch sizes for this workload instead of `search.batch_sizes` (e.g. a subset for a model
     /// that is costly on the device at hand).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -57,6 +63,9 @@ pub struct Workload {
     /// Trials per batch size for this workload instead of `search.trials`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials: Option<usize>,
+    /// Refining trials per batch size for this workload instead of `search.refine.trials`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refine_trials: Option<usize>,
     /// Learning-rate range for this workload instead of `search.learning_rate` (the paper tuned
     /// each workload's search space).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,8 +84,12 @@ impl Workload {
         self.model.architecture.to_string()
     }
 
-    /// `sgd`, `sgd-momentum` or `sgd-nesterov` (the searched values are not part of it).
+    /// `sgd`, `sgd-momentum` or `sgd-nesterov` (the searched values are not part of it), or
+    /// the workload's `name` when it has one.
     pub fn optimizer_label(&self) -> String {
+        if let Some(name) = &self.name {
+            return name.clone();
+        }
         label(&OptimizerConfig {
             learning_rate: None,
             ..self.optimizer.clone()
@@ -131,10 +144,30 @@ impl Workload {
         text
     }
 
-    /// Its trials per batch size (its own, or the search's).
+    /// Its first-stage trials per batch size (its own, or the search's).
     pub fn trials(&self, search: &SearchConfig) -> usize {
         self.trials.unwrap_or(search.trials)
     }
+
+    /// Its refining trials per batch size (its own, or the search's; 0 without a refining
+    /// stage).
+    pub fn refine_trials(&self, search: &SearchConfig) -> usize {
+        self.refine_trials
+            .unwrap_or(search.refine.map_or(0, |r| r.trials))
+    }
+}
+
+/// Where a cell's first-stage points come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Points {
+    /// One sequence for the whole study: point i is the same at every batch size (batch sizes
+    /// compared on identical draws; studies before the per-batch-size design).
+    #[default]
+    Shared,
+    /// Each (workload, batch size) scrambles its own sequence (`batchlab_method::refine`):
+    /// the search's luck is independent between batch sizes.
+    PerBatchSize,
 }
 
 /// `[search]`: the quasi-random metaparameter search run at every batch size.
@@ -143,11 +176,18 @@ impl Workload {
 pub struct SearchConfig {
     /// Batch sizes (powers of two in the paper).
     pub batch_sizes: Vec<u32>,
-    /// Trials per batch size and workload: the first this many points of the sequence.
+    /// First-stage trials per batch size and workload: the first this many points of the
+    /// sequence.
     pub trials: usize,
-    /// Seed of the scrambled Halton sequence (the same points at every batch size).
+    /// Seed of the scrambled Halton sequences.
     #[serde(default)]
     pub seed: u64,
+    /// `shared` (the default: the same points at every batch size) or `per-batch-size`.
+    #[serde(default)]
+    pub points: Points,
+    /// `[search.refine]`: a second stage around the first stage's best point; none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refine: Option<RefineConfig>,
     /// Learning rate, sampled log-uniformly in `[min, max]`.
     pub learning_rate: [f64; 2],
     /// 1 - momentum, sampled log-uniformly in `[min, max]` (momentum workloads only).
@@ -167,6 +207,8 @@ pub struct TargetAnalysis {
     /// `[[analysis.step_times]]`: step-time sweeps of the workloads' models on the device of
     /// interest; with them the report gives time to result = steps(B) x step time(B).
     pub step_times: Vec<StepTimeSource>,
+    /// `[[analysis.claims]]`: the claims the report judges.
+    pub claims: Vec<TargetClaimConfig>,
 }
 
 /// A step-time report to take a model's step times from.
@@ -269,10 +311,27 @@ impl TargetConfig {
             if w.trials == Some(0) {
                 return Err(source.error(&format!("{key}.trials"), "expected at least 1"));
             }
+            if w.name.as_ref().is_some_and(|n| {
+                n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            }) {
+                return Err(source.error(
+                    &format!("{key}.name"),
+                    "expected letters, digits and dashes (it becomes part of trial ids)",
+                ));
+            }
+            if w.refine_trials.is_some_and(|n| n > 0) && self.search.refine.is_none() {
+                return Err(source.error(
+                    &format!("{key}.refine_trials"),
+                    "a refining stage needs [search.refine] (its factor)",
+                ));
+            }
             if labels.contains(&w.label()) {
                 return Err(source.error(&key, format!("two workloads are both {}", w.label())));
             }
             labels.push(w.label());
+        }
+        for (i, claim) in self.analysis.claims.iter().enumerate() {
+            claim.check(i, source, &labels)?;
         }
         let s = &self.search;
         if s.batch_sizes.is_empty() || s.batch_sizes.contains(&0) {
@@ -285,10 +344,15 @@ impl TargetConfig {
         if s.trials == 0 {
             return Err(source.error("search.trials", "expected at least 1"));
         }
+        if let Some(refine) = &s.refine {
+            refine
+                .check()
+                .map_err(|e| source.error("search.refine.factor", e.to_string()))?;
+        }
         let trials: u128 = self
             .workloads
             .iter()
-            .map(|w| w.batch_sizes(s).len() as u128 * w.trials(s) as u128)
+            .map(|w| w.batch_sizes(s).len() as u128 * (w.trials(s) + w.refine_trials(s)) as u128)
             .sum();
         check_count(
             source,

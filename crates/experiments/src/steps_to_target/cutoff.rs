@@ -13,28 +13,16 @@
 //! Evaluations are appended to results.csv as they happen, so a shard running at the same
 //! time as this one contributes as soon as one of its trials reaches the target.
 
-use std::{fs, path::Path};
+use std::path::Path;
 
 use batchlab_method::reaching::reaches;
 use batchlab_method::rows::{read_rows, train::TrainEval};
 
-use crate::shard::shard_of;
+use crate::shard::run_dirs;
 
 /// The results.csv files of this run: `dir`'s own and, for a shard, its sibling shards'.
 fn results_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let siblings = match (shard_of(dir), dir.parent()) {
-        (Ok(Some(_)), Some(shards)) => fs::read_dir(shards)
-            .map(|entries| {
-                entries
-                    .filter_map(Result::ok)
-                    .map(|e| e.path())
-                    .filter(|p| p.is_dir())
-                    .collect()
-            })
-            .unwrap_or_default(),
-        _ => vec![dir.to_path_buf()],
-    };
-    siblings
+    run_dirs(dir)
         .into_iter()
         .map(|d| d.join("results.csv"))
         .filter(|p| p.exists())
@@ -58,6 +46,7 @@ pub fn best_known_steps(dir: &Path, cell_prefix: &str, target: f64) -> Option<u6
 mod tests {
     use super::*;
     use batchlab_method::rows::train::RESULTS_HEADER;
+    use std::fs;
 
     fn rows(lines: &[(&str, u64, f64)]) -> String {
         let mut text = format!("{RESULTS_HEADER}\n");

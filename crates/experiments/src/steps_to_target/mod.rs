@@ -5,22 +5,22 @@
 //! `budget.max_steps` runs out. Steps to result for a batch size is the earliest evaluation step
 //! at which any of its trials reached the target; diverged trials are infeasible.
 
+pub mod claims;
 pub mod config;
 mod cutoff;
 mod noise;
+mod plan;
 mod work;
 
 use std::{collections::BTreeSet, path::Path};
 
 use batchlab_method::{
     budget::StepBudget,
-    quasi::{log_uniform, reverse_log_uniform, QuasiRandom},
     rows::{
         steps_to_target::{NoiseRow, SearchRow},
         train::TrainEval,
     },
 };
-use rand::{rngs::StdRng, seq::SliceRandom, SeedableRng};
 
 use crate::{
     config::{ConfigError, Source},
@@ -34,6 +34,15 @@ pub use config::{
     BudgetConfig, SearchConfig, StepTimeSource, TargetAnalysis, TargetConfig, Workload,
 };
 
+/// Which stage of the search a trial belongs to (see `batchlab_method::refine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// The first: a quasi-random point of the workload's whole search space.
+    Explore,
+    /// The second: a point of the box around the first stage's best trial of its cell.
+    Refine,
+}
+
 /// One trial of the search.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchTrial {
@@ -43,12 +52,14 @@ pub struct SearchTrial {
     pub workload: usize,
     /// The batch size.
     pub batch_size: u32,
-    /// Position in the quasi-random sequence (also the seed of the initialisation).
+    /// Its index in the cell: first-stage trials from 0, refining ones after them (also the
+    /// seed of the initialisation).
     pub index: u64,
-    /// The sampled learning rate.
-    pub learning_rate: f64,
-    /// The sampled momentum (0 for plain SGD).
-    pub momentum: f64,
+    /// Its stage.
+    pub stage: Stage,
+    /// Its point in the unit square (learning rate, then 1 - momentum), mapped onto the
+    /// search space by [`TargetStudy::metaparameters`].
+    pub point: Vec<f64>,
 }
 
 /// A resolved steps-to-target study.
@@ -64,42 +75,8 @@ pub struct TargetStudy {
 pub fn load(source: &Source) -> Result<Box<dyn Study>, ConfigError> {
     let config: TargetConfig = source.parse()?;
     config.check(source)?;
-    let trials = search_trials(&config).map_err(|e| source.error("search", e))?;
+    let trials = plan::search_trials(&config).map_err(|e| source.error("search", e))?;
     Ok(Box::new(TargetStudy { config, trials }))
-}
-
-/// The search: point i of the sequence is the same at every batch size (so batch sizes are
-/// compared on identical metaparameter draws); the run order is shuffled.
-fn search_trials(config: &TargetConfig) -> Result<Vec<SearchTrial>, String> {
-    let s = &config.search;
-    let mut trials = Vec::new();
-    for (w, workload) in config.workloads.iter().enumerate() {
-        let dims = if workload.searches_momentum() { 2 } else { 1 };
-        let sequence = QuasiRandom::new(dims, s.seed).map_err(|e| e.to_string())?;
-        for &batch_size in workload.batch_sizes(s) {
-            for index in 0..workload.trials(s) as u64 {
-                let u = sequence.point(index);
-                let [lo, hi] = workload.learning_rate(s);
-                let learning_rate = log_uniform(u[0], lo, hi).map_err(|e| e.to_string())?;
-                let momentum = if workload.searches_momentum() {
-                    let [lo, hi] = workload.one_minus_momentum(s);
-                    reverse_log_uniform(u[1], lo, hi).map_err(|e| e.to_string())?
-                } else {
-                    0.0
-                };
-                trials.push(SearchTrial {
-                    id: format!("{}{index}", workload.cell_prefix(batch_size)),
-                    workload: w,
-                    batch_size,
-                    index,
-                    learning_rate,
-                    momentum,
-                });
-            }
-        }
-    }
-    trials.shuffle(&mut StdRng::seed_from_u64(s.seed));
-    Ok(trials)
 }
 
 impl TargetStudy {
@@ -132,8 +109,12 @@ impl TargetStudy {
                 let cap = w
                     .max_epochs
                     .map_or(String::new(), |e| format!(" (at most {e} epochs)"));
+                let refine = match w.refine_trials(s) {
+                    0 => String::new(),
+                    n => format!(" + {n} refining"),
+                };
                 format!(
-                    "{}: {} x {:?}{cap}",
+                    "{}: {}{refine} x {:?}{cap}",
                     w.label(),
                     w.trials(s),
                     w.batch_sizes(s)
@@ -145,9 +126,23 @@ impl TargetStudy {
         } else {
             ""
         };
+        let points = match s.points {
+            config::Points::Shared => {
+                format!("quasi-random trials (scrambled Halton, seed {}; the same points at every batch size)", s.seed)
+            }
+            config::Points::PerBatchSize => format!(
+                "quasi-random trials (scrambled Halton, seed {}, scrambled anew for every workload and batch size)",
+                s.seed
+            ),
+        };
+        let refine = s.refine.map_or(String::new(), |r| {
+            format!(
+                "; then refining trials, drawn the same way from a box of the best first-stage trial's learning rate (and 1 - momentum) divided and multiplied by {} (cut to the space), the best being the fewest steps to the target, else the lowest validation error; they start once their cell's first stage has finished",
+                r.factor
+            )
+        });
         format!(
-            "quasi-random trials (scrambled Halton, seed {}) per batch size, for each workload in order: {}; {}; each trial stops when its validation error is at or below {} or its step budget is spent{beaten}; a loss that turns non-finite or exceeds {}x the first loss makes the trial infeasible; trials run in shuffled order",
-            s.seed,
+            "{points} per batch size, for each workload in order: {}; {}{refine}; each trial stops when its validation error is at or below {} or its step budget is spent{beaten}; a loss that turns non-finite or exceeds {}x the first loss makes the trial infeasible; trials run in shuffled order",
             trials.join(", "),
             self.config
                 .workloads
@@ -180,7 +175,7 @@ impl TrialStudy for TargetStudy {
                     "{} (batch sizes {:?} x {} trials)",
                     w.label(),
                     w.batch_sizes(s),
-                    w.trials(s)
+                    w.trials(s) + w.refine_trials(s)
                 )
             })
             .collect();
@@ -210,6 +205,10 @@ impl TrialStudy for TargetStudy {
     fn id(trial: &SearchTrial) -> &str {
         &trial.id
     }
+    /// A refining trial waits for the first stage of its cell (see `plan`).
+    fn ready(&self, trial: &SearchTrial, done_in_run: &BTreeSet<String>) -> bool {
+        plan::ready(self, trial, done_in_run)
+    }
     fn labels(&self, trial: &SearchTrial) -> TrialLabels {
         let w = &self.config.workloads[trial.workload];
         TrialLabels {
@@ -238,7 +237,8 @@ impl TrialStudy for TargetStudy {
         status: &'static str,
         message: &str,
     ) -> Result<(), RunError> {
-        work::append_search_row(self, dir, trial)?;
+        let metaparameters = self.metaparameters(dir, trial)?;
+        work::append_search_row(self, dir, trial, metaparameters)?;
         append_failure(dir, &self.labels(trial), status, message)
     }
 }

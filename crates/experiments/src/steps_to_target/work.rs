@@ -15,7 +15,7 @@ use batchlab_report::{
     steps_to_target::{render_target, TargetContext},
 };
 
-use super::{cutoff, noise, SearchTrial, TargetStudy, Workload};
+use super::{cutoff, noise, plan::Metaparameters, SearchTrial, TargetStudy, Workload};
 use crate::{
     context::RunContext,
     error::RunError,
@@ -27,26 +27,27 @@ use crate::{
     },
 };
 
-fn search_row(t: &SearchTrial, w: &Workload) -> SearchRow {
+fn search_row(t: &SearchTrial, w: &Workload, m: Metaparameters) -> SearchRow {
     SearchRow {
         trial: t.id.clone(),
         workload: w.label(),
         batch_size: t.batch_size,
         index: t.index,
-        learning_rate: t.learning_rate,
-        momentum: t.momentum,
-        effective_learning_rate: t.learning_rate / (1.0 - t.momentum),
+        learning_rate: m.learning_rate,
+        momentum: m.momentum,
+        effective_learning_rate: m.learning_rate / (1.0 - m.momentum),
     }
 }
 
-/// Appends the search.csv row of `t`: the metaparameters it was given.
+/// Appends the search.csv row of `t`: the metaparameters `m` it was given.
 pub(super) fn append_search_row(
     study: &TargetStudy,
     dir: &Path,
     t: &SearchTrial,
+    m: Metaparameters,
 ) -> Result<(), RunError> {
     let w = &study.config.workloads[t.workload];
-    append_rows(&dir.join("search.csv"), &[search_row(t, w)])?;
+    append_rows(&dir.join("search.csv"), &[search_row(t, w, m)])?;
     Ok(())
 }
 
@@ -69,8 +70,12 @@ impl<'a> TargetWorker<'a> {
     }
 }
 
+/// What a trial that trained leaves to `finish`: the training outcome, why it stopped, and
+/// the metaparameters it was given.
+pub struct Trained(Outcome, End, Metaparameters);
+
 impl TrialWorker<SearchTrial> for TargetWorker<'_> {
-    type Outcome = (Outcome, End);
+    type Outcome = Trained;
 
     fn prepare(&mut self, _trial: &SearchTrial) -> Result<(), RunError> {
         if self.data.is_none() {
@@ -79,19 +84,24 @@ impl TrialWorker<SearchTrial> for TargetWorker<'_> {
         Ok(())
     }
 
-    fn train(&mut self, t: &SearchTrial, status: &dyn Fn(&str)) -> Result<(Outcome, End), String> {
+    fn train(&mut self, t: &SearchTrial, status: &dyn Fn(&str)) -> Result<Trained, String> {
         let data = self.data.as_ref().expect("prepare loads the data");
-        run_trial(self.study, self.dir, t, data, status)
+        let m = self
+            .study
+            .metaparameters(self.dir, t)
+            .map_err(|e| e.to_string())?;
+        let (outcome, end) = run_trial(self.study, self.dir, t, m, data, status)?;
+        Ok(Trained(outcome, end, m))
     }
 
     fn finish(
         &mut self,
         t: &SearchTrial,
-        (outcome, end): (Outcome, End),
+        Trained(outcome, end, m): Trained,
     ) -> Result<String, RunError> {
         let (study, dir) = (self.study, self.dir);
         let w = &study.config.workloads[t.workload];
-        append_search_row(study, dir, t)?;
+        append_search_row(study, dir, t, m)?;
         let noise = noise::rows(t, w, &outcome.gradient_norms);
         if !noise.is_empty() {
             append_rows(&dir.join("noise.csv"), &noise)?;
@@ -132,14 +142,15 @@ fn run_trial(
     study: &TargetStudy,
     dir: &Path,
     t: &SearchTrial,
+    m: Metaparameters,
     data: &VariantData,
     status: &dyn Fn(&str),
 ) -> Result<(Outcome, End), String> {
     let w = &study.config.workloads[t.workload];
     let budget = &study.config.budget;
     let optimizer = OptimizerConfig {
-        learning_rate: Some(t.learning_rate),
-        momentum: t.momentum,
+        learning_rate: Some(m.learning_rate),
+        momentum: m.momentum,
         ..w.optimizer.clone()
     };
     let steps = study.step_budget(Some(w), data.train.len() as u64)?;
@@ -169,7 +180,7 @@ fn run_trial(
         seed: t.index,
         total_steps,
         evaluate_at,
-        learning_rate: t.learning_rate,
+        learning_rate: m.learning_rate,
         schedule: &schedule,
         drop_last: false,
         eval_batch_size: budget.eval_batch_size,

@@ -6,6 +6,7 @@ use std::{
     collections::BTreeSet,
     panic::{catch_unwind, AssertUnwindSafe},
     path::Path,
+    time::Duration,
 };
 
 use batchlab_method::rows::{
@@ -21,7 +22,7 @@ use crate::{
     error::RunError,
     isolate::{failure_status, interrupted, supervise, Crash, UnitEvents, WorkerExit},
     progress::Progress,
-    shard::{claim, pending, release_unfinished_claims, to_try},
+    shard::{claim, done_in_run, pending, release_unfinished_claims, to_try},
     study::{Study, StudyConfig},
 };
 
@@ -49,6 +50,11 @@ pub trait TrialStudy {
     fn trials(&self) -> &[Self::Trial];
     /// A trial's id: its unit name in the worker protocol and its key in trials.csv.
     fn id(trial: &Self::Trial) -> &str;
+    /// Whether `trial` may start, given the trials finished anywhere in the run (every
+    /// shard's): a trial planned from others' results waits for them. By default, always.
+    fn ready(&self, _trial: &Self::Trial, _done_in_run: &BTreeSet<String>) -> bool {
+        true
+    }
     /// How the trial is named in the result rows.
     fn labels(&self, trial: &Self::Trial) -> TrialLabels;
     /// A worker for `dir`, before its first trial.
@@ -197,44 +203,81 @@ fn every_trial_failed(dir: &Path) -> Result<(), RunError> {
     }
 }
 
+/// How long a worker whose remaining trials all wait for others' results sleeps before it
+/// looks again.
+const WAIT_FOR_READY: Duration = Duration::from_secs(3);
+
 /// The worker: runs the trials without a row in trials.csv, in the planned order (then, for a
-/// shard, the other shards' unclaimed ones). Returns at the first trial that fails, after
-/// recording it; a diverged trial is a result, not a failure, and the study goes on.
+/// shard, the other shards' unclaimed ones), passing over those not yet [`TrialStudy::ready`]
+/// and coming back to them until none is left waiting. Returns at the first trial that fails,
+/// after recording it; a diverged trial is a result, not a failure, and the study goes on.
 fn work_trials<S: TrialStudy, W: TrialWorker<S::Trial>>(
     study: &S,
     dir: &Path,
     events: &dyn UnitEvents,
     worker: &mut W,
 ) -> Result<WorkerExit, RunError> {
-    let done = done_trials(dir)?;
-    for trial in to_try(study.trials(), S::id, dir, &done)? {
-        if interrupted() {
-            return Err(RunError::Interrupted);
-        }
-        let id = S::id(trial);
-        if !claim(dir, id)? {
-            continue;
-        }
-        worker.prepare(trial)?;
-        events.begin(id);
-        let status = |message: &str| events.status(id, message);
-        let outcome = catch_unwind(AssertUnwindSafe(|| worker.train(trial, &status)))
-            .unwrap_or_else(|panic| Err(panic_message(&panic)));
-        match outcome {
-            Ok(outcome) => {
-                let summary = worker.finish(trial, outcome)?;
-                events.end(id, &summary);
+    loop {
+        let done = done_trials(dir)?;
+        let done_in_run = done_in_run(dir)?;
+        let (mut waiting, mut ran) = (false, false);
+        for trial in to_try(study.trials(), S::id, dir, &done)? {
+            if interrupted() {
+                return Err(RunError::Interrupted);
             }
-            Err(message) => {
-                let status = failure_status(&message);
-                study.record_failure(dir, trial, status, &message)?;
-                eprintln!("trial {id} failed ({status}): {message}");
-                events.end(id, status);
-                return Ok(WorkerExit::PointFailed);
+            let id = S::id(trial);
+            if done_in_run.contains(id) {
+                continue;
             }
+            if !study.ready(trial, &done_in_run) {
+                waiting = true;
+                continue;
+            }
+            if !claim(dir, id)? {
+                continue;
+            }
+            ran = true;
+            if let Some(exit) = run_one(study, dir, events, worker, trial)? {
+                return Ok(exit);
+            }
+        }
+        if !waiting {
+            return Ok(WorkerExit::Finished);
+        }
+        if !ran {
+            std::thread::sleep(WAIT_FOR_READY);
         }
     }
-    Ok(WorkerExit::Finished)
+}
+
+/// Trains one claimed trial and writes its rows; `Some` ends the worker (the trial failed).
+fn run_one<S: TrialStudy, W: TrialWorker<S::Trial>>(
+    study: &S,
+    dir: &Path,
+    events: &dyn UnitEvents,
+    worker: &mut W,
+    trial: &S::Trial,
+) -> Result<Option<WorkerExit>, RunError> {
+    let id = S::id(trial);
+    worker.prepare(trial)?;
+    events.begin(id);
+    let status = |message: &str| events.status(id, message);
+    let outcome = catch_unwind(AssertUnwindSafe(|| worker.train(trial, &status)))
+        .unwrap_or_else(|panic| Err(panic_message(&panic)));
+    match outcome {
+        Ok(outcome) => {
+            let summary = worker.finish(trial, outcome)?;
+            events.end(id, &summary);
+            Ok(None)
+        }
+        Err(message) => {
+            let status = failure_status(&message);
+            study.record_failure(dir, trial, status, &message)?;
+            eprintln!("trial {id} failed ({status}): {message}");
+            events.end(id, status);
+            Ok(Some(WorkerExit::PointFailed))
+        }
+    }
 }
 
 /// Removes from the file at `path` the rows of trials not in `done` (an interrupted run), so a

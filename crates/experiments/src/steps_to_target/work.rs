@@ -12,10 +12,12 @@ use batchlab_method::{
 };
 use batchlab_report::{
     step_time::summarize,
-    steps_to_target::{render_target, TargetContext},
+    steps_to_target::{render_target, TargetClaim, TargetClaimRule, TargetContext},
 };
 
-use super::{cutoff, noise, plan::Metaparameters, SearchTrial, TargetStudy, Workload};
+use super::{
+    claims::TargetRule, cutoff, noise, plan::Metaparameters, SearchTrial, TargetStudy, Workload,
+};
 use crate::{
     context::RunContext,
     error::RunError,
@@ -284,6 +286,22 @@ pub fn render(
             .collect(),
         search_space: config.workloads.iter().map(|w| w.search_space(s)).collect(),
         step_times,
+        claims: config
+            .analysis
+            .claims
+            .iter()
+            .map(|c| TargetClaim {
+                claim: c.claim.clone(),
+                source: c.source.clone(),
+                workload: c.workload.clone(),
+                rule: match c.rule {
+                    TargetRule::ThreeRegimes => TargetClaimRule::ThreeRegimes,
+                    TargetRule::ExtendsPerfectScaling => TargetClaimRule::ExtendsPerfectScaling,
+                    TargetRule::MatchesSearch => TargetClaimRule::MatchesSearch,
+                },
+                versus: c.versus.clone(),
+            })
+            .collect(),
     };
     Ok(render_target(dir, &context)?.lines)
 }

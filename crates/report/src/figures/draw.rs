@@ -216,6 +216,7 @@ fn room_for_legend<DB: DrawingBackend>(
 fn labelled(chart: &Chart) -> bool {
     chart.series.iter().any(|s| !s.label.is_empty())
         || chart.vlines.iter().any(|v| !v.legend.is_empty())
+        || chart.spans.iter().any(|s| !s.legend.is_empty())
 }
 
 /// First half of the scale dispatch: each axis's coordinate type is a type parameter. With
@@ -332,6 +333,23 @@ where
     let mut legended = BTreeSet::new();
     let mut previous_text_x = f64::NEG_INFINITY;
     let mut row = 0;
+    for span in chart
+        .spans
+        .iter()
+        .filter(|s| s.from.is_finite() && s.to.is_finite())
+    {
+        let tint = rgb(span.color).mix(0.18).filled();
+        let anno = ctx
+            .draw_series(std::iter::once(Rectangle::new(
+                [(span.from, ylo), (span.to, yhi)],
+                tint,
+            )))
+            .map_err(err)?;
+        if !span.legend.is_empty() && legended.insert(span.legend.clone()) {
+            anno.label(&span.legend)
+                .legend(move |(x, y)| Rectangle::new([(x + 2, y - 6), (x + 18, y + 6)], tint));
+        }
+    }
     let mut vlines: Vec<_> = chart.vlines.iter().filter(|v| v.x.is_finite()).collect();
     vlines.sort_by(|a, b| a.x.total_cmp(&b.x));
     for v in vlines {

@@ -242,6 +242,22 @@ pub struct Chart {
     /// A panel that holds only the legend of its neighbours (no axes, no data): small
     /// multiples too small to hold a legend of their own get one of these.
     pub legend_only: bool,
+    /// Shaded ranges of x (regimes of a curve), drawn under everything else.
+    pub spans: Vec<Span>,
+}
+
+/// A shaded range of x, from the bottom of the plot to its top.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    /// Where it starts and ends, in x's units.
+    pub from: f64,
+    /// See `from`.
+    pub to: f64,
+    /// Its tint (drawn at 18% opacity over white).
+    pub color: Rgb,
+    /// Legend text; empty keeps it out of the legend (a span with the same text as an
+    /// earlier one shares its entry).
+    pub legend: String,
 }
 
 impl Chart {
@@ -266,6 +282,7 @@ impl Chart {
             x_range: None,
             x_ticks: vec![],
             legend_only: false,
+            spans: vec![],
         }
     }
 }

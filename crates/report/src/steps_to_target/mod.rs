@@ -22,6 +22,7 @@
 //! - [`scaling`]: the fit S(B) = S_min (1 + B_crit / B) and the three regimes of the curve.
 
 mod analysis;
+mod claims;
 mod figures;
 mod format;
 mod markdown;
@@ -38,9 +39,10 @@ use batchlab_method::files::write_atomic;
 use crate::ReportError;
 pub use analysis::time::{TimePoint, TimeToResult};
 pub use analysis::workload::{LearningRateScaling, WorkloadFindings};
+pub use claims::{TargetClaim, TargetClaimRule};
 pub use scaling::{
-    fit_scaling, perfect_scaling_line, regimes, Regime, RegimeOptions, Regimes, ScalingFit,
-    ScalingFitOptions, Segment,
+    curve_intervals, fit_scaling, perfect_scaling_line, regimes, CellTrials, CurveIntervals,
+    IntervalRegimes, Regime, RegimeOptions, Regimes, ScalingFit, ScalingFitOptions, Segment,
 };
 pub use steps::{
     classify, steps_to_result, trials_from_train, Evaluation, StepsToResult, Trial, TrialOutcome,
@@ -49,10 +51,12 @@ pub use steps::{
 pub use summary::{write_summary, TargetCell};
 
 /// The files [`render_target`] always writes into a run directory.
-pub const OUTPUT_FILES: [&str; 8] = [
+pub const OUTPUT_FILES: [&str; 10] = [
     "summary.csv",
     "steps_to_result.svg",
     "steps_to_result.png",
+    "regimes.svg",
+    "regimes.png",
     "best_learning_rate.svg",
     "best_learning_rate.png",
     "search_space.svg",
@@ -106,6 +110,8 @@ pub struct TargetContext {
     /// apply to every optimizer of that model (a step of SGD and of momentum cost nearly the
     /// same); an exact label wins over a model. Empty: no time to result.
     pub step_times: Vec<(String, u32, f64, f64, f64)>,
+    /// The claims the report judges, each by its rule (empty: no claims section).
+    pub claims: Vec<TargetClaim>,
 }
 
 impl TargetContext {
@@ -185,6 +191,7 @@ pub fn render_target(dir: &Path, ctx: &TargetContext) -> Result<TargetFindings, 
     let cells: Vec<TargetCell> = study.cells().cloned().collect();
     summary::write_summary(&dir.join("summary.csv"), &cells)?;
     figures::draw_steps(dir, ctx, &study)?;
+    figures::panels::draw_regimes(dir, ctx, &study)?;
     figures::draw_learning_rates(dir, ctx, &study)?;
     figures::search::draw_search_space(dir, ctx, &study)?;
     if study.has_step_times() {

@@ -28,6 +28,7 @@ fn context() -> TargetContext {
         batch_sizes_by_workload: vec![],
         search_space: vec![],
         step_times: vec![],
+        claims: vec![],
     }
 }
 

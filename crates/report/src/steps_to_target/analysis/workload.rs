@@ -9,8 +9,9 @@ use batchlab_method::stats::linear_fit;
 
 use super::time::{self, StepTime, TimeToResult};
 use crate::steps_to_target::{
-    fit_scaling, regimes, steps_to_result, RegimeOptions, Regimes, ScalingFit, ScalingFitOptions,
-    StepsToResult, TargetCell, TargetContext, Trial, TrialOutcome,
+    curve_intervals, fit_scaling, regimes, steps_to_result, CellTrials, CurveIntervals,
+    RegimeOptions, Regimes, ScalingFit, ScalingFitOptions, StepsToResult, TargetCell,
+    TargetContext, Trial, TrialOutcome,
 };
 
 /// What the study found for one workload.
@@ -24,8 +25,11 @@ pub struct WorkloadFindings {
     /// S(B) = S_min (1 + B_crit / B) fitted to the batch sizes with a result; `None` with
     /// fewer than 3 of them.
     pub fit: Option<ScalingFit>,
-    /// The three regimes; `None` with fewer than 2 batch sizes with a result.
+    /// The three regimes; `None` with fewer than 2 batch sizes with a result. Their ranges are
+    /// judged with the bootstrap intervals (`scaling::interval`) whenever those can judge them.
     pub regimes: Option<Regimes>,
+    /// Steps to result with bootstrap intervals, per batch size with a trial.
+    pub intervals: CurveIntervals,
     /// How the best trial's learning rate scales with batch size.
     pub learning_rate: Option<LearningRateScaling>,
     /// How the best trial's effective learning rate lr / (1 - momentum) scales (momentum
@@ -80,6 +84,10 @@ pub(crate) struct Workload {
     pub points: Vec<(f64, f64)>,
     pub fit: Result<ScalingFit, String>,
     pub regimes: Result<Regimes, String>,
+    /// Steps to result with bootstrap intervals, per batch size with an evaluated trial.
+    pub intervals: CurveIntervals,
+    /// Whether `regimes`' ranges were judged with `intervals` (else point by point).
+    pub regimes_with_intervals: bool,
     pub learning_rate: Option<LearningRateScaling>,
     pub effective: Option<LearningRateScaling>,
     pub time: Option<TimeToResult>,
@@ -100,6 +108,7 @@ impl Workload {
             steps: self.steps.clone(),
             fit: self.fit.as_ref().ok().cloned(),
             regimes: self.regimes.as_ref().ok().cloned(),
+            intervals: self.intervals.clone(),
             learning_rate: self.learning_rate,
             effective_learning_rate: self.effective,
             time_to_result: self.time.clone(),
@@ -138,7 +147,15 @@ pub(super) fn workload(
         .collect();
     // The defaults' 1000 resamples cost a fraction of a second per workload.
     let fit = fit_scaling(&curve, &ScalingFitOptions::default()).map_err(|e| e.to_string());
-    let regimes = regimes(&curve, &RegimeOptions::default()).map_err(|e| e.to_string());
+    let intervals = curve_intervals(&cell_trials(&points), 0);
+    let mut regimes = regimes(&curve, &RegimeOptions::default()).map_err(|e| e.to_string());
+    let mut regimes_with_intervals = false;
+    if let (Ok(r), Some(judged)) = (regimes.as_mut(), intervals.regimes()) {
+        r.perfect_scaling = judged.perfect_scaling;
+        r.diminishing_returns = judged.diminishing_returns;
+        r.maximal_data_parallelism = judged.maximal_data_parallelism;
+        regimes_with_intervals = true;
+    }
     let learning_rate = rate_scaling(&cells, regimes.as_ref().ok(), |c| c.learning_rate);
     let effective = if momentum {
         rate_scaling(&cells, regimes.as_ref().ok(), |c| c.effective_learning_rate)
@@ -156,10 +173,33 @@ pub(super) fn workload(
         points: curve,
         fit,
         regimes,
+        intervals,
+        regimes_with_intervals,
         learning_rate,
         effective,
         time,
     })
+}
+
+/// Each batch size's evaluated trials for the bootstrap: steps to the target, or `None` for
+/// a trial that missed it or diverged; failed and unevaluated trials are left out.
+fn cell_trials(points: &[TrialPoint]) -> Vec<CellTrials> {
+    let mut cells: BTreeMap<u32, Vec<Option<u64>>> = BTreeMap::new();
+    for p in points {
+        let reached = match p.outcome {
+            Some(TrialOutcome::Reached(steps)) => Some(steps),
+            Some(TrialOutcome::Missed | TrialOutcome::Infeasible) => None,
+            Some(TrialOutcome::Failed) | None => continue,
+        };
+        cells.entry(p.batch_size).or_default().push(reached);
+    }
+    cells
+        .into_iter()
+        .map(|(b, reached)| CellTrials {
+            batch_size: f64::from(b),
+            reached,
+        })
+        .collect()
 }
 
 /// One summary row per batch size with a recorded trial.

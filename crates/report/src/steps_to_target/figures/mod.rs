@@ -10,10 +10,13 @@
 //!   with linear (dashed) and square-root (dotted) scaling references through each
 //!   workload's smallest batch size.
 //!
+//! - `regimes` (in [`panels`]): a log-log panel per workload with intervals and regimes.
+//!
 //! A workload keeps its colour in every figure.
 
 use std::path::Path;
 
+pub(super) mod panels;
 pub(super) mod search;
 pub(super) mod time;
 
@@ -31,7 +34,7 @@ use crate::ReportError;
 pub(crate) const BATCH_LABEL: &str = "batch size (examples per step, log2 scale)";
 
 /// Points on a fitted curve: smooth at any width.
-const CURVE_POINTS: usize = 64;
+pub(crate) const CURVE_POINTS: usize = 64;
 
 /// The colour of workload `k`, the same in every figure.
 pub(crate) fn color(k: usize) -> Rgb {

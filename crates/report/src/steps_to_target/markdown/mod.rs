@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::figures::search::COLUMNS;
 use crate::steps_to_target::format::sig;
-use crate::steps_to_target::TargetContext;
+use crate::steps_to_target::{claims, TargetContext};
+use crate::verdict::verdict_table;
 use reading::{in_short, recorded_line, workload_sentences};
 use study::study_sentences;
 
@@ -53,6 +54,11 @@ pub(crate) fn report_markdown(ctx: &TargetContext, study: &Study) -> String {
     md.push_str("\n### All workloads\n\n");
     for sentence in study_sentences(ctx, study) {
         let _ = writeln!(md, "- {sentence}");
+    }
+
+    if !ctx.claims.is_empty() {
+        md.push_str("\n## Claims\n\n");
+        md.push_str(&verdict_table(&claims::verdicts(&ctx.claims, study)));
     }
 
     md.push_str("\n## Figures\n\n");
@@ -117,6 +123,31 @@ fn definition(ctx: &TargetContext) -> String {
     )
 }
 
+/// The bootstrap interval of a cell's steps to result, "a–b" ("a–none" when too many resamples
+/// had no trial reaching the target); "–" for a cell without evaluated trials.
+fn steps_interval(study: &Study, workload: &str, batch_size: u32) -> String {
+    let Some(w) = study.workloads.iter().find(|w| w.label == workload) else {
+        return "–".into();
+    };
+    let intervals = &w.intervals;
+    let Some(k) = intervals
+        .batch_sizes
+        .iter()
+        .position(|&b| b == f64::from(batch_size))
+    else {
+        return "–".into();
+    };
+    let end = |x: f64| {
+        if x.is_finite() {
+            format!("{x:.0}")
+        } else {
+            "none".into()
+        }
+    };
+    let (lo, hi) = intervals.intervals[k];
+    format!("{}–{}", end(lo), end(hi))
+}
+
 fn cell_table(study: &Study) -> String {
     let with_unevaluated = study.counts.unevaluated > 0;
     let opt = |v: Option<f64>| v.map_or_else(|| "–".to_string(), sig);
@@ -138,6 +169,7 @@ fn cell_table(study: &Study) -> String {
             row.extend([
                 c.steps_to_result
                     .map_or_else(|| "none".to_string(), |s| s.to_string()),
+                steps_interval(study, &c.workload, c.batch_size),
                 c.best_trial.clone().unwrap_or_else(|| "–".into()),
                 opt(c.learning_rate),
                 opt(c.momentum),
@@ -154,6 +186,7 @@ fn cell_table(study: &Study) -> String {
     }
     headers.extend([
         "steps to result",
+        "95% interval",
         "best trial",
         "learning rate",
         "momentum",
@@ -168,6 +201,7 @@ fn cell_table(study: &Study) -> String {
 fn figures(study: &Study) -> String {
     let mut md = String::new();
     md.push_str("![Steps to result versus batch size](steps_to_result.png)\n\n(vector: [steps_to_result.svg](steps_to_result.svg)) Steps to result against batch size on log2-log2 axes, one line per workload. Dashed: perfect scaling (steps halve when the batch size doubles) through each workload's smallest batch size; thin: the fitted S(B) = S_min (1 + B_crit / B). Dashed vertical lines mark batch sizes where no trial of a workload reached the target.\n\n");
+    md.push_str("![Regimes per workload](regimes.png)\n\n(vector: [regimes.svg](regimes.svg)) One log-log panel per workload, as Shallue et al.'s Figure 1: steps to result with its 95% bootstrap interval as error bars (a bar drawn to twice the panel's largest value has no upper end: too many resamples had no trial reaching the target), the perfect-scaling line through the smallest batch size (dashed), the fitted S(B) (dotted), and the regimes shaded where the interval rule puts them: green perfect scaling, yellow diminishing returns, red maximal data parallelism.\n\n");
     md.push_str("![Best learning rate versus batch size](best_learning_rate.png)\n\n(vector: [best_learning_rate.svg](best_learning_rate.svg)) The best trial's learning rate at each batch size with a result (log-log)");
     if study.workloads.iter().any(|w| w.momentum) {
         md.push_str(", and on the right its effective learning rate lr / (1 - momentum) (the same as the learning rate for plain SGD)");
@@ -184,7 +218,7 @@ fn figures(study: &Study) -> String {
 }
 
 fn files(study: &Study) -> String {
-    let mut md = String::from("\n## Files\n\n- `results.csv`: every validation evaluation of every trial (raw; `variant` is the model).\n- `trials.csv`: one row per finished or failed trial.\n- `search.csv`: each trial's learning rate, momentum and effective learning rate.\n- `summary.csv`: the table above, one row per (workload, batch size); empty fields are unknown.\n- `steps_to_result.{svg,png}`, `best_learning_rate.{svg,png}`, `search_space.{svg,png}`");
+    let mut md = String::from("\n## Files\n\n- `results.csv`: every validation evaluation of every trial (raw; `variant` is the model).\n- `trials.csv`: one row per finished or failed trial.\n- `search.csv`: each trial's learning rate, momentum and effective learning rate.\n- `summary.csv`: the table above, one row per (workload, batch size); empty fields are unknown.\n- `steps_to_result.{svg,png}`, `regimes.{svg,png}`, `best_learning_rate.{svg,png}`, `search_space.{svg,png}`");
     if study.has_step_times() {
         md.push_str(", `time_to_result.{svg,png}`");
     }

@@ -167,6 +167,20 @@ fn rule() -> String {
     )
 }
 
+/// A slope for the reader: its value, or ±∞ where resamples had no trial reaching the target.
+fn signed(x: f64) -> String {
+    match x {
+        x if x == f64::INFINITY => "+∞".into(),
+        x if x == f64::NEG_INFINITY => "−∞".into(),
+        x => sig(x),
+    }
+}
+
+/// The rule of the interval-judged regimes (`scaling::interval`), in words.
+fn interval_rule() -> &'static str {
+    "judged with 95% bootstrap intervals of steps to result S(B), resampling each batch size's trials: perfect scaling from the smallest batch size B0 while the interval of S(B) reaches down to the perfect-scaling line S(B0) B0 / B drawn from the top of S(B0)'s interval, maximal data parallelism over the trailing segments whose interval of the log-log slope to the next batch size includes zero, diminishing returns between"
+}
+
 fn regime_name(r: Regime) -> &'static str {
     match r {
         Regime::PerfectScaling => "perfect scaling",
@@ -197,17 +211,44 @@ pub(crate) fn regimes_sentence(w: &Workload) -> String {
     if let Some(d) = r.diminishing_returns {
         parts.push(format!("diminishing returns {}", range(d)));
     }
+    let last_slope = w
+        .intervals
+        .slopes
+        .last()
+        .filter(|_| w.regimes_with_intervals)
+        .map_or(String::new(), |(lo, hi)| {
+            format!(
+                " (log-log slope between {} and {}, 95%)",
+                signed(*lo),
+                signed(*hi)
+            )
+        });
     match r.maximal_data_parallelism {
         Some(m) => parts.push(format!("maximal data parallelism {}", range(m))),
         None => parts.push(format!(
-            "no plateau yet: the last doubling ({} to {}) still divides the steps by {}, so maximal data parallelism, if any, lies beyond batch {}",
+            "no plateau yet: the last doubling ({} to {}) still divides the steps by {}{last_slope}, so maximal data parallelism, if any, lies beyond batch {}",
             batch(last.from),
             batch(last.to),
             sig(last.speedup_per_doubling),
             batch(last.to)
         )),
     }
-    let mut s = format!("Regimes ({}): {}.", rule(), parts.join("; "));
+    let rule = if w.regimes_with_intervals {
+        interval_rule().to_string()
+    } else if w
+        .intervals
+        .intervals
+        .first()
+        .is_some_and(|i| i.1.is_infinite())
+    {
+        format!(
+            "{}; not judged with bootstrap intervals because the smallest batch size's interval has no upper end (too few of its trials reached the target), which would make every batch size pass as perfect scaling",
+            rule()
+        )
+    } else {
+        rule()
+    };
+    let mut s = format!("Regimes ({rule}): {}.", parts.join("; "));
     s.push_str(&odd_segments(r));
     s
 }
@@ -391,6 +432,10 @@ fn no_result_sentence(ctx: &TargetContext, w: &Workload) -> Option<String> {
             and_list(&names)
         ));
     }
-    parts.push("These batch sizes are left out of the fit and the regimes.".into());
+    parts.push(if w.regimes_with_intervals {
+        "These batch sizes are left out of the fit; the regimes count them as steps that grew (no fewer steps than the batch size before).".into()
+    } else {
+        "These batch sizes are left out of the fit and the regimes.".into()
+    });
     Some(parts.join(" "))
 }

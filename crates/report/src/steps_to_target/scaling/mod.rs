@@ -26,7 +26,9 @@
 //! n - 2 degrees of freedom: on synthetic curves of 10 batch sizes with 5% noise, nominal
 //! 95% intervals covered the true S_min and B_crit about 90% of the time.
 //!
-//! The three regimes are in [`regimes`](mod@regimes).
+//! The three regimes are in [`regimes`](mod@regimes), point by point, and in
+//! [`interval`](mod@interval) judged with bootstrap intervals of steps to result (what the
+//! report uses whenever the trials are at hand).
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -34,8 +36,10 @@ use rand::{Rng, SeedableRng};
 use batchlab_method::stats::quantile_sorted;
 use batchlab_method::TargetError;
 
+mod interval;
 mod regimes;
 
+pub use interval::{curve_intervals, CellTrials, CurveIntervals, IntervalRegimes};
 pub use regimes::{regimes, Regime, RegimeOptions, Regimes, Segment};
 
 /// Values of B_crit on the fit's search grid: 401, about 23 per decade over the 8 + decades

@@ -4,6 +4,7 @@ mod bar;
 mod cluster;
 mod commands;
 mod data;
+mod predict;
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -46,6 +47,9 @@ enum Command {
     /// The largest batch size of a model under a memory budget, and the right one: a
     /// find-batch study with the defaults (the last line printed is its report directory).
     FindBatch(commands::FindBatchArgs),
+    /// Training time per step, per epoch and in total, predicted from the step-time sweeps of
+    /// this device (the same model's when there is one, else a fit across models).
+    Predict(predict::PredictArgs),
     /// Run a shardable study (train, steps-to-target) as a Slurm job array, one shard per task;
     /// the last line printed is its report directory.
     Submit(cluster::SubmitArgs),
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
         } => commands::check(&experiment, &overrides, &cli.data_dir),
         Command::Run(args) => commands::run(args, &cli.data_dir),
         Command::FindBatch(args) => commands::find_batch(args, &cli.data_dir),
+        Command::Predict(args) => predict::predict(args),
         Command::Submit(args) => cluster::submit(args, &cli.data_dir),
         Command::Status { dir } => cluster::status(&dir),
         Command::Report { dir } => commands::report(&dir, &cli.data_dir),

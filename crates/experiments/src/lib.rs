@@ -29,6 +29,7 @@ pub mod isolate;
 pub mod loader_bench;
 pub mod lock;
 pub mod optim;
+pub mod predict;
 pub mod progress;
 pub mod registry;
 pub mod run_dir;

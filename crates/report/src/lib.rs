@@ -8,6 +8,8 @@
 //! - [`figures`]: x/y charts with error bars and vertical markers, to SVG and PNG.
 //! - [`markdown`]: the header of every `report.md`, and markdown tables.
 //! - [`verdict`]: a verdict on a published claim, and the table every report's claims end with.
+//! - [`predict`]: training time predicted from step-time sweeps, of the same model or across
+//!   models.
 //!
 //! One module per kind of study, each the same shape: `rows` (the run's CSV files read into
 //! rows) -> `analysis` (pure computation) -> `figures` -> `markdown` (`report.md`), called
@@ -28,6 +30,7 @@ pub mod find_batch;
 mod io;
 pub mod jumps;
 pub mod markdown;
+pub mod predict;
 pub mod step_time;
 pub mod steps_to_target;
 pub mod train;

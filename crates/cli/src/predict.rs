@@ -1,0 +1,156 @@
+//! `batchlab predict`: training time from the step-time sweeps of this device.
+
+use std::path::PathBuf;
+
+use anyhow::{anyhow, Result};
+use batchlab_experiments::{
+    backend::{device_name, threads},
+    config::{BackendConfig, BackendKind},
+    predict::{model_name, predict_training, Basis, Machine, Origin, TrainingPlan},
+};
+use batchlab_models::{Architecture, ModelSpec};
+
+use crate::commands::parse_input;
+
+#[derive(Debug, clap::Args)]
+pub struct PredictArgs {
+    /// The model, e.g. vgg16 (`batchlab models` lists them).
+    #[arg(long, value_parser = clap::value_parser!(Architecture))]
+    model: Architecture,
+    /// Input as C,H,W.
+    #[arg(long, default_value = "3,32,32", value_parser = parse_input)]
+    input: [usize; 3],
+    /// Classes of the head.
+    #[arg(long, default_value_t = 10)]
+    classes: usize,
+    /// Hidden widths of an MLP, comma-separated (e.g. 128,128).
+    #[arg(long, value_delimiter = ',')]
+    hidden: Option<Vec<usize>>,
+    /// The optimizer as a sweep's label: sgd, sgd-momentum, sgd-nesterov, adam, adamw.
+    #[arg(long, default_value = "sgd")]
+    optimizer: String,
+    /// Examples per step.
+    #[arg(long)]
+    batch: u32,
+    /// Training examples per epoch.
+    #[arg(long)]
+    examples: u64,
+    /// Epochs.
+    #[arg(long, default_value_t = 1.0)]
+    epochs: f64,
+    /// Drop the last partial batch of each epoch (floor(N/B) steps; else ceil).
+    #[arg(long)]
+    drop_last: bool,
+    /// Backend the training runs on.
+    #[arg(long, default_value = "flex", value_parser = ["flex", "cuda"])]
+    backend: String,
+    /// CPU threads (0: all cores), as the sweeps' meta.json records them.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Report root holding the step-time sweeps.
+    #[arg(long, default_value = "reports")]
+    reports: PathBuf,
+}
+
+fn seconds(s: f64) -> String {
+    if s >= 3600.0 {
+        format!("{:.2} h", s / 3600.0)
+    } else if s >= 60.0 {
+        format!("{:.1} min", s / 60.0)
+    } else if s >= 1.0 {
+        format!("{s:.2} s")
+    } else {
+        format!("{:.1} ms", s * 1e3)
+    }
+}
+
+fn triple((v, lo, hi): (f64, f64, f64)) -> String {
+    format!("{} ({} – {})", seconds(v), seconds(lo), seconds(hi))
+}
+
+pub fn predict(args: PredictArgs) -> Result<()> {
+    if args.batch == 0 || !(args.epochs > 0.0 && args.epochs.is_finite()) {
+        return Err(anyhow!(
+            "--batch must be at least 1 and --epochs a number above 0 (got {} and {})",
+            args.batch,
+            args.epochs
+        ));
+    }
+    let mut model = ModelSpec::new(args.model, args.input, args.classes);
+    if let Some(hidden) = args.hidden {
+        model.hidden = hidden;
+    }
+    model.validate().map_err(|e| anyhow!("--model: {e}"))?;
+    let backend = BackendConfig {
+        name: BackendKind::parse(&args.backend).map_err(|e| anyhow!(e))?,
+        device: 0,
+        threads: args.threads,
+    };
+    let machine = Machine {
+        backend: args.backend.clone(),
+        device: device_name(&backend),
+        threads: threads(&backend),
+    };
+    let plan = TrainingPlan {
+        batch_size: args.batch,
+        examples: args.examples,
+        epochs: args.epochs,
+        drop_last: args.drop_last,
+    };
+    let p = predict_training(&args.reports, &model, &args.optimizer, &machine, &plan)?;
+    let step = p.prediction.step;
+    println!(
+        "{} with {}, batch {}, {} examples x {} epoch(s) on {} / {} ({} threads)",
+        model_name(&model),
+        args.optimizer,
+        args.batch,
+        args.examples,
+        args.epochs,
+        machine.backend,
+        machine.device,
+        machine.threads
+    );
+    println!("per step:  {}", triple((step.seconds, step.low, step.high)));
+    println!(
+        "per epoch: {} ({} steps)",
+        triple(p.prediction.epoch),
+        p.prediction.steps_per_epoch
+    );
+    println!("in total:  {}", triple(p.prediction.total));
+    match p.basis {
+        Basis::SameModel(dir) => {
+            let how = match step.origin {
+                Origin::Measured => "measured at this batch size".to_string(),
+                Origin::Interpolated { below, above } => {
+                    format!("interpolated between batch {below} and {above}")
+                }
+                Origin::Extrapolated => {
+                    "extrapolated beyond the sweep along its last points".into()
+                }
+            };
+            println!(
+                "from: the step-time sweep {} ({how}; interval: the median's 95% interval)",
+                dir.display()
+            );
+        }
+        Basis::CrossModel {
+            fitted,
+            left_out,
+            error,
+        } => {
+            println!(
+                "from: no sweep of this model here; the cross-model fit (per-example cost from FLOPs and activations, fixed cost from parameters) over {} sweeps, interval ±{:.0}% (the median leave-one-model-out error):",
+                fitted.len(),
+                100.0 * error
+            );
+            for l in left_out {
+                println!(
+                    "  {} predicted from the others: median error {:.0}%",
+                    l.label,
+                    100.0 * l.median_abs_error
+                );
+            }
+        }
+    }
+    Ok(())
+}

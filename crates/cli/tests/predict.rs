@@ -1,0 +1,115 @@
+//! `batchlab predict` end to end: a real (tiny) step-time sweep, then predictions from it: at a
+//! measured batch size the sweep's median, an epoch as its full steps plus the partial batch
+//! at its own size, beyond the sweep an extrapolation said so, and a model without a sweep
+//! refused with what is missing.
+
+mod common;
+
+use std::{collections::HashMap, fs, path::Path, process::Command};
+
+use common::{run_command, STEP_TIME};
+
+/// summary.csv's median milliseconds per batch size, read by column name.
+fn medians(dir: &Path) -> HashMap<u32, f64> {
+    let mut reader = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (b, m) = (column("batch_size"), column("median_ms"));
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[b].parse().unwrap(), r[m].parse().unwrap())
+        })
+        .collect()
+}
+
+fn predict(reports: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_batchlab"))
+        .args([
+            "predict",
+            "--model",
+            "mlp",
+            "--input",
+            "1,8,8",
+            "--classes",
+            "4",
+        ])
+        .args(args)
+        .args(["--reports", reports.to_str().unwrap()])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn predictions_come_from_the_sweep_of_the_same_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("sweep.toml");
+    fs::write(&config, STEP_TIME).unwrap();
+    let reports = tmp.path().join("reports");
+    let output = run_command(&config, &reports, &[]).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let run = Path::new(stdout.lines().last().unwrap().trim()).to_path_buf();
+    let median = medians(&run);
+
+    // 100 examples at batch 8: 12 full steps and one of 4 examples.
+    let out = predict(
+        &reports,
+        &["--hidden", "64", "--batch", "8", "--examples", "100"],
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!("per step:  {:.1} ms", median[&8])),
+        "{text}\n{median:?}"
+    );
+    let epoch = 12.0 * median[&8] + median[&4];
+    assert!(
+        text.contains(&format!("per epoch: {epoch:.1} ms")),
+        "{text}\n{epoch}"
+    );
+    assert!(
+        text.contains("(13 steps)") && text.contains("measured at this batch size"),
+        "{text}"
+    );
+    let dropped = predict(
+        &reports,
+        &[
+            "--hidden",
+            "64",
+            "--batch",
+            "8",
+            "--examples",
+            "100",
+            "--drop-last",
+        ],
+    );
+    assert!(String::from_utf8_lossy(&dropped.stdout).contains("(12 steps)"));
+
+    let beyond = predict(
+        &reports,
+        &["--hidden", "64", "--batch", "40", "--examples", "100"],
+    );
+    assert!(String::from_utf8_lossy(&beyond.stdout).contains("extrapolated beyond the sweep"));
+
+    // Another width is another model: no sweep of it, and one sweep is too few to fit across.
+    let other = predict(
+        &reports,
+        &["--hidden", "32", "--batch", "8", "--examples", "100"],
+    );
+    assert_eq!(other.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&other.stderr);
+    assert!(
+        error.contains("no step-time sweep of mlp 1x8x8") && error.contains("needs at least 3"),
+        "{error}"
+    );
+}

@@ -6,7 +6,8 @@ use anyhow::{anyhow, Result};
 use batchlab_experiments::{
     backend::{device_name, threads},
     config::{BackendConfig, BackendKind},
-    predict::{model_name, predict_training, Basis, Machine, Origin, TrainingPlan},
+    predict::{predict_training, Basis, Origin, TrainingPlan},
+    sweeps::{model_name, Machine},
 };
 use batchlab_models::{Architecture, ModelSpec};
 

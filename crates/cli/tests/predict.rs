@@ -113,3 +113,37 @@ fn predictions_come_from_the_sweep_of_the_same_model() {
         "{error}"
     );
 }
+
+#[test]
+fn a_training_report_checks_its_times_against_the_sweep_of_its_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let reports = tmp.path().join("reports");
+    let sweep = tmp.path().join("sweep.toml");
+    fs::write(&sweep, STEP_TIME.replace("hidden = [64]", "hidden = [32]")).unwrap();
+    assert!(run_command(&sweep, &reports, &[])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let train = tmp.path().join("train.toml");
+    fs::write(&train, common::TRAIN).unwrap();
+    let output = run_command(&train, &reports, &[]).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let run = Path::new(stdout.lines().last().unwrap().trim()).to_path_buf();
+    let report = fs::read_to_string(run.join("report.md")).unwrap();
+    let start = report
+        .find("## Training time against the step-time prediction")
+        .expect("the section");
+    let section = &report[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
+    assert!(section.contains("Median absolute error"), "{section}");
+    // The sweep timed SGD; the grid's Adam has no sweep and is not in the table.
+    let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| sgd")).collect();
+    assert_eq!(rows.len(), 4, "one per batch size:\n{section}");
+    assert!(!section.contains("| adam"), "{section}");
+}

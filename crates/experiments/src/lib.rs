@@ -39,6 +39,7 @@ pub mod slurm;
 pub mod step_time;
 pub mod steps_to_target;
 pub mod study;
+pub mod sweeps;
 pub mod sysinfo;
 pub mod timed_step;
 pub mod train;

@@ -9,123 +9,15 @@
 
 use std::path::{Path, PathBuf};
 
-use batchlab_method::rows::{read_rows, step_time::StepSample};
 use batchlab_models::ModelSpec;
 use batchlab_report::predict::{
-    cross_model::{fit, leave_one_out, LeftOut, ModelFeatures, Sample},
-    predict, CurvePoint, StepCurve,
+    cross_model::{fit, leave_one_out, LeftOut, Sample},
+    predict,
 };
 pub use batchlab_report::predict::{Origin, Prediction, TrainingPlan};
-use batchlab_report::step_time::summarize;
-use serde::Deserialize;
 
-use crate::{error::RunError, optim::label, optim::OptimizerConfig, run_dir::Meta};
-
-/// The tables of a step-time run's config.toml a prediction needs (the rest is ignored).
-#[derive(Debug, Deserialize)]
-struct SweepConfig {
-    experiment: Kind,
-    model: ModelSpec,
-    optimizer: OptimizerConfig,
-}
-
-#[derive(Debug, Deserialize)]
-struct Kind {
-    kind: String,
-}
-
-/// Where a sweep ran: what a prediction must match.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Machine {
-    /// burn backend, e.g. `flex`.
-    pub backend: String,
-    /// Device name as meta.json records it.
-    pub device: String,
-    /// Threads the run used.
-    pub threads: usize,
-}
-
-/// A complete step-time sweep found under a report root.
-#[derive(Debug, Clone)]
-pub struct Sweep {
-    /// Its run directory.
-    pub dir: PathBuf,
-    /// The model it timed.
-    pub model: ModelSpec,
-    /// The optimizer label.
-    pub optimizer: String,
-    /// Where it ran.
-    pub machine: Machine,
-    /// Its step times.
-    pub curve: StepCurve,
-}
-
-/// Every complete step-time run directory under `root` (`root/<experiment>/<run>/`), read.
-/// Directories that are not step-time runs, or cannot be read, are passed over.
-pub fn sweeps(root: &Path) -> Vec<Sweep> {
-    let Ok(experiments) = std::fs::read_dir(root) else {
-        return vec![];
-    };
-    let mut out: Vec<Sweep> = experiments
-        .flatten()
-        .filter_map(|e| std::fs::read_dir(e.path()).ok())
-        .flat_map(|runs| runs.flatten().map(|r| r.path()))
-        .filter(|p| p.is_dir() && !p.is_symlink())
-        .filter_map(|dir| read_sweep(&dir))
-        .collect();
-    out.sort_by(|a, b| a.dir.cmp(&b.dir));
-    out
-}
-
-fn read_sweep(dir: &Path) -> Option<Sweep> {
-    let text = std::fs::read_to_string(dir.join("config.toml")).ok()?;
-    let config: SweepConfig = toml::from_str(&text).ok()?;
-    if config.experiment.kind != "step-time" {
-        return None;
-    }
-    let meta = Meta::read(dir).ok()?;
-    if meta.status != "complete" {
-        return None;
-    }
-    let samples: Vec<StepSample> = read_rows(&dir.join("results.csv")).ok()?;
-    let points = summarize(&samples, 1000, 0)
-        .into_iter()
-        .filter(|p| p.is_ok())
-        .map(|p| CurvePoint {
-            batch_size: p.batch_size,
-            median: p.median_ms / 1e3,
-            low: p.ci_low_ms / 1e3,
-            high: p.ci_high_ms / 1e3,
-        })
-        .collect();
-    Some(Sweep {
-        dir: dir.to_path_buf(),
-        optimizer: label(&config.optimizer),
-        model: config.model,
-        machine: Machine {
-            backend: meta.backend,
-            device: meta.device,
-            threads: meta.threads,
-        },
-        curve: StepCurve::new(dir.display().to_string(), points)?,
-    })
-}
-
-/// A model's features for the cross-model fit.
-pub fn features(model: &ModelSpec) -> Result<ModelFeatures, RunError> {
-    let err = |e: batchlab_models::ModelError| RunError::Other(e.to_string());
-    Ok(ModelFeatures {
-        flops: model.forward_flops().map_err(err)? as f64,
-        activations: model.activation_elements().map_err(err)? as f64,
-        params: model.trainable_params().map_err(err)? as f64,
-    })
-}
-
-/// `<architecture> CxHxW`, the name of a model in the prediction's output.
-pub fn model_name(model: &ModelSpec) -> String {
-    let [c, h, w] = model.input;
-    format!("{} {c}x{h}x{w}", model.architecture)
-}
+use crate::error::RunError;
+use crate::sweeps::{features, model_name, sweeps, Machine, Sweep};
 
 /// Where a prediction came from.
 #[derive(Debug, Clone)]

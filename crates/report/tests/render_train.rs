@@ -21,6 +21,7 @@ fn context() -> TrainContext {
         source: "seed 003 text, \"about\"".into(),
     };
     TrainContext {
+        prediction: Default::default(),
         experiment: "synthetic-augmentation".into(),
         description: "A synthetic study shaped like the augmentation study.".into(),
         reproduces: Some("seed 003 case study (shape only)".into()),

@@ -3,9 +3,10 @@
 use std::{collections::BTreeMap, path::Path};
 
 use batchlab_method::rows::append_rows;
-use batchlab_report::train::{render_train, Published, TrainContext};
+use batchlab_report::train::{render_train, PredictionInputs, Published, TrainContext};
 
 use super::{claims::ClaimConfig, plan::evaluation_plan, TrainStudy, Trial};
+use crate::sweeps::step_times_for;
 use crate::{
     context::RunContext,
     error::RunError,
@@ -134,10 +135,12 @@ pub fn render(
         data_dir.display()
     )];
     let mut test_examples = 0;
+    let mut train_examples = 0;
     for (label, data) in &study.variants {
         match data.load(data_dir) {
             Ok(loaded) => {
                 test_examples = loaded.splits.test.len();
+                train_examples = loaded.splits.train.len() as u64;
                 dataset.push(format!(
                     "variant {label}: {} train / {} validation / {} test examples",
                     loaded.splits.train.len(),
@@ -183,6 +186,15 @@ pub fn render(
             .iter()
             .map(ClaimConfig::to_report)
             .collect(),
+        prediction: {
+            let (step_times, searched) = step_times_for(dir, &config.model, &config.optimizers);
+            PredictionInputs {
+                step_times,
+                searched,
+                train_examples,
+                drop_last: config.grid.drop_last,
+            }
+        },
     };
     let findings = render_train(dir, &context)?;
     Ok(findings.lines)

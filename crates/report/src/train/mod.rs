@@ -17,10 +17,12 @@ mod analysis;
 mod claims;
 mod figures;
 mod markdown;
+pub mod prediction;
 pub(crate) mod rows;
 mod summary;
 
 pub use analysis::TrainFindings;
+pub use prediction::{PredictionInputs, StepTimes};
 pub use summary::{summarize, write_summary, TrainCell};
 
 use std::path::Path;
@@ -142,6 +144,8 @@ pub struct TrainContext {
     pub published: Vec<Published>,
     /// The source's claims to judge.
     pub claims: Vec<TrainClaim>,
+    /// The step-time sweeps the training times are checked against.
+    pub prediction: PredictionInputs,
 }
 
 /// Reads `dir/results.csv` and `dir/trials.csv` (either may be absent, not both) and writes
@@ -162,6 +166,7 @@ pub fn render_train(dir: &Path, ctx: &TrainContext) -> Result<TrainFindings, Rep
     let judged = markdown::Judged {
         verdicts: claims::judge(ctx, &analysis),
         relative_tables: claims::relative_tables(ctx, &analysis),
+        predictions: prediction::checks(&ctx.prediction, &analysis),
     };
     let report = markdown::report_markdown(ctx, &analysis, &judged);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;

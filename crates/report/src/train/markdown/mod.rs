@@ -23,6 +23,8 @@ pub(in crate::train) struct Judged {
     pub verdicts: Vec<Verdict>,
     /// Raschka's relative tables (markdown), empty when no claim asks for one.
     pub relative_tables: String,
+    /// Each cell's training time against the step-time prediction.
+    pub predictions: Vec<crate::train::prediction::PredictionCheck>,
 }
 
 pub(super) fn report_markdown(ctx: &TrainContext, analysis: &Analysis, judged: &Judged) -> String {
@@ -53,6 +55,11 @@ pub(super) fn report_markdown(ctx: &TrainContext, analysis: &Analysis, judged: &
         md.push_str(&verdict_table(&judged.verdicts));
         md.push_str(&judged.relative_tables);
     }
+
+    md.push_str(&crate::train::prediction::section(
+        &ctx.prediction,
+        &judged.predictions,
+    ));
 
     md.push_str("\n## Figures\n\n");
     md.push_str("![Test accuracy versus batch size](accuracy_vs_batch.png)\n\n(vector: [accuracy_vs_batch.svg](accuracy_vs_batch.svg)) Line: mean over the ok seeds; bars: their min to max; small dots: single seeds; one panel per budget on a shared axis. Lines are shifted sideways a little so that they do not hide each other.\n\n");

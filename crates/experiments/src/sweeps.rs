@@ -1,0 +1,178 @@
+//! The step-time sweeps under a report root, read for predictions (`predict`) and for the
+//! training reports' check of them (`train`): each complete step-time run with its model,
+//! optimizer label, machine (backend, device, threads) and step-time curve.
+
+use std::path::{Path, PathBuf};
+
+use batchlab_method::rows::{read_rows, step_time::StepSample};
+use batchlab_models::ModelSpec;
+use batchlab_report::predict::{cross_model::ModelFeatures, CurvePoint, StepCurve};
+use batchlab_report::step_time::summarize;
+use batchlab_report::train::StepTimes;
+use serde::Deserialize;
+
+use crate::{error::RunError, optim::label, optim::OptimizerConfig, run_dir::Meta};
+
+/// The tables of a step-time run's config.toml a prediction needs (the rest is ignored).
+#[derive(Debug, Deserialize)]
+struct SweepConfig {
+    experiment: Kind,
+    model: ModelSpec,
+    optimizer: OptimizerConfig,
+}
+
+#[derive(Debug, Deserialize)]
+struct Kind {
+    kind: String,
+}
+
+/// Where a sweep ran: what a prediction must match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Machine {
+    /// burn backend, e.g. `flex`.
+    pub backend: String,
+    /// Device name as meta.json records it.
+    pub device: String,
+    /// Threads the run used.
+    pub threads: usize,
+}
+
+/// A complete step-time sweep found under a report root.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    /// Its run directory.
+    pub dir: PathBuf,
+    /// The model it timed.
+    pub model: ModelSpec,
+    /// The optimizer label.
+    pub optimizer: String,
+    /// Where it ran.
+    pub machine: Machine,
+    /// Its step times.
+    pub curve: StepCurve,
+}
+
+/// Every complete step-time run directory under `root` (`root/<experiment>/<run>/`), read.
+/// Directories that are not step-time runs, or cannot be read, are passed over.
+pub fn sweeps(root: &Path) -> Vec<Sweep> {
+    let Ok(experiments) = std::fs::read_dir(root) else {
+        return vec![];
+    };
+    let mut out: Vec<Sweep> = experiments
+        .flatten()
+        .filter_map(|e| std::fs::read_dir(e.path()).ok())
+        .flat_map(|runs| runs.flatten().map(|r| r.path()))
+        .filter(|p| p.is_dir() && !p.is_symlink())
+        .filter_map(|dir| read_sweep(&dir))
+        .collect();
+    out.sort_by(|a, b| a.dir.cmp(&b.dir));
+    out
+}
+
+fn read_sweep(dir: &Path) -> Option<Sweep> {
+    let text = std::fs::read_to_string(dir.join("config.toml")).ok()?;
+    let config: SweepConfig = toml::from_str(&text).ok()?;
+    if config.experiment.kind != "step-time" {
+        return None;
+    }
+    let meta = Meta::read(dir).ok()?;
+    if meta.status != "complete" {
+        return None;
+    }
+    let samples: Vec<StepSample> = read_rows(&dir.join("results.csv")).ok()?;
+    let points = summarize(&samples, 1000, 0)
+        .into_iter()
+        .filter(|p| p.is_ok())
+        .map(|p| CurvePoint {
+            batch_size: p.batch_size,
+            median: p.median_ms / 1e3,
+            low: p.ci_low_ms / 1e3,
+            high: p.ci_high_ms / 1e3,
+        })
+        .collect();
+    Some(Sweep {
+        dir: dir.to_path_buf(),
+        optimizer: label(&config.optimizer),
+        model: config.model,
+        machine: Machine {
+            backend: meta.backend,
+            device: meta.device,
+            threads: meta.threads,
+        },
+        curve: StepCurve::new(dir.display().to_string(), points)?,
+    })
+}
+
+/// A model's features for the cross-model fit.
+pub fn features(model: &ModelSpec) -> Result<ModelFeatures, RunError> {
+    let err = |e: batchlab_models::ModelError| RunError::Other(e.to_string());
+    Ok(ModelFeatures {
+        flops: model.forward_flops().map_err(err)? as f64,
+        activations: model.activation_elements().map_err(err)? as f64,
+        params: model.trainable_params().map_err(err)? as f64,
+    })
+}
+
+/// `<architecture> CxHxW`, the name of a model in the prediction's output.
+pub fn model_name(model: &ModelSpec) -> String {
+    let [c, h, w] = model.input;
+    format!("{} {c}x{h}x{w}", model.architecture)
+}
+
+/// The run `dir`'s machine, from its meta.json.
+pub fn machine_of(dir: &Path) -> Option<Machine> {
+    let meta = Meta::read(dir).ok()?;
+    Some(Machine {
+        backend: meta.backend,
+        device: meta.device,
+        threads: meta.threads,
+    })
+}
+
+/// The sweeps a training run in `dir` (under `<root>/<experiment>/`) is checked against: for
+/// each optimizer (labels compared without the learning rate, which a step's cost does not
+/// depend on), the newest complete sweep of `model` with it on the run's machine.
+pub fn step_times_for(
+    dir: &Path,
+    model: &ModelSpec,
+    optimizers: &[OptimizerConfig],
+) -> (Vec<StepTimes>, String) {
+    let root = dir.parent().and_then(Path::parent).unwrap_or(dir);
+    let Some(machine) = machine_of(dir) else {
+        return (
+            vec![],
+            format!("{} has no readable meta.json", dir.display()),
+        );
+    };
+    let searched = format!(
+        "looked under {} for {} on {} / {} with {} threads",
+        root.display(),
+        model_name(model),
+        machine.backend,
+        machine.device,
+        machine.threads
+    );
+    let found = sweeps(root);
+    let mut times: Vec<StepTimes> = vec![];
+    for o in optimizers {
+        let bare = label(&OptimizerConfig {
+            learning_rate: None,
+            ..o.clone()
+        });
+        let Some(sweep) = found
+            .iter()
+            .rev()
+            .find(|s| s.machine == machine && s.model == *model && s.optimizer == bare)
+        else {
+            continue;
+        };
+        match times.iter_mut().find(|t| t.curve == sweep.curve) {
+            Some(t) => t.optimizers.push(label(o)),
+            None => times.push(StepTimes {
+                optimizers: vec![label(o)],
+                curve: sweep.curve.clone(),
+            }),
+        }
+    }
+    (times, searched)
+}

@@ -1,0 +1,214 @@
+//! Every training report checks the step-time prediction (`crate::predict`): per cell, the
+//! median measured training time of its trials beside the time the same model's step-time
+//! sweep on the same device predicts for the steps they took, and the relative error.
+//!
+//! A cell's trials took a median S steps at batch B over N training examples per epoch, which
+//! is S / steps-per-epoch epochs of floor(N / B) full steps plus, unless the last partial batch
+//! is dropped, one step of N mod B examples; each is timed from the sweep at its own batch size.
+
+use crate::markdown::table;
+use crate::predict::{StepCurve, StepEstimate};
+use crate::train::analysis::Analysis;
+use batchlab_method::stats::median;
+
+/// The step times a training study's cells are checked against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepTimes {
+    /// The optimizer labels of the cells it times (e.g. `adam-lr0.0005`).
+    pub optimizers: Vec<String>,
+    /// The same model's sweep with that optimizer on the same device.
+    pub curve: StepCurve,
+}
+
+/// What the check needs beyond the rows: the sweeps found, and the epoch's shape.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PredictionInputs {
+    /// Sweeps per optimizer; empty when none was found.
+    pub step_times: Vec<StepTimes>,
+    /// Where the sweeps were looked for and with what, for the sentence when none was found.
+    pub searched: String,
+    /// Training examples per epoch.
+    pub train_examples: u64,
+    /// Whether the last partial batch is dropped.
+    pub drop_last: bool,
+}
+
+/// One cell's check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PredictionCheck {
+    /// The cell's optimizer label.
+    pub optimizer: String,
+    /// Its batch size.
+    pub batch_size: u32,
+    /// Its budget.
+    pub budget: String,
+    /// Median measured training seconds.
+    pub measured: f64,
+    /// Predicted seconds (value, low, high).
+    pub predicted: (f64, f64, f64),
+}
+
+impl PredictionCheck {
+    /// predicted / measured - 1.
+    pub fn error(&self) -> f64 {
+        self.predicted.0 / self.measured - 1.0
+    }
+}
+
+/// The predicted time of `steps` steps at `batch_size` (see the module documentation).
+fn predicted(
+    inputs: &PredictionInputs,
+    curve: &StepCurve,
+    batch_size: u32,
+    steps: f64,
+) -> Option<(f64, f64, f64)> {
+    let n = inputs.train_examples;
+    let b = u64::from(batch_size);
+    if n == 0 || b == 0 {
+        return None;
+    }
+    let (full, rest) = (n / b, n % b);
+    let partial = rest > 0 && !inputs.drop_last;
+    let per_epoch_steps = full + u64::from(partial);
+    if per_epoch_steps == 0 {
+        return None;
+    }
+    let step = curve.at(batch_size)?;
+    let last = if partial {
+        curve.at(u32::try_from(rest).ok()?)?
+    } else {
+        StepEstimate {
+            seconds: 0.0,
+            low: 0.0,
+            high: 0.0,
+            ..step
+        }
+    };
+    let epochs = steps / per_epoch_steps as f64;
+    let epoch = |s: f64, l: f64| full as f64 * s + l;
+    Some((
+        epochs * epoch(step.seconds, last.seconds),
+        epochs * epoch(step.low, last.low),
+        epochs * epoch(step.high, last.high),
+    ))
+}
+
+/// Every cell with ok trials whose optimizer has a sweep.
+pub(in crate::train) fn checks(
+    inputs: &PredictionInputs,
+    analysis: &Analysis,
+) -> Vec<PredictionCheck> {
+    analysis
+        .cells
+        .iter()
+        .filter(|c| c.train_seconds_median > 0.0 && c.steps_median > 0.0)
+        .filter_map(|c| {
+            let times = inputs
+                .step_times
+                .iter()
+                .find(|t| t.optimizers.contains(&c.optimizer))?;
+            Some(PredictionCheck {
+                optimizer: c.optimizer.clone(),
+                batch_size: c.batch_size,
+                budget: c.budget.clone(),
+                measured: c.train_seconds_median,
+                predicted: predicted(inputs, &times.curve, c.batch_size, c.steps_median)?,
+            })
+        })
+        .collect()
+}
+
+/// Seconds to three significant digits (training times here range from milliseconds to
+/// hours).
+fn seconds(x: f64) -> String {
+    format!(
+        "{:.*}",
+        (2 - x.abs().log10().floor() as i32).clamp(0, 6) as usize,
+        x
+    )
+}
+
+/// The report's section: the table and the median absolute error, or why there is none.
+pub(in crate::train) fn section(inputs: &PredictionInputs, checks: &[PredictionCheck]) -> String {
+    let mut md = String::from("\n## Training time against the step-time prediction\n\n");
+    if checks.is_empty() {
+        md.push_str(&format!(
+            "Not checked: no complete step-time sweep of this model and optimizer on this device was found ({}). Run one to check the prediction.\n",
+            inputs.searched
+        ));
+        return md;
+    }
+    let sources: Vec<String> = inputs
+        .step_times
+        .iter()
+        .map(|t| format!("{} from `{}`", t.optimizers.join(", "), t.curve.source))
+        .collect();
+    let errors: Vec<f64> = checks.iter().map(|c| c.error().abs()).collect();
+    md.push_str(&format!(
+        "Each cell's median training time (the training loop's clock, evaluation excluded) beside the time predicted for its median steps from the same model's step-time sweep on this device ({}): the sweep's median at the batch size (or between its measured neighbours), times the steps, the last partial batch of each epoch at its own size. Median absolute error {:.1}% over {} cells; the largest {:.1}%.\n\n",
+        sources.join("; "),
+        100.0 * median(&errors),
+        checks.len(),
+        100.0 * errors.iter().copied().fold(0.0, f64::max)
+    ));
+    let rows: Vec<Vec<String>> = checks
+        .iter()
+        .map(|c| {
+            vec![
+                c.optimizer.clone(),
+                c.budget.clone(),
+                c.batch_size.to_string(),
+                seconds(c.measured),
+                format!(
+                    "{} ({}–{})",
+                    seconds(c.predicted.0),
+                    seconds(c.predicted.1),
+                    seconds(c.predicted.2)
+                ),
+                format!("{:+.1}%", 100.0 * c.error()),
+            ]
+        })
+        .collect();
+    md.push_str(&table(
+        &[
+            "optimizer",
+            "budget",
+            "batch",
+            "measured s",
+            "predicted s (interval)",
+            "error",
+        ],
+        &rows,
+    ));
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predict::CurvePoint;
+
+    #[test]
+    fn an_epoch_with_a_partial_batch_times_it_at_its_own_size() {
+        let point = |b: u32, s: f64| CurvePoint {
+            batch_size: b,
+            median: s,
+            low: s,
+            high: s,
+        };
+        let curve = StepCurve::new("sweep", vec![point(2, 1.0), point(8, 2.0)]).unwrap();
+        let inputs = PredictionInputs {
+            train_examples: 50,
+            ..PredictionInputs::default()
+        };
+        // 50 at batch 8: 6 full steps (2 s) and one of 2 (1 s) = 13 s per epoch of 7 steps;
+        // 14 steps are 2 epochs.
+        assert_eq!(predicted(&inputs, &curve, 8, 14.0).unwrap().0, 26.0);
+        let dropped = PredictionInputs {
+            drop_last: true,
+            ..inputs.clone()
+        };
+        assert_eq!(predicted(&dropped, &curve, 8, 12.0).unwrap().0, 24.0);
+        assert!(predicted(&inputs, &curve, 0, 1.0).is_none());
+    }
+}

@@ -147,3 +147,38 @@ fn a_training_report_checks_its_times_against_the_sweep_of_its_model() {
     assert_eq!(rows.len(), 4, "one per batch size:\n{section}");
     assert!(!section.contains("| adam"), "{section}");
 }
+
+#[test]
+fn a_steps_to_target_report_checks_its_trials_against_the_sweep_of_each_workload() {
+    let tmp = tempfile::tempdir().unwrap();
+    let reports = tmp.path().join("reports");
+    let sweep = tmp.path().join("sweep.toml");
+    let nesterov = STEP_TIME.replace("hidden = [64]", "hidden = [32]")
+        + "\n[optimizer]\nname = \"sgd\"\nmomentum = 0.9\nnesterov = true\n";
+    fs::write(&sweep, nesterov).unwrap();
+    assert!(run_command(&sweep, &reports, &[])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let target = tmp.path().join("target.toml");
+    fs::write(&target, common::TARGET).unwrap();
+    let output = run_command(&target, &reports, &[]).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let run = Path::new(stdout.lines().last().unwrap().trim()).to_path_buf();
+    let report = fs::read_to_string(run.join("report.md")).unwrap();
+    let start = report
+        .find("## Training time against the step-time prediction")
+        .expect("the section");
+    let section = &report[start..];
+    let rows = section
+        .lines()
+        .filter(|l| l.starts_with("| mlp/sgd-nesterov | all trials |"))
+        .count();
+    assert_eq!(rows, 4, "one per batch size:\n{section}");
+}

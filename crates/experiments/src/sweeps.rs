@@ -130,12 +130,12 @@ pub fn machine_of(dir: &Path) -> Option<Machine> {
 }
 
 /// The sweeps a training run in `dir` (under `<root>/<experiment>/`) is checked against: for
-/// each optimizer (labels compared without the learning rate, which a step's cost does not
-/// depend on), the newest complete sweep of `model` with it on the run's machine.
+/// each series (a name, its model and its optimizer; optimizers compared without the learning
+/// rate, which a step's cost does not depend on), the newest complete sweep of that model with
+/// that optimizer on the run's machine. Also says where it looked.
 pub fn step_times_for(
     dir: &Path,
-    model: &ModelSpec,
-    optimizers: &[OptimizerConfig],
+    series: &[(String, &ModelSpec, &OptimizerConfig)],
 ) -> (Vec<StepTimes>, String) {
     let root = dir.parent().and_then(Path::parent).unwrap_or(dir);
     let Some(machine) = machine_of(dir) else {
@@ -144,32 +144,34 @@ pub fn step_times_for(
             format!("{} has no readable meta.json", dir.display()),
         );
     };
+    let mut models: Vec<String> = series.iter().map(|(_, m, _)| model_name(m)).collect();
+    models.dedup();
     let searched = format!(
         "looked under {} for {} on {} / {} with {} threads",
         root.display(),
-        model_name(model),
+        models.join(", "),
         machine.backend,
         machine.device,
         machine.threads
     );
     let found = sweeps(root);
     let mut times: Vec<StepTimes> = vec![];
-    for o in optimizers {
+    for (name, model, optimizer) in series {
         let bare = label(&OptimizerConfig {
             learning_rate: None,
-            ..o.clone()
+            ..(*optimizer).clone()
         });
         let Some(sweep) = found
             .iter()
             .rev()
-            .find(|s| s.machine == machine && s.model == *model && s.optimizer == bare)
+            .find(|s| s.machine == machine && s.model == **model && s.optimizer == bare)
         else {
             continue;
         };
         match times.iter_mut().find(|t| t.curve == sweep.curve) {
-            Some(t) => t.optimizers.push(label(o)),
+            Some(t) => t.optimizers.push(name.clone()),
             None => times.push(StepTimes {
-                optimizers: vec![label(o)],
+                optimizers: vec![name.clone()],
                 curve: sweep.curve.clone(),
             }),
         }

@@ -74,6 +74,7 @@ fn context(step_times: Vec<(String, u32, f64, f64, f64)>) -> TargetContext {
         ],
         step_times,
         claims: vec![],
+        prediction: Default::default(),
     }
 }
 

@@ -13,6 +13,7 @@ use batchlab_method::{
 use batchlab_report::{
     step_time::summarize,
     steps_to_target::{render_target, TargetClaim, TargetClaimRule, TargetContext},
+    train::PredictionInputs,
 };
 
 use super::{
@@ -286,6 +287,20 @@ pub fn render(
             .collect(),
         search_space: config.workloads.iter().map(|w| w.search_space(s)).collect(),
         step_times,
+        prediction: {
+            let series: Vec<_> = config
+                .workloads
+                .iter()
+                .map(|w| (w.label(), &w.model, &w.optimizer))
+                .collect();
+            let (step_times, searched) = crate::sweeps::step_times_for(dir, &series);
+            PredictionInputs {
+                step_times,
+                searched,
+                train_examples,
+                drop_last: false,
+            }
+        },
         claims: config
             .analysis
             .claims

@@ -187,7 +187,12 @@ pub fn render(
             .map(ClaimConfig::to_report)
             .collect(),
         prediction: {
-            let (step_times, searched) = step_times_for(dir, &config.model, &config.optimizers);
+            let series: Vec<_> = config
+                .optimizers
+                .iter()
+                .map(|o| (crate::optim::label(o), &config.model, o))
+                .collect();
+            let (step_times, searched) = step_times_for(dir, &series);
             PredictionInputs {
                 step_times,
                 searched,

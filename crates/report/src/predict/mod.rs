@@ -16,6 +16,7 @@
 //! An epoch of N examples at batch B is floor(N / B) full steps, plus, unless the last partial
 //! batch is dropped, one step of N mod B examples timed at that batch size.
 
+pub mod check;
 pub mod cross_model;
 
 use batchlab_method::stats::linear_fit;

@@ -112,6 +112,8 @@ pub struct TargetContext {
     pub step_times: Vec<(String, u32, f64, f64, f64)>,
     /// The claims the report judges, each by its rule (empty: no claims section).
     pub claims: Vec<TargetClaim>,
+    /// The step-time sweeps the trials' training times are checked against.
+    pub prediction: crate::predict::check::PredictionInputs,
 }
 
 impl TargetContext {
@@ -206,6 +208,8 @@ pub fn render_target(dir: &Path, ctx: &TargetContext) -> Result<TargetFindings, 
         }
     }
     let mut report = markdown::report_markdown(ctx, &study);
+    let checks = crate::predict::check::checks(&ctx.prediction, &measured_cells(&rows.records));
+    report.push_str(&crate::predict::check::section(&ctx.prediction, &checks));
     let mut lines = markdown::reading::headlines(ctx, &study);
     if let Some(noise) = &noise {
         let (section, noise_lines) = markdown::noise::noise_section(noise);
@@ -214,6 +218,35 @@ pub fn render_target(dir: &Path, ctx: &TargetContext) -> Result<TargetFindings, 
     }
     write_atomic(&dir.join("report.md"), report.as_bytes())?;
     Ok(study.findings(lines))
+}
+
+/// Per (workload, batch size), the training seconds and steps summed over its trials that
+/// trained (ok or diverged): trials stop at very different steps, so sums compare like with
+/// like where medians of each would not.
+fn measured_cells(
+    records: &[batchlab_method::rows::train::TrialRecord],
+) -> Vec<crate::predict::check::MeasuredCell> {
+    let mut sums: std::collections::BTreeMap<(String, u32), (f64, f64)> = Default::default();
+    for r in records.iter().filter(|r| {
+        (r.status == "ok" || r.status == "diverged") && r.train_seconds.is_finite() && r.steps > 0
+    }) {
+        let sum = sums
+            .entry((format!("{}/{}", r.variant, r.optimizer), r.batch_size))
+            .or_default();
+        sum.0 += r.train_seconds;
+        sum.1 += r.steps as f64;
+    }
+    sums.into_iter()
+        .map(
+            |((series, batch_size), (seconds, steps))| crate::predict::check::MeasuredCell {
+                series,
+                budget: "all trials".into(),
+                batch_size,
+                seconds,
+                steps,
+            },
+        )
+        .collect()
 }
 
 #[cfg(test)]

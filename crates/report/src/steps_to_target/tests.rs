@@ -29,6 +29,7 @@ fn context() -> TargetContext {
         search_space: vec![],
         step_times: vec![],
         claims: vec![],
+        prediction: Default::default(),
     }
 }
 

@@ -69,6 +69,20 @@ pub(super) struct Analysis {
 }
 
 impl Analysis {
+    /// The cells as the step-time prediction check reads them (series: the optimizer label).
+    pub fn measured_cells(&self) -> Vec<crate::predict::check::MeasuredCell> {
+        self.cells
+            .iter()
+            .map(|c| crate::predict::check::MeasuredCell {
+                series: c.optimizer.clone(),
+                budget: c.budget.clone(),
+                batch_size: c.batch_size,
+                seconds: c.train_seconds_median,
+                steps: c.steps_median,
+            })
+            .collect()
+    }
+
     pub fn new(evals: Vec<TrainEval>, records: &[TrialRecord]) -> Analysis {
         let records: Vec<TrialRecord> = latest_records(records).into_iter().cloned().collect();
         let curves = latest_attempts(evals);

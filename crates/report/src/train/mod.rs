@@ -17,12 +17,11 @@ mod analysis;
 mod claims;
 mod figures;
 mod markdown;
-pub mod prediction;
 pub(crate) mod rows;
 mod summary;
 
+pub use crate::predict::check::{PredictionInputs, StepTimes};
 pub use analysis::TrainFindings;
-pub use prediction::{PredictionInputs, StepTimes};
 pub use summary::{summarize, write_summary, TrainCell};
 
 use std::path::Path;
@@ -166,7 +165,7 @@ pub fn render_train(dir: &Path, ctx: &TrainContext) -> Result<TrainFindings, Rep
     let judged = markdown::Judged {
         verdicts: claims::judge(ctx, &analysis),
         relative_tables: claims::relative_tables(ctx, &analysis),
-        predictions: prediction::checks(&ctx.prediction, &analysis),
+        predictions: crate::predict::check::checks(&ctx.prediction, &analysis.measured_cells()),
     };
     let report = markdown::report_markdown(ctx, &analysis, &judged);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;

@@ -24,7 +24,7 @@ pub(in crate::train) struct Judged {
     /// Raschka's relative tables (markdown), empty when no claim asks for one.
     pub relative_tables: String,
     /// Each cell's training time against the step-time prediction.
-    pub predictions: Vec<crate::train::prediction::PredictionCheck>,
+    pub predictions: Vec<crate::predict::check::PredictionCheck>,
 }
 
 pub(super) fn report_markdown(ctx: &TrainContext, analysis: &Analysis, judged: &Judged) -> String {
@@ -56,7 +56,7 @@ pub(super) fn report_markdown(ctx: &TrainContext, analysis: &Analysis, judged: &
         md.push_str(&judged.relative_tables);
     }
 
-    md.push_str(&crate::train::prediction::section(
+    md.push_str(&crate::predict::check::section(
         &ctx.prediction,
         &judged.predictions,
     ));

@@ -1,5 +1,5 @@
-//! Every training report checks the step-time prediction (`crate::predict`): per cell, the
-//! median measured training time of its trials beside the time the same model's step-time
+//! Every training report (train, steps-to-target) checks the step-time prediction: per cell,
+//! the median measured training time of its trials beside the time the same model's step-time
 //! sweep on the same device predicts for the steps they took, and the relative error.
 //!
 //! A cell's trials took a median S steps at batch B over N training examples per epoch, which
@@ -8,13 +8,13 @@
 
 use crate::markdown::table;
 use crate::predict::{StepCurve, StepEstimate};
-use crate::train::analysis::Analysis;
 use batchlab_method::stats::median;
 
 /// The step times a training study's cells are checked against.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepTimes {
-    /// The optimizer labels of the cells it times (e.g. `adam-lr0.0005`).
+    /// The series of the cells it times (a train study's optimizer labels, e.g.
+    /// `adam-lr0.0005`; a steps-to-target study's workloads).
     pub optimizers: Vec<String>,
     /// The same model's sweep with that optimizer on the same device.
     pub curve: StepCurve,
@@ -33,10 +33,26 @@ pub struct PredictionInputs {
     pub drop_last: bool,
 }
 
+/// A cell as the check sees it: its series, budget, batch size, and its trials' median
+/// training seconds and steps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredCell {
+    /// The series (see [`StepTimes::optimizers`]).
+    pub series: String,
+    /// The budget, e.g. `epochs`.
+    pub budget: String,
+    /// Examples per step.
+    pub batch_size: u32,
+    /// Median training seconds of its trials.
+    pub seconds: f64,
+    /// Median steps of its trials.
+    pub steps: f64,
+}
+
 /// One cell's check.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PredictionCheck {
-    /// The cell's optimizer label.
+    /// The cell's series.
     pub optimizer: String,
     /// Its batch size.
     pub batch_size: u32,
@@ -93,26 +109,22 @@ fn predicted(
     ))
 }
 
-/// Every cell with ok trials whose optimizer has a sweep.
-pub(in crate::train) fn checks(
-    inputs: &PredictionInputs,
-    analysis: &Analysis,
-) -> Vec<PredictionCheck> {
-    analysis
-        .cells
+/// Every cell with a positive time and steps whose series has a sweep.
+pub fn checks(inputs: &PredictionInputs, cells: &[MeasuredCell]) -> Vec<PredictionCheck> {
+    cells
         .iter()
-        .filter(|c| c.train_seconds_median > 0.0 && c.steps_median > 0.0)
+        .filter(|c| c.seconds > 0.0 && c.steps > 0.0)
         .filter_map(|c| {
             let times = inputs
                 .step_times
                 .iter()
-                .find(|t| t.optimizers.contains(&c.optimizer))?;
+                .find(|t| t.optimizers.contains(&c.series))?;
             Some(PredictionCheck {
-                optimizer: c.optimizer.clone(),
+                optimizer: c.series.clone(),
                 batch_size: c.batch_size,
                 budget: c.budget.clone(),
-                measured: c.train_seconds_median,
-                predicted: predicted(inputs, &times.curve, c.batch_size, c.steps_median)?,
+                measured: c.seconds,
+                predicted: predicted(inputs, &times.curve, c.batch_size, c.steps)?,
             })
         })
         .collect()
@@ -129,7 +141,7 @@ fn seconds(x: f64) -> String {
 }
 
 /// The report's section: the table and the median absolute error, or why there is none.
-pub(in crate::train) fn section(inputs: &PredictionInputs, checks: &[PredictionCheck]) -> String {
+pub fn section(inputs: &PredictionInputs, checks: &[PredictionCheck]) -> String {
     let mut md = String::from("\n## Training time against the step-time prediction\n\n");
     if checks.is_empty() {
         md.push_str(&format!(

@@ -6,7 +6,7 @@ use anyhow::{anyhow, Result};
 use batchlab_experiments::{
     backend::{device_name, threads},
     config::{BackendConfig, BackendKind},
-    predict::{predict_training, Basis, Origin, TrainingPlan},
+    predict::{history, history_summary, predict_training, Basis, Origin, TrainingPlan},
     sweeps::{model_name, Machine},
 };
 use batchlab_models::{Architecture, ModelSpec};
@@ -16,8 +16,8 @@ use crate::commands::parse_input;
 #[derive(Debug, clap::Args)]
 pub struct PredictArgs {
     /// The model, e.g. vgg16 (`batchlab models` lists them).
-    #[arg(long, value_parser = clap::value_parser!(Architecture))]
-    model: Architecture,
+    #[arg(long, value_parser = clap::value_parser!(Architecture), required_unless_present = "history")]
+    model: Option<Architecture>,
     /// Input as C,H,W.
     #[arg(long, default_value = "3,32,32", value_parser = parse_input)]
     input: [usize; 3],
@@ -31,11 +31,11 @@ pub struct PredictArgs {
     #[arg(long, default_value = "sgd")]
     optimizer: String,
     /// Examples per step.
-    #[arg(long)]
-    batch: u32,
+    #[arg(long, required_unless_present = "history")]
+    batch: Option<u32>,
     /// Training examples per epoch.
-    #[arg(long)]
-    examples: u64,
+    #[arg(long, required_unless_present = "history")]
+    examples: Option<u64>,
     /// Epochs.
     #[arg(long, default_value_t = 1.0)]
     epochs: f64,
@@ -51,6 +51,46 @@ pub struct PredictArgs {
     /// Report root holding the step-time sweeps.
     #[arg(long, default_value = "reports")]
     reports: PathBuf,
+    /// Instead of predicting, list every past check of the prediction under the report root
+    /// (each training report's measured times beside the predicted ones).
+    #[arg(long)]
+    history: bool,
+}
+
+/// The past checks under `reports`: the table with `full`, and the one-line summary.
+fn past_checks(reports: &std::path::Path, full: bool) {
+    let past = history(reports);
+    if past.is_empty() {
+        println!(
+            "past checks: none under {} (a training report checks its times once a step-time sweep of its model on its machine exists)",
+            reports.display()
+        );
+        return;
+    }
+    if full {
+        println!("| run | series | budget | batch | measured s | predicted s | error |");
+        println!("| --- | --- | --- | --- | --- | --- | --- |");
+        for (run, r) in &past {
+            println!(
+                "| {} | {} | {} | {} | {:.3} | {:.3} | {:+.1}% |",
+                run.display(),
+                r.series,
+                r.budget,
+                r.batch_size,
+                r.measured_s,
+                r.predicted_s,
+                100.0 * r.error
+            );
+        }
+    }
+    let (cells, runs, median, largest) = history_summary(&past);
+    println!(
+        "past checks: {cells} cells in {runs} runs under {}, median absolute error {:.1}% (largest {:.1}%){}",
+        reports.display(),
+        100.0 * median,
+        100.0 * largest,
+        if full { "" } else { "; `batchlab predict --history` lists them" }
+    );
 }
 
 fn seconds(s: f64) -> String {
@@ -70,14 +110,23 @@ fn triple((v, lo, hi): (f64, f64, f64)) -> String {
 }
 
 pub fn predict(args: PredictArgs) -> Result<()> {
-    if args.batch == 0 || !(args.epochs > 0.0 && args.epochs.is_finite()) {
+    if args.history {
+        past_checks(&args.reports, true);
+        return Ok(());
+    }
+    let (Some(architecture), Some(batch), Some(examples)) = (args.model, args.batch, args.examples)
+    else {
         return Err(anyhow!(
-            "--batch must be at least 1 and --epochs a number above 0 (got {} and {})",
-            args.batch,
+            "--model, --batch and --examples are needed (or --history)"
+        ));
+    };
+    if batch == 0 || !(args.epochs > 0.0 && args.epochs.is_finite()) {
+        return Err(anyhow!(
+            "--batch must be at least 1 and --epochs a number above 0 (got {batch} and {})",
             args.epochs
         ));
     }
-    let mut model = ModelSpec::new(args.model, args.input, args.classes);
+    let mut model = ModelSpec::new(architecture, args.input, args.classes);
     if let Some(hidden) = args.hidden {
         model.hidden = hidden;
     }
@@ -93,8 +142,8 @@ pub fn predict(args: PredictArgs) -> Result<()> {
         threads: threads(&backend),
     };
     let plan = TrainingPlan {
-        batch_size: args.batch,
-        examples: args.examples,
+        batch_size: batch,
+        examples,
         epochs: args.epochs,
         drop_last: args.drop_last,
     };
@@ -104,8 +153,8 @@ pub fn predict(args: PredictArgs) -> Result<()> {
         "{} with {}, batch {}, {} examples x {} epoch(s) on {} / {} ({} threads)",
         model_name(&model),
         args.optimizer,
-        args.batch,
-        args.examples,
+        batch,
+        examples,
         args.epochs,
         machine.backend,
         machine.device,
@@ -153,5 +202,6 @@ pub fn predict(args: PredictArgs) -> Result<()> {
             }
         }
     }
+    past_checks(&args.reports, false);
     Ok(())
 }

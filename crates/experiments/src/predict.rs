@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use batchlab_method::rows::{prediction::PredictionRow, read_rows};
 use batchlab_models::ModelSpec;
 use batchlab_report::predict::{
     cross_model::{fit, leave_one_out, LeftOut, Sample},
@@ -108,4 +109,44 @@ pub fn predict_training(
             error,
         },
     })
+}
+
+/// Every past check of the prediction under `root`: each run's `prediction.csv` rows (written
+/// by its report), with the run directory, in directory order. `latest` links are passed
+/// over so that no run counts twice.
+pub fn history(root: &Path) -> Vec<(PathBuf, PredictionRow)> {
+    let Ok(experiments) = std::fs::read_dir(root) else {
+        return vec![];
+    };
+    let mut runs: Vec<PathBuf> = experiments
+        .flatten()
+        .filter_map(|e| std::fs::read_dir(e.path()).ok())
+        .flat_map(|runs| runs.flatten().map(|r| r.path()))
+        .filter(|p| p.is_dir() && !p.is_symlink() && p.join("prediction.csv").is_file())
+        .collect();
+    runs.sort();
+    runs.into_iter()
+        .flat_map(|run| {
+            let rows: Vec<PredictionRow> =
+                read_rows(&run.join("prediction.csv")).unwrap_or_default();
+            rows.into_iter().map(move |r| (run.clone(), r))
+        })
+        .collect()
+}
+
+/// The past checks in numbers: cells, runs, and the median and largest absolute error.
+pub fn history_summary(past: &[(PathBuf, PredictionRow)]) -> (usize, usize, f64, f64) {
+    let errors: Vec<f64> = past
+        .iter()
+        .map(|(_, r)| r.error.abs())
+        .filter(|e| e.is_finite())
+        .collect();
+    let mut runs: Vec<&PathBuf> = past.iter().map(|(run, _)| run).collect();
+    runs.dedup();
+    (
+        errors.len(),
+        runs.len(),
+        batchlab_method::stats::median(&errors),
+        errors.iter().copied().fold(0.0, f64::max),
+    )
 }

@@ -21,6 +21,7 @@ pub mod file;
 pub mod find_batch;
 pub mod merge;
 mod number;
+pub mod prediction;
 pub mod step_time;
 pub mod steps_to_target;
 pub mod train;

@@ -224,3 +224,43 @@ mod tests {
         assert!(predicted(&inputs, &curve, 0, 1.0).is_none());
     }
 }
+
+/// Writes `dir/prediction.csv`, the checks as rows (replaced whole at every rendering; removed
+/// when there are none), which `batchlab predict --history` gathers.
+pub fn write_rows(
+    dir: &std::path::Path,
+    inputs: &PredictionInputs,
+    checks: &[PredictionCheck],
+) -> Result<(), crate::ReportError> {
+    use batchlab_method::rows::{append_rows, prediction::PredictionRow};
+    let path = dir.join("prediction.csv");
+    let partial = dir.join("prediction.csv.partial");
+    let _ = std::fs::remove_file(&partial);
+    if checks.is_empty() {
+        if path.exists() {
+            std::fs::remove_file(&path)
+                .map_err(crate::ReportError::io("remove the stale file", &path))?;
+        }
+        return Ok(());
+    }
+    let rows: Vec<PredictionRow> = checks
+        .iter()
+        .map(|c| PredictionRow {
+            series: c.optimizer.clone(),
+            budget: c.budget.clone(),
+            batch_size: c.batch_size,
+            measured_s: c.measured,
+            predicted_s: c.predicted.0,
+            predicted_low_s: c.predicted.1,
+            predicted_high_s: c.predicted.2,
+            error: c.error(),
+            sweep: inputs
+                .step_times
+                .iter()
+                .find(|t| t.optimizers.contains(&c.optimizer))
+                .map_or(String::new(), |t| t.curve.source.clone()),
+        })
+        .collect();
+    append_rows(&partial, &rows)?;
+    std::fs::rename(&partial, &path).map_err(crate::ReportError::io("rename", &path))
+}

@@ -210,6 +210,7 @@ pub fn render_target(dir: &Path, ctx: &TargetContext) -> Result<TargetFindings, 
     let mut report = markdown::report_markdown(ctx, &study);
     let checks = crate::predict::check::checks(&ctx.prediction, &measured_cells(&rows.records));
     report.push_str(&crate::predict::check::section(&ctx.prediction, &checks));
+    crate::predict::check::write_rows(dir, &ctx.prediction, &checks)?;
     let mut lines = markdown::reading::headlines(ctx, &study);
     if let Some(noise) = &noise {
         let (section, noise_lines) = markdown::noise::noise_section(noise);

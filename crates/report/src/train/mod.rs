@@ -167,6 +167,7 @@ pub fn render_train(dir: &Path, ctx: &TrainContext) -> Result<TrainFindings, Rep
         relative_tables: claims::relative_tables(ctx, &analysis),
         predictions: crate::predict::check::checks(&ctx.prediction, &analysis.measured_cells()),
     };
+    crate::predict::check::write_rows(dir, &ctx.prediction, &judged.predictions)?;
     let report = markdown::report_markdown(ctx, &analysis, &judged);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
     Ok(analysis.findings(markdown::headlines::headlines(&analysis)))

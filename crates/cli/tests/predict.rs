@@ -150,12 +150,23 @@ fn a_training_report_checks_its_times_against_the_sweep_of_its_model() {
     // The checks are kept as rows, and `--history` gathers them.
     assert!(run.join("prediction.csv").is_file());
     let past = Command::new(env!("CARGO_BIN_EXE_batchlab"))
-        .args(["predict", "--history", "--reports", reports.to_str().unwrap()])
+        .args([
+            "predict",
+            "--history",
+            "--reports",
+            reports.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&past.stdout);
     assert!(past.status.success(), "{text}");
-    assert_eq!(text.lines().filter(|l| l.contains("| sgd | epochs |")).count(), 4, "{text}");
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains("| sgd | epochs |"))
+            .count(),
+        4,
+        "{text}"
+    );
     assert!(text.contains("past checks: 4 cells in 1 runs"), "{text}");
 }
 

@@ -195,36 +195,6 @@ pub fn section(inputs: &PredictionInputs, checks: &[PredictionCheck]) -> String 
     md
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::predict::CurvePoint;
-
-    #[test]
-    fn an_epoch_with_a_partial_batch_times_it_at_its_own_size() {
-        let point = |b: u32, s: f64| CurvePoint {
-            batch_size: b,
-            median: s,
-            low: s,
-            high: s,
-        };
-        let curve = StepCurve::new("sweep", vec![point(2, 1.0), point(8, 2.0)]).unwrap();
-        let inputs = PredictionInputs {
-            train_examples: 50,
-            ..PredictionInputs::default()
-        };
-        // 50 at batch 8: 6 full steps (2 s) and one of 2 (1 s) = 13 s per epoch of 7 steps;
-        // 14 steps are 2 epochs.
-        assert_eq!(predicted(&inputs, &curve, 8, 14.0).unwrap().0, 26.0);
-        let dropped = PredictionInputs {
-            drop_last: true,
-            ..inputs.clone()
-        };
-        assert_eq!(predicted(&dropped, &curve, 8, 12.0).unwrap().0, 24.0);
-        assert!(predicted(&inputs, &curve, 0, 1.0).is_none());
-    }
-}
-
 /// Writes `dir/prediction.csv`, the checks as rows (replaced whole at every rendering; removed
 /// when there are none), which `batchlab predict --history` gathers.
 pub fn write_rows(
@@ -263,4 +233,34 @@ pub fn write_rows(
         .collect();
     append_rows(&partial, &rows)?;
     std::fs::rename(&partial, &path).map_err(crate::ReportError::io("rename", &path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predict::CurvePoint;
+
+    #[test]
+    fn an_epoch_with_a_partial_batch_times_it_at_its_own_size() {
+        let point = |b: u32, s: f64| CurvePoint {
+            batch_size: b,
+            median: s,
+            low: s,
+            high: s,
+        };
+        let curve = StepCurve::new("sweep", vec![point(2, 1.0), point(8, 2.0)]).unwrap();
+        let inputs = PredictionInputs {
+            train_examples: 50,
+            ..PredictionInputs::default()
+        };
+        // 50 at batch 8: 6 full steps (2 s) and one of 2 (1 s) = 13 s per epoch of 7 steps;
+        // 14 steps are 2 epochs.
+        assert_eq!(predicted(&inputs, &curve, 8, 14.0).unwrap().0, 26.0);
+        let dropped = PredictionInputs {
+            drop_last: true,
+            ..inputs.clone()
+        };
+        assert_eq!(predicted(&dropped, &curve, 8, 12.0).unwrap().0, 24.0);
+        assert!(predicted(&inputs, &curve, 0, 1.0).is_none());
+    }
 }

@@ -5,7 +5,12 @@
 
 mod common;
 
-use std::{collections::HashMap, fs, path::Path, process::Command};
+use std::{
+    collections::HashMap,
+    fs,
+    path::{Path, PathBuf},
+    process::Command,
+};
 
 use common::{run_command, STEP_TIME};
 
@@ -114,33 +119,43 @@ fn predictions_come_from_the_sweep_of_the_same_model() {
     );
 }
 
+/// Runs the sweep `sweep_toml`, then the study `study_toml`, into one report root under `tmp`;
+/// returns the root, the study's run directory and its report's prediction section.
+fn study_beside_a_sweep(
+    tmp: &Path,
+    sweep_toml: &str,
+    study_toml: &str,
+) -> (PathBuf, PathBuf, String) {
+    let reports = tmp.join("reports");
+    for (name, toml) in [("sweep.toml", sweep_toml), ("study.toml", study_toml)] {
+        let config = tmp.join(name);
+        fs::write(&config, toml).unwrap();
+        let output = run_command(&config, &reports, &[]).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        if name == "study.toml" {
+            let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+            let run = PathBuf::from(stdout.lines().last().unwrap().trim());
+            let report = fs::read_to_string(run.join("report.md")).unwrap();
+            let start = report
+                .find("## Training time against the step-time prediction")
+                .expect("the section");
+            let section = &report[start..];
+            let end = section[3..].find("\n## ").map_or(section.len(), |e| e + 3);
+            return (reports, run, section[..end].to_string());
+        }
+    }
+    unreachable!("the study runs second")
+}
+
 #[test]
 fn a_training_report_checks_its_times_against_the_sweep_of_its_model() {
     let tmp = tempfile::tempdir().unwrap();
-    let reports = tmp.path().join("reports");
-    let sweep = tmp.path().join("sweep.toml");
-    fs::write(&sweep, STEP_TIME.replace("hidden = [64]", "hidden = [32]")).unwrap();
-    assert!(run_command(&sweep, &reports, &[])
-        .output()
-        .unwrap()
-        .status
-        .success());
-    let train = tmp.path().join("train.toml");
-    fs::write(&train, common::TRAIN).unwrap();
-    let output = run_command(&train, &reports, &[]).output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let run = Path::new(stdout.lines().last().unwrap().trim()).to_path_buf();
-    let report = fs::read_to_string(run.join("report.md")).unwrap();
-    let start = report
-        .find("## Training time against the step-time prediction")
-        .expect("the section");
-    let section = &report[start..];
-    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
+    let sweep = STEP_TIME.replace("hidden = [64]", "hidden = [32]");
+    let (reports, run, section) = study_beside_a_sweep(tmp.path(), &sweep, common::TRAIN);
     assert!(section.contains("Median absolute error"), "{section}");
     // The sweep timed SGD; the grid's Adam has no sweep and is not in the table.
     let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| sgd")).collect();
@@ -160,44 +175,20 @@ fn a_training_report_checks_its_times_against_the_sweep_of_its_model() {
         .unwrap();
     let text = String::from_utf8_lossy(&past.stdout);
     assert!(past.status.success(), "{text}");
-    assert_eq!(
-        text.lines()
-            .filter(|l| l.contains("| sgd | epochs |"))
-            .count(),
-        4,
-        "{text}"
-    );
+    let listed = text
+        .lines()
+        .filter(|l| l.contains("| sgd | epochs |"))
+        .count();
+    assert_eq!(listed, 4, "{text}");
     assert!(text.contains("past checks: 4 cells in 1 runs"), "{text}");
 }
 
 #[test]
 fn a_steps_to_target_report_checks_its_trials_against_the_sweep_of_each_workload() {
     let tmp = tempfile::tempdir().unwrap();
-    let reports = tmp.path().join("reports");
-    let sweep = tmp.path().join("sweep.toml");
     let nesterov = STEP_TIME.replace("hidden = [64]", "hidden = [32]")
         + "\n[optimizer]\nname = \"sgd\"\nmomentum = 0.9\nnesterov = true\n";
-    fs::write(&sweep, nesterov).unwrap();
-    assert!(run_command(&sweep, &reports, &[])
-        .output()
-        .unwrap()
-        .status
-        .success());
-    let target = tmp.path().join("target.toml");
-    fs::write(&target, common::TARGET).unwrap();
-    let output = run_command(&target, &reports, &[]).output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let run = Path::new(stdout.lines().last().unwrap().trim()).to_path_buf();
-    let report = fs::read_to_string(run.join("report.md")).unwrap();
-    let start = report
-        .find("## Training time against the step-time prediction")
-        .expect("the section");
-    let section = &report[start..];
+    let (_, _, section) = study_beside_a_sweep(tmp.path(), &nesterov, common::TARGET);
     let rows = section
         .lines()
         .filter(|l| l.starts_with("| mlp/sgd-nesterov | all trials |"))

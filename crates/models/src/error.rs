@@ -62,6 +62,16 @@ pub enum ModelError {
         /// The layer that rounds to 0 channels.
         layer: &'static str,
     },
+    /// A network not cut into a chain of stages (yet): those with residual blocks, and
+    /// MobileNet v1.
+    #[error(
+        "{network} cannot be timed stage by stage yet; the networks that can: vgg16, vgg19, \
+         small-cnn, simple-cnn, mlp"
+    )]
+    NotSequential {
+        /// The network's family, e.g. "ResNet".
+        network: &'static str,
+    },
     /// An MLP hidden layer of width 0.
     #[error(
         "mlp hidden layer {index} has width 0; every hidden width must be >= 1 (got {hidden:?})"

@@ -34,6 +34,7 @@ pub mod resnet;
 pub mod simple_cnn;
 pub mod small_cnn;
 mod spec;
+pub mod stages;
 mod train;
 pub mod vgg;
 
@@ -49,6 +50,7 @@ pub use resnet::ResNet;
 pub use simple_cnn::SimpleCnn;
 pub use small_cnn::SmallCnn;
 pub use spec::ModelSpec;
+pub use stages::{Flow, Stage};
 pub use train::{classification_loss, trainable_param_count};
 pub use vgg::Vgg;
 

@@ -3,6 +3,7 @@
 //! classic 784-512-512-10 network (Keras `mnist_mlp.py` minus its dropout) and must have
 //! 669,706 trainable parameters (401,920 + 262,656 + 5,130). PyTorch/burn default init.
 
+use crate::stages::{run, Flow, Stage};
 use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::activation::relu;
@@ -53,12 +54,27 @@ impl<B: Backend> Mlp<B> {
     /// # Shapes
     /// images `[batch, C, H, W]` -> logits `[batch, classes]` (the input is flattened first)
     pub fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
-        let x = images.flatten(1, 3); // [batch, C x H x W]
-        let (head, hidden) = self
-            .layers
-            .split_last()
-            .expect("an MLP has an output layer");
-        let x = hidden.iter().fold(x, |x, layer| relu(layer.forward(x))); // [batch, last hidden]
-        head.forward(x) // [batch, classes]
+        run(&self.stages(), images)
+    }
+
+    /// The forward pass as its stages (see [`crate::stages`]): each hidden layer with its ReLU
+    /// (the first flattens the images to [batch, C x H x W]), then the output layer.
+    pub fn stages(&self) -> Vec<Stage<'_, B>> {
+        let last = self.layers.len().saturating_sub(1);
+        self.layers
+            .iter()
+            .enumerate()
+            .map(|(i, layer)| {
+                if i == last {
+                    Stage::new("head", move |x: Flow<B>| {
+                        Flow::Features(layer.forward(x.features()))
+                    })
+                } else {
+                    Stage::new(format!("dense{}+relu", i + 1), move |x: Flow<B>| {
+                        Flow::Features(relu(layer.forward(x.features())))
+                    })
+                }
+            })
+            .collect()
     }
 }

@@ -3,7 +3,10 @@
 
 use burn::prelude::*;
 
-use crate::{Mlp, MobileNetV1, MobileNetV2, MobileNetV3, ResNet, SimpleCnn, SmallCnn, Vgg};
+use crate::{
+    stages::Stage, Mlp, MobileNetV1, MobileNetV2, MobileNetV3, ModelError, ResNet, SimpleCnn,
+    SmallCnn, Vgg,
+};
 
 /// One of batchlab's networks.
 // The variants hold layer handles, not weights (under 2 KB): a move per optimiser step is
@@ -46,6 +49,22 @@ impl<B: Backend> Model<B> {
             Model::SmallCnn(model) => model.forward(images),
             Model::SimpleCnn(model) => model.forward(images),
             Model::Mlp(model) => model.forward(images),
+        }
+    }
+
+    /// The forward pass as a chain of named stages whose composition is [`Model::forward`]
+    /// (see [`crate::stages`]); an error for the networks with branches.
+    pub fn stages(&self) -> Result<Vec<Stage<'_, B>>, ModelError> {
+        let not = |network| Err(ModelError::NotSequential { network });
+        match self {
+            Model::Vgg(model) => Ok(model.chain()),
+            Model::SmallCnn(model) => Ok(model.stages()),
+            Model::SimpleCnn(model) => Ok(model.stages()),
+            Model::Mlp(model) => Ok(model.stages()),
+            Model::ResNet(_) => not("ResNet"),
+            Model::MobileNetV1(_) => not("MobileNet v1"),
+            Model::MobileNetV2(_) => not("MobileNetV2"),
+            Model::MobileNetV3(_) => not("MobileNetV3"),
         }
     }
 }

@@ -9,6 +9,7 @@
 //! (832 + 51,264 + 3,136 x 1,024 + 1,024 + 10,250). Weights are Glorot-uniform and biases
 //! zero, `tf.layers`' defaults.
 
+use crate::stages::{run, Flow, Stage};
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::Linear;
@@ -78,11 +79,29 @@ impl<B: Backend> SimpleCnn<B> {
     /// # Shapes
     /// images `[batch, C, H, W]` -> logits `[batch, classes]`
     pub fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
-        let x = self
-            .convs
-            .iter()
-            .fold(images, |x, conv| self.pool.forward(relu(conv.forward(x)))); // [batch, 64, H/4, W/4]
-        let x = relu(self.dense.forward(x.flatten(1, 3))); // [batch, 1024]
-        self.head.forward(x) // [batch, classes]
+        run(&self.stages(), images)
+    }
+
+    /// The forward pass as its stages (see [`crate::stages`]): each convolution with its ReLU,
+    /// then its pooling (to [batch, 64, H/4, W/4]), the dense layer (1024) and the head.
+    pub fn stages(&self) -> Vec<Stage<'_, B>> {
+        let mut stages = vec![];
+        for (i, conv) in self.convs.iter().enumerate() {
+            stages.push(Stage::new(
+                format!("conv{}+relu", i + 1),
+                move |x: Flow<B>| Flow::Images(relu(conv.forward(x.images()))),
+            ));
+            stages.push(Stage::new(
+                format!("maxpool{}", i + 1),
+                move |x: Flow<B>| Flow::Images(self.pool.forward(x.images())),
+            ));
+        }
+        stages.push(Stage::new("dense+relu", |x| {
+            Flow::Features(relu(self.dense.forward(x.features())))
+        }));
+        stages.push(Stage::new("head", |x| {
+            Flow::Features(self.head.forward(x.features()))
+        }));
+        stages
     }
 }

@@ -19,6 +19,7 @@ use burn::prelude::*;
 use burn::tensor::activation::relu;
 
 use crate::layers::{ConvSpec, Cost, Init, LinearSpec, Pad};
+use crate::stages::{run, Flow, Stage};
 
 const FILTERS: usize = 32;
 const DENSE: usize = 128;
@@ -73,9 +74,24 @@ impl<B: Backend> SmallCnn<B> {
     /// # Shapes
     /// images `[batch, C, H, W]` -> logits `[batch, classes]`
     pub fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
-        let x = relu(self.conv.forward(images)); // [batch, 32, H, W]
-        let x = self.pool.forward(x).flatten(1, 3); // [batch, 32 x H/2 x W/2]
-        let x = relu(self.dense.forward(x)); // [batch, 128]
-        self.head.forward(x) // [batch, classes]
+        run(&self.stages(), images)
+    }
+
+    /// The forward pass as its stages (see [`crate::stages`]).
+    pub fn stages(&self) -> Vec<Stage<'_, B>> {
+        vec![
+            // [batch, 32, H, W]
+            Stage::new("conv+relu", |x| {
+                Flow::Images(relu(self.conv.forward(x.images())))
+            }),
+            // [batch, 32, H/2, W/2]
+            Stage::new("maxpool", |x| Flow::Images(self.pool.forward(x.images()))),
+            // [batch, 128], flattening first
+            Stage::new("dense+relu", |x| {
+                Flow::Features(relu(self.dense.forward(x.features())))
+            }),
+            // [batch, classes]
+            Stage::new("head", |x| Flow::Features(self.head.forward(x.features()))),
+        ]
     }
 }

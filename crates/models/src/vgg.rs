@@ -9,6 +9,7 @@
 //! The flatten size follows the input (512 x H/32 x W/32, floors at each pooling), so inputs
 //! down to 32x32 work; at 224 it is Keras's 25,088.
 
+use crate::stages::{run, Flow, Stage};
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::Linear;
@@ -125,16 +126,35 @@ impl<B: Backend> Vgg<B> {
     /// # Shapes
     /// images `[batch, C, H, W]` -> logits `[batch, classes]`
     pub fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
-        let mut x = images;
-        for stage in &self.stages {
-            for conv in &stage.convs {
-                x = relu(conv.forward(x)); // [batch, c, h, w]
+        run(&self.chain(), images)
+    }
+
+    /// The forward pass as its stages (see [`crate::stages`]): every convolution with its ReLU
+    /// (`conv<block>_<i>+relu`, [batch, c, h, w]), each block's pooling (halving h and w), the
+    /// two hidden dense layers (flattening first) and the head.
+    pub fn chain(&self) -> Vec<Stage<'_, B>> {
+        let mut chain = vec![];
+        for (b, block) in self.stages.iter().enumerate() {
+            for (i, conv) in block.convs.iter().enumerate() {
+                chain.push(Stage::new(
+                    format!("conv{}_{}+relu", b + 1, i + 1),
+                    move |x: Flow<B>| Flow::Images(relu(conv.forward(x.images()))),
+                ));
             }
-            x = self.pool.forward(x); // [batch, c, h / 2, w / 2]
+            chain.push(Stage::new(
+                format!("maxpool{}", b + 1),
+                move |x: Flow<B>| Flow::Images(self.pool.forward(x.images())),
+            ));
         }
-        let x = x.flatten(1, 3); // [batch, 512 x H/32 x W/32]
-        let x = relu(self.fc1.forward(x)); // [batch, 4096]
-        let x = relu(self.fc2.forward(x)); // [batch, 4096]
-        self.head.forward(x) // [batch, classes]
+        chain.push(Stage::new("fc1+relu", |x| {
+            Flow::Features(relu(self.fc1.forward(x.features())))
+        }));
+        chain.push(Stage::new("fc2+relu", |x| {
+            Flow::Features(relu(self.fc2.forward(x.features())))
+        }));
+        chain.push(Stage::new("head", |x| {
+            Flow::Features(self.head.forward(x.features()))
+        }));
+        chain
     }
 }

@@ -4,6 +4,7 @@
 
 mod golden;
 mod shapes;
+mod stages;
 mod training;
 mod validation;
 

@@ -39,9 +39,19 @@ fn sequential_networks_are_their_stages() {
     );
     assert_eq!(
         names(SimpleCnn, [1, 28, 28]),
-        ["conv1+relu", "maxpool1", "conv2+relu", "maxpool2", "dense+relu", "head"]
+        [
+            "conv1+relu",
+            "maxpool1",
+            "conv2+relu",
+            "maxpool2",
+            "dense+relu",
+            "head"
+        ]
     );
-    assert_eq!(names(Mlp, [1, 8, 8]), ["dense1+relu", "dense2+relu", "head"]);
+    assert_eq!(
+        names(Mlp, [1, 8, 8]),
+        ["dense1+relu", "dense2+relu", "head"]
+    );
     for all in [vgg, names(Vgg19, [3, 32, 32])] {
         let mut unique = all.clone();
         unique.sort();
@@ -54,8 +64,13 @@ fn sequential_networks_are_their_stages() {
 fn networks_with_branches_have_no_chain_yet() {
     let device = Default::default();
     for architecture in [ResNet18, MobileNetV1, MobileNetV2, MobileNetV3Small] {
-        let model = spec(architecture, [3, 32, 32], 4).init::<Cpu>(&device).unwrap();
+        let model = spec(architecture, [3, 32, 32], 4)
+            .init::<Cpu>(&device)
+            .unwrap();
         let error = model.stages().unwrap_err().to_string();
-        assert!(error.contains("cannot be timed stage by stage yet"), "{error}");
+        assert!(
+            error.contains("cannot be timed stage by stage yet"),
+            "{error}"
+        );
     }
 }

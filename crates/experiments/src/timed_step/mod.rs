@@ -9,6 +9,10 @@
 
 use std::time::Instant;
 
+mod dissect;
+
+pub use dissect::{DissectedSample, Dissection};
+
 use batchlab_datasets::{SyntheticBatch, SyntheticImages};
 use batchlab_models::{classification_loss, Model, ModelSpec};
 use burn::{
@@ -54,6 +58,17 @@ pub trait Stepper {
         samples: usize,
         track_memory: bool,
     ) -> Result<VisitResult, String>;
+
+    /// `warmup` dropped and `samples` timed steps taken apart (see [`dissect`](self::dissect)):
+    /// each stage's forward and backward and the optimizer update on their own, beside the
+    /// whole step. An error for a network that is not a chain of stages.
+    fn dissect(
+        &mut self,
+        batch_size: usize,
+        data_seed: u64,
+        warmup: usize,
+        samples: usize,
+    ) -> Result<Dissection, String>;
 }
 
 /// What to build: the backend, the model, its optimizer and the seed of its initialisation.
@@ -226,5 +241,16 @@ impl<B: AutodiffBackend, O: Optimizer<Model<B>, B>> Stepper for StepTimer<B, O> 
         // Made before the timed region; the same (batch size, seed) gives the same data.
         let batch = self.images.batch::<B>(batch_size, data_seed, &self.device);
         self.timed_steps(&batch, warmup, samples, track_memory)
+    }
+
+    fn dissect(
+        &mut self,
+        batch_size: usize,
+        data_seed: u64,
+        warmup: usize,
+        samples: usize,
+    ) -> Result<Dissection, String> {
+        let batch = self.images.batch::<B>(batch_size, data_seed, &self.device);
+        self.dissected(&batch, warmup, samples)
     }
 }

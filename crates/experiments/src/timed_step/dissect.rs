@@ -44,6 +44,13 @@ pub struct Dissection {
     pub samples: Vec<DissectedSample>,
 }
 
+/// Each stage's name, forward and backward of one repetition.
+struct StageTimes {
+    names: Vec<String>,
+    forward_ms: Vec<f64>,
+    backward_ms: Vec<f64>,
+}
+
 /// A flow cut from the graph that made it, as the leaf a stage's gradient is taken to.
 fn leaf<B: AutodiffBackend>(x: &Flow<B>) -> Flow<B> {
     match x {
@@ -93,12 +100,12 @@ impl<B: AutodiffBackend, O: Optimizer<Model<B>, B>> StepTimer<B, O> {
         self.sync()?;
         let optimizer_ms = start.elapsed().as_secs_f64() * 1e3;
         self.model = Some(updated);
-        let (stages, forward_ms, backward_ms) = parts?;
+        let parts = parts?;
         Ok((
-            stages,
+            parts.names,
             DissectedSample {
-                forward_ms,
-                backward_ms,
+                forward_ms: parts.forward_ms,
+                backward_ms: parts.backward_ms,
                 optimizer_ms,
                 step_ms,
             },
@@ -110,7 +117,7 @@ impl<B: AutodiffBackend, O: Optimizer<Model<B>, B>> StepTimer<B, O> {
         &self,
         model: &Model<B>,
         batch: &SyntheticBatch<B>,
-    ) -> Result<(Vec<String>, Vec<f64>, Vec<f64>), String> {
+    ) -> Result<StageTimes, String> {
         let stages = model.stages().map_err(|e| e.to_string())?;
         let (mut forward_ms, mut backward_ms) = (vec![], vec![]);
         let mut input = Flow::Images(batch.images.clone().detach());

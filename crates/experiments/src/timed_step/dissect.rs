@@ -133,11 +133,11 @@ impl<B: AutodiffBackend, O: Optimizer<Model<B>, B>> StepTimer<B, O> {
             backward_ms.push(self.clock(|| backward(y))?);
             input = next;
         }
-        Ok((
-            stages.iter().map(|s| s.name.clone()).collect(),
+        Ok(StageTimes {
+            names: stages.iter().map(|s| s.name.clone()).collect(),
             forward_ms,
             backward_ms,
-        ))
+        })
     }
 
     /// `warmup` dropped and `samples` timed dissected repetitions on `batch`.

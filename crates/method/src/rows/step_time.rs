@@ -47,6 +47,45 @@ impl Row for StepSample {
     }
 }
 
+/// The header of `stages.csv`, exactly.
+pub const STAGES_HEADER: &str = "batch_size,round,sample,stage_index,stage,phase,ms";
+
+/// One row of `stages.csv`: one part of a step taken apart (`timed_step::dissect`): a stage's
+/// `forward` or `backward`, the `optimizer` update, or the whole `step` it was compared with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageSample {
+    /// Examples per step.
+    pub batch_size: u32,
+    /// The round of the dissecting visit, from 0.
+    pub round: u32,
+    /// Index of the repetition within its visit, from 0.
+    pub sample: u32,
+    /// The stage's position in the network (0 for `optimizer` and `step`).
+    pub stage_index: u32,
+    /// The stage's name, e.g. `conv+relu`; `optimizer` or `step` for those phases.
+    pub stage: String,
+    /// `forward`, `backward`, `optimizer` or `step`.
+    pub phase: String,
+    /// Wall time in milliseconds.
+    pub ms: f64,
+}
+
+impl Row for StageSample {
+    const HEADER: &'static str = STAGES_HEADER;
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        if !["forward", "backward", "optimizer", "step"].contains(&self.phase.as_str()) {
+            return Err((
+                "phase",
+                format!(
+                    "unknown phase `{}`; expected forward, backward, optimizer or step",
+                    self.phase
+                ),
+            ));
+        }
+        check_time("ms", self.ms)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +114,28 @@ mod tests {
         );
         let back: Vec<StepSample> = read_rows(&path).unwrap();
         assert_eq!(back[0].peak_mem_mb, None);
+    }
+
+    #[test]
+    fn a_stage_row_goes_out_and_comes_back_and_an_unknown_phase_is_refused() {
+        let row = StageSample {
+            batch_size: 128,
+            round: 0,
+            sample: 1,
+            stage_index: 2,
+            stage: "dense+relu".into(),
+            phase: "backward".into(),
+            ms: 1.5,
+        };
+        assert_eq!(serde_header(&row), STAGES_HEADER);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stages.csv");
+        append_rows(&path, std::slice::from_ref(&row)).unwrap();
+        assert_eq!(read_rows::<StageSample>(&path).unwrap(), vec![row.clone()]);
+        let odd = StageSample {
+            phase: "sideways".into(),
+            ..row
+        };
+        assert!(odd.check().unwrap_err().1.contains("unknown phase"));
     }
 }

@@ -6,6 +6,7 @@
 //! `report.md` (`markdown`).
 
 mod analysis;
+pub mod anatomy;
 mod figures;
 mod markdown;
 mod rows;

@@ -98,6 +98,19 @@ impl Architecture {
         }
     }
 
+    /// Whether the network is a chain of stages (`Model::stages`), which a step can be taken
+    /// apart along: the VGGs, the two small CNNs and the MLP.
+    pub fn has_stages(&self) -> bool {
+        matches!(
+            self,
+            Architecture::Vgg16
+                | Architecture::Vgg19
+                | Architecture::SmallCnn
+                | Architecture::SimpleCnn
+                | Architecture::Mlp
+        )
+    }
+
     /// Whether [`ModelSpec::width`](crate::ModelSpec::width) may differ from 1.0: the MobileNets
     /// (their papers' width multiplier) and the ResNets (all stage widths scaled, as in
     /// Nakkiran et al. 2019's ResNet18 width sweep). The others have dense layers whose widths a

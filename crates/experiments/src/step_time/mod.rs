@@ -7,6 +7,7 @@
 //! before the clock is read. Batch sizes are visited in `rounds`, each in a freshly shuffled
 //! order, so drift over time cannot masquerade as a jump at one batch size.
 
+pub mod anatomy;
 mod plan;
 mod work;
 
@@ -28,6 +29,7 @@ use crate::{
     study::{Study, StudyConfig},
 };
 
+pub use anatomy::AnatomyConfig;
 pub use plan::{remaining_visits, shuffled_rounds, Visit};
 
 /// A step-time experiment file.
@@ -48,6 +50,9 @@ pub struct StepTimeConfig {
     /// `[analysis]`.
     #[serde(default)]
     pub analysis: AnalysisConfig,
+    /// `[anatomy]`: steps taken apart around suspected jumps; none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anatomy: Option<AnatomyConfig>,
     /// `[backend]`.
     #[serde(default)]
     pub backend: BackendConfig,
@@ -201,28 +206,52 @@ impl StepTimeStudy {
                 "expected at least 100 resamples",
             ));
         }
+        if let Some(anatomy) = &config.anatomy {
+            anatomy.check(&config.model, source)?;
+        }
         Ok(Self {
             config,
             batch_sizes,
         })
     }
 
-    /// Every visit, in the planned (shuffled rounds) order.
+    /// Every visit, in the planned order: the sweep's shuffled rounds, then those of
+    /// `[anatomy]`.
     fn visits(&self) -> Vec<Visit> {
-        shuffled_rounds(
+        let mut visits = shuffled_rounds(
             &self.batch_sizes,
             self.config.sweep.rounds,
             self.config.sweep.seed,
-        )
+            false,
+        );
+        if let Some(a) = &self.config.anatomy {
+            visits.extend(shuffled_rounds(
+                &a.batch_sizes(),
+                a.rounds,
+                self.config.sweep.seed.wrapping_add(1),
+                true,
+            ));
+        }
+        visits
     }
 
     /// The one-line protocol description for report.md.
     fn protocol(&self) -> String {
         let s = &self.config.sweep;
+        let anatomy = self.config.anatomy.as_ref().map_or(String::new(), |a| {
+            format!(
+                "; then, for the anatomy, {} rounds over batch sizes {:?} (each of {:?} with its neighbours), each visit {} step(s) taken apart and dropped, then {} taken apart: every stage's forward and backward on its own input and the optimizer update, each between two syncs, beside the whole step",
+                a.rounds,
+                a.batch_sizes(),
+                a.around,
+                a.warmup_steps,
+                a.samples
+            )
+        });
         format!(
             "{} rounds, each visiting every batch size once in a new shuffled order (seed {}); per visit {} warm-up steps dropped, then {} timed steps of forward + loss + backward + {} update, the device synchronised before every clock read; synthetic inputs made on the device before timing",
             s.rounds, s.seed, s.warmup_steps, s.samples, self.config.optimizer.name
-        )
+        ) + &anatomy
     }
 
     fn model_line(&self) -> String {

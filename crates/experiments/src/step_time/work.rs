@@ -2,15 +2,19 @@
 //! generic measuring loop), and rendering the report.
 
 use std::{
+    collections::HashSet,
     panic::{catch_unwind, AssertUnwindSafe},
     path::{Path, PathBuf},
 };
 
-use batchlab_method::rows::{append_rows, read_rows_so_far, step_time::StepSample};
+use batchlab_method::rows::{
+    append_rows, read_rows_so_far,
+    step_time::{StageSample, StepSample},
+};
 use batchlab_method::stats::median;
 use batchlab_report::step_time::{render_step_time, StepTimeContext};
 
-use super::{plan::Visit, remaining_visits, StepTimeStudy};
+use super::{anatomy::stage_rows, plan::Visit, remaining_visits, StepTimeStudy};
 use crate::{
     backend::{self, panic_message},
     config::BackendKind,
@@ -30,7 +34,7 @@ pub fn run(
     context: &RunContext,
     progress: &dyn Progress,
 ) -> Result<(), RunError> {
-    let left = remaining_visits(&study.visits(), &read_done(dir)?).len();
+    let left = remaining_visits(&study.visits(), &read_done(dir)?, &read_dissected(dir)?).len();
     progress.start(left as u64, "step-time sweep");
     let record_crash = |unit: &str, crash: &Crash| {
         let visit = Visit::parse_id(unit)
@@ -71,7 +75,7 @@ pub fn work(
     dir: &Path,
     events: &dyn UnitEvents,
 ) -> Result<WorkerExit, RunError> {
-    let todo = remaining_visits(&study.visits(), &read_done(dir)?);
+    let todo = remaining_visits(&study.visits(), &read_done(dir)?, &read_dissected(dir)?);
     if todo.is_empty() {
         return Ok(WorkerExit::Finished);
     }
@@ -162,6 +166,16 @@ fn read_done(dir: &Path) -> Result<Vec<StepSample>, RunError> {
     }
 }
 
+/// (round, batch size) of every dissecting visit with rows in stages.csv.
+fn read_dissected(dir: &Path) -> Result<HashSet<(u32, u32)>, RunError> {
+    let stages = dir.join("stages.csv");
+    if !stages.exists() {
+        return Ok(HashSet::new());
+    }
+    let rows: Vec<StageSample> = read_rows_so_far(&stages)?;
+    Ok(rows.iter().map(|r| (r.round, r.batch_size)).collect())
+}
+
 fn failure_row(study: &StepTimeStudy, visit: Visit, status: &str, message: &str) -> StepSample {
     StepSample {
         batch_size: visit.batch_size,
@@ -195,6 +209,12 @@ fn measure_visits(
             return Err(RunError::Interrupted);
         }
         events.begin(&visit.id());
+        if visit.dissect {
+            if let Some(exit) = dissect_visit(study, dir, events, visit, stepper)? {
+                return Ok(exit);
+            }
+            continue;
+        }
         let measured = catch_unwind(AssertUnwindSafe(|| {
             // Same data for a batch size in every round.
             stepper.visit(
@@ -246,4 +266,56 @@ fn measure_visits(
         }
     }
     Ok(WorkerExit::Finished)
+}
+
+/// One visit of `[anatomy]`: its steps taken apart, appended to stages.csv as one block. A
+/// failure is recorded in results.csv as the batch size's (the same shape fails the same way)
+/// and ends the worker (`Some`).
+fn dissect_visit(
+    study: &StepTimeStudy,
+    dir: &Path,
+    events: &dyn UnitEvents,
+    visit: Visit,
+    stepper: &mut dyn Stepper,
+) -> Result<Option<WorkerExit>, RunError> {
+    let config = &study.config;
+    let anatomy = config
+        .anatomy
+        .as_ref()
+        .ok_or_else(|| RunError::Other("a dissecting visit without [anatomy]".into()))?;
+    let measured = catch_unwind(AssertUnwindSafe(|| {
+        stepper.dissect(
+            visit.batch_size as usize,
+            config.sweep.seed ^ u64::from(visit.batch_size),
+            anatomy.warmup_steps,
+            anatomy.samples,
+        )
+    }))
+    .unwrap_or_else(|panic| Err(panic_message(&panic)));
+    match measured {
+        Ok(d) => {
+            let steps: Vec<f64> = d.samples.iter().map(|s| s.step_ms).collect();
+            append_rows(
+                &dir.join("stages.csv"),
+                &stage_rows(visit.batch_size, visit.round, &d),
+            )?;
+            events.end(
+                &visit.id(),
+                &format!("{:.1} ms, taken apart", median(&steps)),
+            );
+            Ok(None)
+        }
+        Err(message) => {
+            let status = failure_status(&message);
+            let message = format!("taking the step apart: {message}");
+            let row = failure_row(study, visit, status, &message);
+            append_rows(&dir.join("results.csv"), &[row])?;
+            eprintln!(
+                "batch size {} failed ({status}): {message}",
+                visit.batch_size
+            );
+            events.end(&visit.id(), status);
+            Ok(Some(WorkerExit::PointFailed))
+        }
+    }
 }

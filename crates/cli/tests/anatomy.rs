@@ -5,9 +5,9 @@
 
 mod common;
 
-use std::{collections::BTreeSet, fs, path::PathBuf};
+use std::{collections::BTreeSet, fs};
 
-use common::{run_command, STEP_TIME};
+use common::{run_to_dir, STEP_TIME};
 
 const ANATOMY: &str = "\n[anatomy]\naround = [8]\nrounds = 2\nsamples = 2\n";
 
@@ -17,14 +17,7 @@ fn steps_are_taken_apart_around_the_given_batch_sizes() {
     let config = tmp.path().join("anatomy.toml");
     fs::write(&config, STEP_TIME.to_string() + ANATOMY).unwrap();
     let reports = tmp.path().join("reports");
-    let output = run_command(&config, &reports, &[]).output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let run = PathBuf::from(stdout.lines().last().unwrap().trim());
+    let run = run_to_dir(&config, &reports);
 
     let mut reader = csv::Reader::from_path(run.join("stages.csv")).unwrap();
     let headers = reader.headers().unwrap().clone();

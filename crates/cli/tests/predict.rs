@@ -12,7 +12,7 @@ use std::{
     process::Command,
 };
 
-use common::{run_command, STEP_TIME};
+use common::{run_command, run_to_dir, STEP_TIME};
 
 /// summary.csv's median milliseconds per batch size, read by column name.
 fn medians(dir: &Path) -> HashMap<u32, f64> {
@@ -52,14 +52,7 @@ fn predictions_come_from_the_sweep_of_the_same_model() {
     let config = tmp.path().join("sweep.toml");
     fs::write(&config, STEP_TIME).unwrap();
     let reports = tmp.path().join("reports");
-    let output = run_command(&config, &reports, &[]).output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let run = Path::new(stdout.lines().last().unwrap().trim()).to_path_buf();
+    let run = run_to_dir(&config, &reports);
     let median = medians(&run);
 
     // 100 examples at batch 8: 12 full steps and one of 4 examples.

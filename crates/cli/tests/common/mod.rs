@@ -3,7 +3,10 @@
 
 #![allow(dead_code)] // each test file uses some of them
 
-use std::{path::Path, process::Command};
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+};
 
 /// `batchlab run CONFIG --out OUT EXTRA...`, from the repository root.
 pub fn run_command(config: &Path, out: &Path, extra: &[&str]) -> Command {
@@ -18,6 +21,18 @@ pub fn run_command(config: &Path, out: &Path, extra: &[&str]) -> Command {
         .args(extra)
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
     command
+}
+
+/// Runs `config` into `out`, which must succeed; returns the run directory (the last line).
+pub fn run_to_dir(config: &Path, out: &Path) -> PathBuf {
+    let output = run_command(config, out, &[]).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    PathBuf::from(stdout.lines().last().unwrap().trim())
 }
 
 pub const STEP_TIME: &str = r#"

@@ -18,6 +18,7 @@ pub(super) fn report_markdown(
     analysis: &Analysis,
     samples: &[StepSample],
     verdicts: &[Verdict],
+    anatomy: &str,
 ) -> String {
     let f = &analysis.findings;
     let ok: Vec<_> = f.ok_points().collect();
@@ -121,6 +122,7 @@ pub(super) fn report_markdown(
 
     md.push_str(&claim_section(ctx, analysis, verdicts));
     md.push_str(&failure_section(analysis, samples));
+    md.push_str(anatomy);
 
     md.push_str("\n## Figures\n\n");
     md.push_str("![Median step time versus batch size](step_time.png)\n\n(vector: [step_time.svg](step_time.svg))\n\n");
@@ -167,6 +169,9 @@ pub(super) fn report_markdown(
     md.push_str("\n## Method\n\n");
     md.push_str(method_description());
     md.push_str("\n\n## Files\n\n- `results.csv`: every timed step and every failed visit (raw); `results.parquet`: the same rows, typed.\n- `summary.csv`: the table above, the figures' data.\n- `step_time.{svg,png}`, `throughput.{svg,png}`: the figures.\n");
+    if !anatomy.is_empty() {
+        md.push_str("- `stages.csv`: every part of every dissected step (raw); `anatomy.{svg,png}`: its figure.\n");
+    }
     md
 }
 
@@ -343,7 +348,7 @@ fn failure_section(analysis: &Analysis, samples: &[StepSample]) -> String {
 }
 
 /// A time in ms with about four significant digits; "–" when not measured.
-fn ms(v: f64) -> String {
+pub(super) fn ms(v: f64) -> String {
     if !v.is_finite() {
         return "–".into();
     }

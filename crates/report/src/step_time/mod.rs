@@ -7,6 +7,7 @@
 
 mod analysis;
 pub mod anatomy;
+mod anatomy_view;
 mod figures;
 mod markdown;
 mod rows;
@@ -70,7 +71,8 @@ pub struct StepTimeContext {
 
 /// Reads `dir/results.csv` and writes `dir/results.parquet` (the same rows),
 /// `dir/summary.csv`, `dir/step_time.{svg,png}`, `dir/throughput.{svg,png}` and
-/// `dir/report.md` (see [`OUTPUT_FILES`]). Can be rerun at any time (each file is
+/// `dir/report.md` (see [`OUTPUT_FILES`]); when the run took steps apart (`dir/stages.csv`),
+/// also `dir/anatomy.{svg,png}` and a section on them. Can be rerun at any time (each file is
 /// replaced atomically); a sweep with no successful point still gets its report.
 pub fn render_step_time(
     dir: &Path,
@@ -91,7 +93,10 @@ pub fn render_step_time(
         .as_ref()
         .map(|(name, dir)| fluctuation_reference(name, dir.as_deref(), ctx));
     let verdicts = verdicts::judge(ctx, &analysis, reference.as_ref());
-    let report = markdown::report_markdown(ctx, &analysis, &samples, &verdicts);
+    let anatomies = anatomy_view::read(dir, ctx.seed)?;
+    anatomy_view::draw(dir, &ctx.experiment, &anatomies)?;
+    let anatomy = anatomy_view::section(&anatomies);
+    let report = markdown::report_markdown(ctx, &analysis, &samples, &verdicts, &anatomy);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
     Ok(analysis.findings)
 }

@@ -97,8 +97,23 @@ fn momentum_sentences(study: &Study) -> Vec<String> {
                 _ => "less far: the opposite of what Shallue et al. found (check the search space and N)",
             };
             let optimizer = w.label.rsplit('/').next().unwrap_or(&w.label);
+            // Ranges judged point by point describe the curve but do not know its noise: the
+            // comparison is then a description, not a finding (the claims table says why).
+            let caveat = if w.regimes_with_intervals && plain.regimes_with_intervals {
+                String::new()
+            } else {
+                let rough: Vec<&str> = [plain, w]
+                    .iter()
+                    .filter(|x| !x.regimes_with_intervals)
+                    .map(|x| x.label.as_str())
+                    .collect();
+                format!(
+                    " (as the point-by-point ranges read; {} could not be judged with intervals, so this is no verdict)",
+                    rough.join(" and ")
+                )
+            };
             out.push(format!(
-                "{model}: {optimizer} scales perfectly {}, plain SGD {}: {verdict}.",
+                "{model}: {optimizer} scales perfectly {}, plain SGD {}: {verdict}{caveat}.",
                 at(end),
                 at(plain_end)
             ));

@@ -27,6 +27,19 @@ test:
 bench *ARGS:
     {{batchlab}} bench {{ARGS}}
 
+# flex's AVX-512 matrix kernels (the default build) against the AVX2 ones (a build without the
+# `avx512` feature, kept as target/release/batchlab-no-avx512), interleaved: `rounds` alternating
+# runs of the step benchmarks, the first binary swapped each round. Without AVX-512F both run AVX2.
+bench-kernels rounds="3" samples="10":
+    cargo build --release --quiet -p batchlab-cli --no-default-features
+    cp target/release/batchlab target/release/batchlab-no-avx512
+    cargo build --release --quiet -p batchlab-cli
+    for r in $(seq 1 {{rounds}}); do \
+        pair=(target/release/batchlab-no-avx512 target/release/batchlab); \
+        if (( r % 2 == 0 )); then pair=("${pair[1]}" "${pair[0]}"); fi; \
+        for b in "${pair[@]}"; do echo "== round $r: $b"; "$b" bench --only steps --samples {{samples}}; done; \
+    done
+
 # Any other batchlab command, e.g. `just batchlab list`.
 batchlab *ARGS:
     {{batchlab}} {{ARGS}}

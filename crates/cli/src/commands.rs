@@ -407,7 +407,13 @@ fn epoch_benchmark(data_dir: &Path) -> Result<()> {
 
 fn step_benchmarks(config: &BackendConfig, cases: &[bench::Case], samples: usize) -> Result<()> {
     let backend = &config.name;
-    println!("training-step benchmarks on {backend} (2 warm-up steps dropped, {samples} timed steps, device synchronised)");
+    let kernels = batchlab_experiments::backend::kernels(config);
+    let kernels = if kernels.is_empty() {
+        String::new()
+    } else {
+        format!(", {kernels} matrix kernels")
+    };
+    println!("training-step benchmarks on {backend}{kernels} (2 warm-up steps dropped, {samples} timed steps, device synchronised)");
     println!("{:<32} {:>12} {:>22}", "case", "median ms", "IQR ms");
     for case in cases {
         let t = bench::time_case(config, case, 2, samples)?;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use batchlab_experiments::{
-    backend::{device_name, threads},
+    backend::{device_name, kernels, threads},
     config::{BackendConfig, BackendKind},
     predict::{history, history_summary, predict_training, Basis, Origin, TrainingPlan},
     sweeps::{model_name, Machine},
@@ -140,6 +140,7 @@ pub fn predict(args: PredictArgs) -> Result<()> {
         backend: args.backend.clone(),
         device: device_name(&backend),
         threads: threads(&backend),
+        kernels: kernels(&backend),
     };
     let plan = TrainingPlan {
         batch_size: batch,

@@ -143,6 +143,15 @@ pub fn device_name(config: &BackendConfig) -> String {
     }
 }
 
+/// The matrix kernels a run on `config` uses where the backend chooses them by CPU (flex:
+/// [`sysinfo::flex_matmul_kernels`]); empty elsewhere.
+pub fn kernels(config: &BackendConfig) -> String {
+    match config.name {
+        BackendKind::Flex => sysinfo::flex_matmul_kernels(&sysinfo::simd_features()),
+        _ => String::new(),
+    }
+}
+
 /// Device memory on backends whose runtime reports it (cuda): (bytes in use, bytes reserved
 /// by the allocator), for the calling thread's stream. `None` on flex, whose memory is the
 /// process's own (see `sysinfo::memory`).

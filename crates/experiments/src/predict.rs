@@ -18,7 +18,7 @@ use batchlab_report::predict::{
 pub use batchlab_report::predict::{Origin, Prediction, TrainingPlan};
 
 use crate::error::RunError;
-use crate::sweeps::{features, model_name, sweeps, Machine, Sweep};
+use crate::sweeps::{features, kernels_note, model_name, sweeps, Machine, Sweep};
 
 /// Where a prediction came from.
 #[derive(Debug, Clone)]
@@ -85,11 +85,12 @@ pub fn predict_training(
     let left_out = leave_one_out(&samples);
     if left_out.is_empty() {
         return Err(RunError::Other(format!(
-            "no step-time sweep of {} with {optimizer} on {} / {} with {} threads under {}, and {} sweep(s) of other models there: a cross-model prediction needs at least 3 (run a step-time study of this model, e.g. `just run experiment=NAME` with its [model] table)",
+            "no step-time sweep of {} with {optimizer} on {} / {} with {} threads{} under {}, and {} sweep(s) of other models there: a cross-model prediction needs at least 3 (run a step-time study of this model, e.g. `just run experiment=NAME` with its [model] table)",
             model_name(model),
             machine.backend,
             machine.device,
             machine.threads,
+            kernels_note(&machine.kernels),
             root.display(),
             samples.len()
         )));

@@ -39,6 +39,14 @@ pub struct Meta {
     pub cpu: String,
     /// Threads the backend computes with.
     pub threads: usize,
+    /// The CPU's vector instruction sets ([`sysinfo::simd_features`]); empty in runs made
+    /// before it was recorded.
+    #[serde(default)]
+    pub simd: Vec<String>,
+    /// The matrix kernels flex ran ([`sysinfo::flex_matmul_kernels`]); empty for other
+    /// backends and in runs made before it was recorded.
+    #[serde(default)]
+    pub flex_kernels: String,
     /// Operating system and kernel.
     pub os: String,
     /// UTC start time (RFC 3339).
@@ -65,6 +73,8 @@ impl Meta {
             device: backend::device_name(backend_config),
             cpu: sysinfo::cpu_model(),
             threads: backend::threads(backend_config),
+            simd: sysinfo::simd_features(),
+            flex_kernels: backend::kernels(backend_config),
             os: sysinfo::os_description(),
             started: sysinfo::rfc3339(sysinfo::unix_seconds()),
             ended: None,
@@ -176,6 +186,33 @@ mod tests {
             manifest.contains(&format!("burn = {{ version = \"={BURN_VERSION}\"")),
             "update BURN_VERSION with the pin in Cargo.toml"
         );
+    }
+
+    #[test]
+    fn meta_records_the_kernels_and_reads_runs_made_before_it_did() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = ExperimentHeader {
+            name: "x".into(),
+            kind: "step-time".into(),
+            description: String::new(),
+            reproduces: None,
+            claim: None,
+        };
+        let meta = Meta::new(&header, &BackendConfig::default());
+        if cfg!(target_arch = "x86_64") {
+            assert!(meta.simd.iter().any(|f| f == "sse4.2"), "{:?}", meta.simd);
+        }
+        assert!(!meta.flex_kernels.is_empty());
+        meta.write(dir.path()).unwrap();
+        assert_eq!(Meta::read(dir.path()).unwrap(), meta);
+        // A meta.json written before the fields existed.
+        let mut old: serde_json::Value = serde_json::to_value(&meta).unwrap();
+        let fields = old.as_object_mut().unwrap();
+        fields.remove("simd");
+        fields.remove("flex_kernels");
+        fs::write(dir.path().join("meta.json"), old.to_string()).unwrap();
+        let read = Meta::read(dir.path()).unwrap();
+        assert!(read.simd.is_empty() && read.flex_kernels.is_empty());
     }
 
     #[test]

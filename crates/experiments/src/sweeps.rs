@@ -35,6 +35,10 @@ pub struct Machine {
     pub device: String,
     /// Threads the run used.
     pub threads: usize,
+    /// flex's matrix kernels (meta.json `flex_kernels`): AVX-512 and AVX2 kernels time
+    /// differently, so a sweep predicts only runs made with the same ones. Empty in runs
+    /// made before it was recorded (all of them built without the AVX-512 kernels).
+    pub kernels: String,
 }
 
 /// A complete step-time sweep found under a report root.
@@ -98,6 +102,7 @@ fn read_sweep(dir: &Path) -> Option<Sweep> {
             backend: meta.backend,
             device: meta.device,
             threads: meta.threads,
+            kernels: meta.flex_kernels,
         },
         curve: StepCurve::new(dir.display().to_string(), points)?,
     })
@@ -119,6 +124,14 @@ pub fn model_name(model: &ModelSpec) -> String {
     format!("{} {c}x{h}x{w}", model.architecture)
 }
 
+/// ` and <kernels> kernels` where they are recorded.
+pub fn kernels_note(kernels: &str) -> String {
+    match kernels.split(' ').next() {
+        Some(k) if !k.is_empty() => format!(" and {k} kernels"),
+        _ => String::new(),
+    }
+}
+
 /// The run `dir`'s machine, from its meta.json.
 pub fn machine_of(dir: &Path) -> Option<Machine> {
     let meta = Meta::read(dir).ok()?;
@@ -126,6 +139,7 @@ pub fn machine_of(dir: &Path) -> Option<Machine> {
         backend: meta.backend,
         device: meta.device,
         threads: meta.threads,
+        kernels: meta.flex_kernels,
     })
 }
 
@@ -147,12 +161,13 @@ pub fn step_times_for(
     let mut models: Vec<String> = series.iter().map(|(_, m, _)| model_name(m)).collect();
     models.dedup();
     let searched = format!(
-        "looked under {} for {} on {} / {} with {} threads",
+        "looked under {} for {} on {} / {} with {} threads{}",
         root.display(),
         models.join(", "),
         machine.backend,
         machine.device,
-        machine.threads
+        machine.threads,
+        kernels_note(&machine.kernels)
     );
     let found = sweeps(root);
     let mut times: Vec<StepTimes> = vec![];

@@ -19,6 +19,44 @@ pub fn cpu_model() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
+/// The vector instruction sets this CPU offers that decide which matrix kernels flex runs
+/// (detected at run time, as gemm detects them), widest last, e.g. `sse4.2 avx avx2 fma avx512f`.
+pub fn simd_features() -> Vec<String> {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        let mut found = vec![];
+        macro_rules! probe {
+            ($($name:tt),*) => {
+                $(if std::arch::is_x86_feature_detected!($name) {
+                    found.push($name.to_string());
+                })*
+            };
+        }
+        probe!("sse4.2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq");
+        found
+    }
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    {
+        vec![std::env::consts::ARCH.to_string()]
+    }
+}
+
+/// Which of gemm's f32 matrix kernels flex runs here: AVX-512 where the build has them
+/// (`avx512` feature, on by default) and the CPU has AVX-512F, else AVX2 + FMA where the CPU
+/// has both, else the portable ones.
+pub fn flex_matmul_kernels(simd: &[String]) -> String {
+    let has = |f: &str| simd.iter().any(|s| s == f);
+    let built = cfg!(feature = "avx512");
+    match (built, has("avx512f"), has("avx2") && has("fma")) {
+        (true, true, _) => "avx512 (x86-v4 kernels built in, avx512f present)".into(),
+        (false, true, true) => {
+            "avx2+fma (avx512f present, but this build lacks the x86-v4 kernels)".into()
+        }
+        (_, false, true) => "avx2+fma".into(),
+        _ => "portable (no avx2+fma)".into(),
+    }
+}
+
 /// This machine's host name (Linux's /proc, then $HOSTNAME), or `unknown host`.
 pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")

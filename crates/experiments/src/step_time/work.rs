@@ -24,6 +24,7 @@ use crate::{
     progress::Progress,
     run_dir::backend_and_device,
     study::Study,
+    sweeps::{machine_of, sweeps},
     timed_step::{with_stepper, StepSetup, Stepper},
 };
 
@@ -91,11 +92,17 @@ pub fn work(
 }
 
 /// The newest complete run of experiment `name` in the report root that holds `dir`
-/// (`<root>/<experiment>/<run>`): what its `latest` link points at, if it holds results.
+/// (`<root>/<experiment>/<run>`) made on `dir`'s machine (backend, device, threads, kernels).
 fn newest_run_beside(dir: &Path, name: &str) -> Option<PathBuf> {
+    // The reference's newest complete run on this run's machine, not its `latest`: a sweep of
+    // another CPU (or other kernels) says nothing about how much this one fluctuates.
     let root = dir.parent()?.parent()?;
-    let latest = std::fs::canonicalize(root.join(name).join("latest")).ok()?;
-    latest.join("results.csv").is_file().then_some(latest)
+    let machine = machine_of(dir)?;
+    sweeps(root)
+        .into_iter()
+        .filter(|s| s.machine == machine && s.dir.parent().and_then(Path::file_name) == Some(name.as_ref()))
+        .map(|s| s.dir)
+        .next_back()
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.

@@ -109,7 +109,9 @@ fn fluctuation_reference(
     ctx: &StepTimeContext,
 ) -> verdicts::FluctuationReference {
     let scatter_values = match dir {
-        None => Err(format!("no complete run of {name} in this report root")),
+        None => Err(format!(
+            "no complete run of {name} made on this machine (backend, device, threads and kernels) in this report root"
+        )),
         Some(dir) => rows::read(dir)
             .map(|samples| {
                 let points = summarize(&samples, ctx.bootstrap_resamples.min(200), ctx.seed);
@@ -119,6 +121,9 @@ fn fluctuation_reference(
     };
     verdicts::FluctuationReference {
         experiment: name.to_string(),
+        run: dir
+            .and_then(Path::file_name)
+            .map(|run| run.to_string_lossy().into_owned()),
         scatter_values,
     }
 }

@@ -26,6 +26,8 @@ const PARTLY_LINEAR: f64 = 0.95;
 pub struct FluctuationReference {
     /// The reference experiment, e.g. `vgg16-step-time-cpu`.
     pub experiment: String,
+    /// The run of it compared against (its directory name), if one was found.
+    pub run: Option<String>,
     /// Its curve's [`crate::jumps::relative_offsets`], or why there are none.
     pub scatter_values: Result<Vec<f64>, String>,
 }
@@ -271,9 +273,14 @@ fn fluctuates_more(a: &Analysis, reference: &FluctuationReference, seed: u64) ->
     Verdict {
         claim,
         measured: format!(
-            "here {}; {} {}",
+            "here {}; {}{} {}",
             percent(here),
             reference.experiment,
+            reference
+                .run
+                .as_ref()
+                .map(|run| format!(" (run {run}, this machine)"))
+                .unwrap_or_default(),
             percent(there)
         ),
         verdict,

@@ -106,16 +106,17 @@ pub(crate) fn powers_of_two_sentence(analysis: &Analysis) -> Option<String> {
                     } else {
                         "seed ranges overlap"
                     };
+                    // The power of two against its neighbour, as the claims table states it.
                     format!(
-                        "{} {} s ({:+.1}%, {verdict})",
+                        "{:+.1}% vs {} ({} s, {verdict})",
+                        100.0 * (cell.train_seconds_median / n.train_seconds_median - 1.0),
                         n.batch_size,
                         num(n.train_seconds_median, 2),
-                        100.0 * (n.train_seconds_median / cell.train_seconds_median - 1.0)
                     )
                 })
                 .collect();
             parts.push(format!(
-                "{}: batch {p} {} s vs {}",
+                "{}: batch {p} {} s, {}",
                 analysis.label(&s.optimizer, &s.variant),
                 num(cell.train_seconds_median, 2),
                 others.join(", ")

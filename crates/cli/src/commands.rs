@@ -300,19 +300,30 @@ pub fn models(input: [usize; 3], classes: usize) -> Result<()> {
     let [c, h, w] = input;
     println!("input {c}x{h}x{w}, {classes} classes");
     println!(
-        "{:<20} {:>22} {:>22}",
-        "model", "trainable parameters", "forward GFLOPs/sample"
+        "{:<20} {:>22} {:>22} {:>16} {:>20} {:>7}",
+        "model",
+        "trainable parameters",
+        "forward GFLOPs/sample",
+        "of it depthwise",
+        "activations/sample",
+        "layers"
     );
     for architecture in Architecture::ALL {
         let spec = ModelSpec::new(architecture, input, classes);
-        match (spec.trainable_params(), spec.forward_flops()) {
-            (Ok(params), Ok(flops)) => println!(
-                "{:<20} {:>22} {:>22.3}",
+        let row = || -> Result<String, batchlab_models::ModelError> {
+            Ok(format!(
+                "{:<20} {:>22} {:>22.3} {:>16.3} {:>20} {:>7}",
                 architecture.name(),
-                group_thousands(params as u64),
-                flops as f64 / 1e9
-            ),
-            (Err(e), _) | (_, Err(e)) => println!("{:<20} not available: {e}", architecture.name()),
+                group_thousands(spec.trainable_params()? as u64),
+                spec.forward_flops()? as f64 / 1e9,
+                spec.grouped_flops()? as f64 / 1e9,
+                group_thousands(spec.activation_elements()?),
+                spec.layer_count()?
+            ))
+        };
+        match row() {
+            Ok(line) => println!("{line}"),
+            Err(e) => println!("{:<20} not available: {e}", architecture.name()),
         }
     }
     Ok(())

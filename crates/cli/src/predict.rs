@@ -190,7 +190,7 @@ pub fn predict(args: PredictArgs) -> Result<()> {
             error,
         } => {
             println!(
-                "from: no sweep of this model here; the cross-model fit (per-example cost from FLOPs and activations, fixed cost from parameters) over {} sweeps, interval ±{:.0}% (the median leave-one-model-out error):",
+                "from: no sweep of this model here; the cross-model fit (per-example cost from FLOPs, activations and depthwise FLOPs; fixed cost from parameters and layers) over {} sweeps, interval ±{:.0}% (the median leave-one-model-out error):",
                 fitted.len(),
                 100.0 * error
             );

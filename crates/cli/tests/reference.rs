@@ -33,7 +33,10 @@ fn a_fluctuation_claim_compares_with_the_reference_run_of_this_machine() {
     let elsewhere = reports.join("reference-sweep/29991231T000000Z-000000");
     copy_dir(&here, &elsewhere);
     let meta = fs::read_to_string(elsewhere.join("meta.json")).unwrap();
-    let start = meta.find("\"device\": \"").expect("meta.json names the device") + 11;
+    let start = meta
+        .find("\"device\": \"")
+        .expect("meta.json names the device")
+        + 11;
     let end = start + meta[start..].find('"').unwrap();
     let meta = format!("{}Another CPU{}", &meta[..start], &meta[end..]);
     fs::write(elsewhere.join("meta.json"), meta).unwrap();

@@ -115,6 +115,8 @@ pub fn features(model: &ModelSpec) -> Result<ModelFeatures, RunError> {
         flops: model.forward_flops().map_err(err)? as f64,
         activations: model.activation_elements().map_err(err)? as f64,
         params: model.trainable_params().map_err(err)? as f64,
+        grouped_flops: model.grouped_flops().map_err(err)? as f64,
+        layers: model.layer_count().map_err(err)? as f64,
     })
 }
 

@@ -302,6 +302,12 @@ pub(crate) struct Cost {
     /// Output elements per sample of every convolution, BatchNorm and linear layer: the
     /// activations a backward pass keeps (activation functions and pooling not counted).
     pub activations: u64,
+    /// The part of `macs` in grouped (depthwise) convolutions, which CPU kernels run at a
+    /// fraction of a dense convolution's throughput.
+    pub grouped_macs: u64,
+    /// Convolution, BatchNorm and linear layers: each costs a few kernel calls per step
+    /// whatever the batch size.
+    pub layers: u64,
 }
 
 impl Cost {
@@ -309,8 +315,12 @@ impl Cost {
     pub fn conv(&mut self, spec: &ConvSpec, hw: [usize; 2]) -> [usize; 2] {
         let out = spec.out_hw(hw);
         self.macs += spec.macs(out);
+        if spec.groups > 1 {
+            self.grouped_macs += spec.macs(out);
+        }
         self.params += spec.params();
         self.activations += (spec.cout * out[0] * out[1]) as u64;
+        self.layers += 1;
         out
     }
 
@@ -320,6 +330,7 @@ impl Cost {
         let out = self.conv(&spec.conv, hw);
         // BatchNorm's output is a second map of the convolution's size.
         self.activations += (spec.conv.cout * out[0] * out[1]) as u64;
+        self.layers += 1;
         out
     }
 
@@ -327,6 +338,7 @@ impl Cost {
         self.macs += spec.macs();
         self.params += spec.params();
         self.activations += spec.fout as u64;
+        self.layers += 1;
     }
 }
 

@@ -107,6 +107,18 @@ impl ModelSpec {
         Ok(self.cost()?.activations)
     }
 
+    /// Forward FLOPs per sample of the grouped (depthwise) convolutions alone: a part of
+    /// [`ModelSpec::forward_flops`] that CPU kernels run far below dense throughput.
+    pub fn grouped_flops(&self) -> Result<u64, ModelError> {
+        Ok(2 * self.cost()?.grouped_macs)
+    }
+
+    /// Convolution, BatchNorm and linear layers of the layer table: the number of kernel
+    /// calls of a step grows with it, whatever the batch size.
+    pub fn layer_count(&self) -> Result<u64, ModelError> {
+        Ok(self.cost()?.layers)
+    }
+
     fn cost(&self) -> Result<Cost, ModelError> {
         let hw = [self.input[1], self.input[2]];
         Ok(match self.plan()? {

@@ -100,7 +100,9 @@ fn newest_run_beside(dir: &Path, name: &str) -> Option<PathBuf> {
     let machine = machine_of(dir)?;
     sweeps(root)
         .into_iter()
-        .filter(|s| s.machine == machine && s.dir.parent().and_then(Path::file_name) == Some(name.as_ref()))
+        .filter(|s| {
+            s.machine == machine && s.dir.parent().and_then(Path::file_name) == Some(name.as_ref())
+        })
         .map(|s| s.dir)
         .next_back()
 }

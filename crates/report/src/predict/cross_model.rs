@@ -2,14 +2,17 @@
 //! device (the calculator's approach): each sweep is summarised by its least-squares line,
 //! step = fixed + per_example x B, and across sweeps
 //!
-//! - per_example = c_flops x forward FLOPs + c_act x activation elements (the work and the
-//!   memory traffic of one example), and
-//! - fixed = c_0 + c_params x parameters (launch and optimizer costs, which grow with the
-//!   weights),
+//! - per_example = c_flops x forward FLOPs + c_act x activation elements + c_grouped x the
+//!   FLOPs of grouped (depthwise) convolutions (the work and the memory traffic of one example;
+//!   depthwise FLOPs run far below dense throughput on a CPU: on the development Xeon the
+//!   MobileNets took 20-35x VGG's time per forward FLOP, and without this term the fit
+//!   mispredicted every MobileNet by more than half), and
+//! - fixed = c_0 + c_params x parameters + c_layers x layers (the optimizer's pass over the
+//!   weights, and a few kernel calls per layer whatever the batch size),
 //!
 //! each fitted by least squares on relative errors (every model counts alike, whatever its
-//! size) with coefficients that cannot be negative (a cost cannot fall as the work grows): when
-//! the free fit gives one a negative value, the best fit without that term is taken.
+//! size) with coefficients that cannot be negative (a cost cannot fall as the work grows): the
+//! best fit over the subsets of terms whose free solution has none negative.
 //! [`leave_one_out`] refits without each model in turn and predicts it, so the error a user
 //! should expect for a new model is measured, not assumed.
 
@@ -25,6 +28,20 @@ pub struct ModelFeatures {
     pub activations: f64,
     /// Trainable parameters.
     pub params: f64,
+    /// The part of `flops` in grouped (depthwise) convolutions.
+    pub grouped_flops: f64,
+    /// Convolution, BatchNorm and linear layers.
+    pub layers: f64,
+}
+
+impl ModelFeatures {
+    fn per_example_terms(&self) -> [f64; 3] {
+        [self.flops, self.activations, self.grouped_flops]
+    }
+
+    fn fixed_terms(&self) -> [f64; 3] {
+        [1.0, self.params, self.layers]
+    }
 }
 
 /// One model's sweep on the device.
@@ -38,24 +55,24 @@ pub struct Sample {
     pub curve: StepCurve,
 }
 
-/// The fitted cross-model costs.
+/// The fitted cross-model costs: seconds per unit of each term.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CrossModel {
-    /// Seconds per forward FLOP (per example).
-    pub per_flop: f64,
-    /// Seconds per activation element (per example).
-    pub per_activation: f64,
-    /// Fixed seconds per step.
-    pub fixed: f64,
-    /// Fixed seconds per parameter.
-    pub per_param: f64,
+    /// Per example: per forward FLOP, per activation element, per grouped-convolution FLOP.
+    pub per_example: [f64; 3],
+    /// Per step: fixed, per parameter, per layer.
+    pub per_step: [f64; 3],
+}
+
+fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 impl CrossModel {
     /// The predicted step time of a model with `f` at `batch_size`.
     pub fn step_seconds(&self, f: &ModelFeatures, batch_size: u32) -> f64 {
-        let per_example = self.per_flop * f.flops + self.per_activation * f.activations;
-        self.fixed + self.per_param * f.params + per_example * f64::from(batch_size)
+        dot(self.per_step, f.fixed_terms())
+            + dot(self.per_example, f.per_example_terms()) * f64::from(batch_size)
     }
 
     /// As a [`StepEstimate`] with the relative `error` (e.g. the leave-one-out error) as its
@@ -71,43 +88,102 @@ impl CrossModel {
     }
 }
 
-/// Least squares of y on two columns through the origin, on relative errors (each row divided
-/// by its y), with both coefficients >= 0: the free solution if it is, else the better of the
-/// two one-column fits. `None` when no row has a positive y.
-fn nonnegative_pair(rows: &[(f64, f64, f64)]) -> Option<(f64, f64)> {
-    let rows: Vec<(f64, f64)> = rows
+/// Solves the k x k system `a x = b` by Gaussian elimination with partial pivoting; `None`
+/// when it is singular.
+fn solve<const K: usize>(mut a: [[f64; K]; K], mut b: [f64; K]) -> Option<[f64; K]> {
+    let scale = a.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
+    for col in 0..K {
+        let pivot = (col..K).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[pivot][col].abs() <= 1e-12 * scale {
+            return None;
+        }
+        a.swap(col, pivot);
+        b.swap(col, pivot);
+        let pivot_row = a[col];
+        for row in col + 1..K {
+            let f = a[row][col] / pivot_row[col];
+            for (x, p) in a[row].iter_mut().zip(pivot_row).skip(col) {
+                *x -= f * p;
+            }
+            b[row] -= f * b[col];
+        }
+    }
+    let mut x = [0.0; K];
+    for row in (0..K).rev() {
+        let rest: f64 = (row + 1..K).map(|k| a[row][k] * x[k]).sum();
+        x[row] = (b[row] - rest) / a[row][row];
+    }
+    Some(x)
+}
+
+/// Least squares of y on the three columns of `rows` (terms, y) through the origin, on
+/// relative errors (each row divided by its y), with every coefficient >= 0: the best free
+/// solution over the subsets of columns whose coefficients all come out non-negative (an
+/// exact non-negative least squares for three columns). `None` when no row has a positive y.
+fn nonnegative(rows: &[([f64; 3], f64)]) -> Option<[f64; 3]> {
+    let rows: Vec<[f64; 3]> = rows
         .iter()
-        .filter(|r| r.2 > 0.0 && r.2.is_finite())
-        .map(|&(a, b, y)| (a / y, b / y))
+        .filter(|(_, y)| *y > 0.0 && y.is_finite())
+        .map(|(x, y)| x.map(|v| v / y))
         .collect();
     if rows.is_empty() {
         return None;
     }
-    // Minimise sum (a_i p + b_i q - 1)^2.
-    let (saa, sbb, sab) = rows.iter().fold((0.0, 0.0, 0.0), |s, (a, b)| {
-        (s.0 + a * a, s.1 + b * b, s.2 + a * b)
-    });
-    let (sa, sb) = rows.iter().fold((0.0, 0.0), |s, (a, b)| (s.0 + a, s.1 + b));
-    let cost = |p: f64, q: f64| {
-        rows.iter()
-            .map(|(a, b)| (a * p + b * q - 1.0).powi(2))
-            .sum::<f64>()
-    };
-    let det = saa * sbb - sab * sab;
-    if det.abs() > 1e-12 * (saa * sbb).max(f64::MIN_POSITIVE) {
-        let p = (sa * sbb - sb * sab) / det;
-        let q = (sb * saa - sa * sab) / det;
-        if p >= 0.0 && q >= 0.0 {
-            return Some((p, q));
+    let cost = |c: [f64; 3]| rows.iter().map(|x| (dot(*x, c) - 1.0).powi(2)).sum::<f64>();
+    let mut best: Option<([f64; 3], f64)> = None;
+    for subset in 1u8..8 {
+        let cols: Vec<usize> = (0..3).filter(|k| subset & (1 << k) != 0).collect();
+        let Some(c) = subset_fit(&rows, &cols) else {
+            continue;
+        };
+        if c.iter().any(|v| *v < 0.0 || !v.is_finite()) {
+            continue;
+        }
+        let e = cost(c);
+        if best.is_none_or(|(_, b)| e < b) {
+            best = Some((c, e));
         }
     }
-    let only_a = if saa > 0.0 { (sa / saa).max(0.0) } else { 0.0 };
-    let only_b = if sbb > 0.0 { (sb / sbb).max(0.0) } else { 0.0 };
-    Some(if cost(only_a, 0.0) <= cost(0.0, only_b) {
-        (only_a, 0.0)
-    } else {
-        (0.0, only_b)
-    })
+    Some(best.map_or([0.0; 3], |(c, _)| c))
+}
+
+/// The free least-squares coefficients of the columns `cols` (others 0), solving the normal
+/// equations of rows x c = 1.
+fn subset_fit(rows: &[[f64; 3]], cols: &[usize]) -> Option<[f64; 3]> {
+    let mut out = [0.0; 3];
+    // Each column scaled to unit root mean square first: FLOPs (1e9) and layers (1e2) side
+    // by side would square into a system too ill-conditioned for the normal equations.
+    let scale: Vec<f64> = cols
+        .iter()
+        .map(|&k| (rows.iter().map(|x| x[k] * x[k]).sum::<f64>() / rows.len() as f64).sqrt())
+        .collect();
+    if scale.iter().any(|s| !(*s > 0.0 && s.is_finite())) {
+        return None;
+    }
+    let x = |row: &[f64; 3], i: usize| row[cols[i]] / scale[i];
+    let gram = |i: usize, j: usize| rows.iter().map(|r| x(r, i) * x(r, j)).sum::<f64>();
+    let rhs = |i: usize| rows.iter().map(|r| x(r, i)).sum::<f64>();
+    let solved: Vec<f64> = match cols.len() {
+        1 => solve([[gram(0, 0)]], [rhs(0)])?.to_vec(),
+        2 => solve(
+            [[gram(0, 0), gram(0, 1)], [gram(1, 0), gram(1, 1)]],
+            [rhs(0), rhs(1)],
+        )?
+        .to_vec(),
+        _ => solve(
+            [
+                [gram(0, 0), gram(0, 1), gram(0, 2)],
+                [gram(1, 0), gram(1, 1), gram(1, 2)],
+                [gram(2, 0), gram(2, 1), gram(2, 2)],
+            ],
+            [rhs(0), rhs(1), rhs(2)],
+        )?
+        .to_vec(),
+    };
+    for ((k, v), s) in cols.iter().zip(solved).zip(&scale) {
+        out[*k] = v / s;
+    }
+    Some(out)
 }
 
 /// The least-squares line of a curve's medians: (fixed, per example) seconds; a single point
@@ -127,23 +203,19 @@ pub fn fit(samples: &[&Sample]) -> Option<CrossModel> {
         return None;
     }
     let lines: Vec<(f64, f64)> = samples.iter().map(|s| line(&s.curve.points)).collect();
-    let per_example: Vec<(f64, f64, f64)> = samples
+    let per_example: Vec<([f64; 3], f64)> = samples
         .iter()
         .zip(&lines)
-        .map(|(s, l)| (s.features.flops, s.features.activations, l.1))
+        .map(|(s, l)| (s.features.per_example_terms(), l.1))
         .collect();
-    let fixed: Vec<(f64, f64, f64)> = samples
+    let per_step: Vec<([f64; 3], f64)> = samples
         .iter()
         .zip(&lines)
-        .map(|(s, l)| (1.0, s.features.params, l.0))
+        .map(|(s, l)| (s.features.fixed_terms(), l.0))
         .collect();
-    let (per_flop, per_activation) = nonnegative_pair(&per_example)?;
-    let (fixed, per_param) = nonnegative_pair(&fixed).unwrap_or((0.0, 0.0));
     Some(CrossModel {
-        per_flop,
-        per_activation,
-        fixed,
-        per_param,
+        per_example: nonnegative(&per_example)?,
+        per_step: nonnegative(&per_step).unwrap_or([0.0; 3]),
     })
 }
 
@@ -186,23 +258,32 @@ pub fn leave_one_out(samples: &[Sample]) -> Vec<LeftOut> {
 mod tests {
     use super::*;
 
-    fn sample(label: &str, flops: f64, activations: f64, params: f64) -> Sample {
-        // A device with 1 ns per FLOP, 10 ns per activation, 2 ms + 1 ns per parameter fixed.
-        let truth = CrossModel {
-            per_flop: 1e-9,
-            per_activation: 1e-8,
-            fixed: 2e-3,
-            per_param: 1e-9,
-        };
+    /// A device with 1 ns per FLOP, 10 ns per activation, 20 ns per depthwise FLOP on top,
+    /// 2 ms + 1 ns per parameter + 50 us per layer per step.
+    const TRUTH: CrossModel = CrossModel {
+        per_example: [1e-9, 1e-8, 2e-8],
+        per_step: [2e-3, 1e-9, 5e-5],
+    };
+
+    fn sample(
+        label: &str,
+        flops: f64,
+        activations: f64,
+        params: f64,
+        grouped: f64,
+        layers: f64,
+    ) -> Sample {
         let features = ModelFeatures {
             flops,
             activations,
             params,
+            grouped_flops: grouped,
+            layers,
         };
         let points = [1, 8, 32, 64]
             .iter()
             .map(|&b| {
-                let t = truth.step_seconds(&features, b);
+                let t = TRUTH.step_seconds(&features, b);
                 CurvePoint {
                     batch_size: b,
                     median: t,
@@ -221,16 +302,22 @@ mod tests {
     #[test]
     fn costs_that_hold_across_models_are_recovered_and_predict_a_left_out_one() {
         let samples = vec![
-            sample("a", 1e9, 1e6, 1e6),
-            sample("b", 3e8, 4e6, 5e7),
-            sample("c", 5e7, 2e5, 3e6),
-            sample("d", 2e9, 8e6, 2e7),
+            sample("a", 1e9, 1e6, 1e6, 0.0, 16.0),
+            sample("b", 3e8, 4e6, 5e7, 1e6, 50.0),
+            sample("c", 5e7, 2e5, 3e6, 3e6, 100.0),
+            sample("d", 2e9, 8e6, 2e7, 0.0, 40.0),
+            sample("e", 1e8, 3e6, 4e6, 2e6, 90.0),
         ];
         let all: Vec<&Sample> = samples.iter().collect();
         let m = fit(&all).unwrap();
-        assert!((m.per_flop / 1e-9 - 1.0).abs() < 1e-6, "{m:?}");
-        assert!((m.per_activation / 1e-8 - 1.0).abs() < 1e-6, "{m:?}");
-        assert!((m.fixed / 2e-3 - 1.0).abs() < 1e-6, "{m:?}");
+        for (got, want) in m
+            .per_example
+            .iter()
+            .chain(&m.per_step)
+            .zip(TRUTH.per_example.iter().chain(&TRUTH.per_step))
+        {
+            assert!((got / want - 1.0).abs() < 1e-6, "{m:?}");
+        }
         for left in leave_one_out(&samples) {
             assert!(left.median_abs_error < 1e-6, "{left:?}");
         }
@@ -241,9 +328,23 @@ mod tests {
     fn a_cost_that_would_come_out_negative_is_dropped() {
         // Per-example time falls with activations here: the free fit would give activations a
         // negative cost; the fit keeps FLOPs alone.
-        let rows = [(1.0, 3.0, 1.0), (2.0, 1.0, 2.0), (4.0, 0.5, 4.1)];
-        let (p, q) = nonnegative_pair(&rows).unwrap();
-        assert!(p > 0.9 && p < 1.1 && q == 0.0, "{p} {q}");
-        assert!(nonnegative_pair(&[(1.0, 1.0, 0.0)]).is_none());
+        let rows = [
+            ([1.0, 3.0, 0.0], 1.0),
+            ([2.0, 1.0, 0.0], 2.0),
+            ([4.0, 0.5, 0.0], 4.1),
+        ];
+        let [p, q, r] = nonnegative(&rows).unwrap();
+        assert!(p > 0.9 && p < 1.1 && q == 0.0 && r == 0.0, "{p} {q} {r}");
+        assert!(nonnegative(&[([1.0, 1.0, 1.0], 0.0)]).is_none());
+    }
+
+    #[test]
+    fn the_small_solver_solves_and_refuses_a_singular_system() {
+        let x = solve([[2.0, 1.0], [1.0, 3.0]], [3.0, 5.0]).unwrap();
+        assert!(
+            (x[0] - 0.8).abs() < 1e-12 && (x[1] - 1.4).abs() < 1e-12,
+            "{x:?}"
+        );
+        assert!(solve([[1.0, 2.0], [2.0, 4.0]], [1.0, 2.0]).is_none());
     }
 }

@@ -133,7 +133,7 @@ fn powers_of_two_are_set_beside_their_neighbours() {
     let analysis = Analysis::new(vec![], &records);
     let p2 = powers_of_two_sentence(&analysis).unwrap();
     assert!(
-        p2.contains("adam: batch 128 9.75 s vs 127 9.95 s (+2.1%, seed ranges apart), 129 9.85 s (+1.0%, seed ranges overlap)"),
+        p2.contains("adam: batch 128 9.75 s, -2.0% vs 127 (9.95 s, seed ranges apart), -1.0% vs 129 (9.85 s, seed ranges overlap)"),
         "{p2}"
     );
     let time = time_sentence(&analysis).unwrap();

@@ -187,7 +187,7 @@ mod tests {
     }
 
     /// The parts of a 784-512-512-10 MLP's step at batch 256 add up to the whole step within a
-    /// factor of 2 either way: what they leave out (the loss, the graph between stages) is small
+    /// factor of 1.5 either way: what they leave out (the loss, the graph between stages) is small
     /// next to the matrix products, and what they add (a sync per stage, each stage's backward
     /// starting a graph of its own) too; on the 2-core development machine, under load, the
     /// parts came to 1.15-1.34x the step. Not a speed claim: both sides are measured in the same
@@ -210,17 +210,26 @@ mod tests {
             );
             assert!(positive(s.optimizer_ms) && positive(s.step_ms), "{s:?}");
         }
-        let parts: Vec<f64> = d
-            .samples
-            .iter()
-            .map(|s| s.forward_ms.iter().chain(&s.backward_ms).sum::<f64>() + s.optimizer_ms)
-            .collect();
-        let steps: Vec<f64> = d.samples.iter().map(|s| s.step_ms).collect();
-        let ratio = median(&parts) / median(&steps);
-        eprintln!("parts / step = {ratio:.3}");
+        let ratio = |d: &super::Dissection| {
+            let parts: Vec<f64> = d
+                .samples
+                .iter()
+                .map(|s| s.forward_ms.iter().chain(&s.backward_ms).sum::<f64>() + s.optimizer_ms)
+                .collect();
+            let steps: Vec<f64> = d.samples.iter().map(|s| s.step_ms).collect();
+            median(&parts) / median(&steps)
+        };
+        // Quiet, the parts come to 1.07-1.10x the step here; with both cores taken by other work
+        // up to 1.6x. A part left out or counted twice is off in every attempt: up to three
+        // dissections, the first within 1.5x passes.
+        let mut ratios = vec![ratio(&d)];
+        while !(1.0 / 1.5..=1.5).contains(ratios.last().unwrap()) && ratios.len() < 3 {
+            ratios.push(ratio(&dissect(&model, 256).unwrap()));
+        }
+        eprintln!("parts / step = {ratios:.3?}");
         assert!(
-            (1.0 / 1.5..=1.5).contains(&ratio),
-            "parts / step = {ratio}: {d:?}"
+            (1.0 / 1.5..=1.5).contains(ratios.last().unwrap()),
+            "parts / step = {ratios:?}: {d:?}"
         );
 
         let resnet = ModelSpec::new(Architecture::ResNet18, [3, 32, 32], 10);

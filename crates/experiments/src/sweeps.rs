@@ -41,6 +41,18 @@ pub struct Machine {
     pub kernels: String,
 }
 
+impl Machine {
+    /// Where the run of `meta` ran.
+    pub fn of(meta: Meta) -> Self {
+        Machine {
+            backend: meta.backend,
+            device: meta.device,
+            threads: meta.threads,
+            kernels: meta.flex_kernels,
+        }
+    }
+}
+
 /// A complete step-time sweep found under a report root.
 #[derive(Debug, Clone)]
 pub struct Sweep {
@@ -98,12 +110,7 @@ fn read_sweep(dir: &Path) -> Option<Sweep> {
         dir: dir.to_path_buf(),
         optimizer: label(&config.optimizer),
         model: config.model,
-        machine: Machine {
-            backend: meta.backend,
-            device: meta.device,
-            threads: meta.threads,
-            kernels: meta.flex_kernels,
-        },
+        machine: Machine::of(meta),
         curve: StepCurve::new(dir.display().to_string(), points)?,
     })
 }
@@ -136,13 +143,23 @@ pub fn kernels_note(kernels: &str) -> String {
 
 /// The run `dir`'s machine, from its meta.json.
 pub fn machine_of(dir: &Path) -> Option<Machine> {
-    let meta = Meta::read(dir).ok()?;
-    Some(Machine {
-        backend: meta.backend,
-        device: meta.device,
-        threads: meta.threads,
-        kernels: meta.flex_kernels,
-    })
+    Meta::read(dir).ok().map(Machine::of)
+}
+
+/// The newest complete run of experiment `name` under `root` (`root/<name>/<run>/`) made on
+/// `machine`, with its results.csv; only meta.json files are read.
+pub fn newest_run_on(root: &Path, name: &str, machine: &Machine) -> Option<PathBuf> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(root.join(name))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|dir| dir.is_dir() && !dir.is_symlink() && dir.join("results.csv").is_file())
+        .filter(|dir| {
+            Meta::read(dir).is_ok_and(|m| m.status == "complete" && Machine::of(m) == *machine)
+        })
+        .collect();
+    runs.sort();
+    runs.pop()
 }
 
 /// The sweeps a training run in `dir` (under `<root>/<experiment>/`) is checked against: for

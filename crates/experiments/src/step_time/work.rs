@@ -24,7 +24,7 @@ use crate::{
     progress::Progress,
     run_dir::backend_and_device,
     study::Study,
-    sweeps::{machine_of, sweeps},
+    sweeps::{machine_of, newest_run_on},
     timed_step::{with_stepper, StepSetup, Stepper},
 };
 
@@ -97,14 +97,7 @@ fn newest_run_beside(dir: &Path, name: &str) -> Option<PathBuf> {
     // The reference's newest complete run on this run's machine, not its `latest`: a sweep of
     // another CPU (or other kernels) says nothing about how much this one fluctuates.
     let root = dir.parent()?.parent()?;
-    let machine = machine_of(dir)?;
-    sweeps(root)
-        .into_iter()
-        .filter(|s| {
-            s.machine == machine && s.dir.parent().and_then(Path::file_name) == Some(name.as_ref())
-        })
-        .map(|s| s.dir)
-        .next_back()
+    newest_run_on(root, name, &machine_of(dir)?)
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.

@@ -148,42 +148,36 @@ fn nonnegative(rows: &[([f64; 3], f64)]) -> Option<[f64; 3]> {
 }
 
 /// The free least-squares coefficients of the columns `cols` (others 0), solving the normal
-/// equations of rows x c = 1.
+/// equations of rows x c = 1; a left-out column gets an identity row and column, so its
+/// coefficient comes out 0 from the same 3 x 3 system.
 fn subset_fit(rows: &[[f64; 3]], cols: &[usize]) -> Option<[f64; 3]> {
-    let mut out = [0.0; 3];
     // Each column scaled to unit root mean square first: FLOPs (1e9) and layers (1e2) side
     // by side would square into a system too ill-conditioned for the normal equations.
-    let scale: Vec<f64> = cols
-        .iter()
-        .map(|&k| (rows.iter().map(|x| x[k] * x[k]).sum::<f64>() / rows.len() as f64).sqrt())
-        .collect();
-    if scale.iter().any(|s| !(*s > 0.0 && s.is_finite())) {
-        return None;
+    let mut scale = [1.0; 3];
+    for &k in cols {
+        scale[k] = (rows.iter().map(|x| x[k] * x[k]).sum::<f64>() / rows.len() as f64).sqrt();
+        if !(scale[k] > 0.0 && scale[k].is_finite()) {
+            return None;
+        }
     }
-    let x = |row: &[f64; 3], i: usize| row[cols[i]] / scale[i];
-    let gram = |i: usize, j: usize| rows.iter().map(|r| x(r, i) * x(r, j)).sum::<f64>();
-    let rhs = |i: usize| rows.iter().map(|r| x(r, i)).sum::<f64>();
-    let solved: Vec<f64> = match cols.len() {
-        1 => solve([[gram(0, 0)]], [rhs(0)])?.to_vec(),
-        2 => solve(
-            [[gram(0, 0), gram(0, 1)], [gram(1, 0), gram(1, 1)]],
-            [rhs(0), rhs(1)],
-        )?
-        .to_vec(),
-        _ => solve(
-            [
-                [gram(0, 0), gram(0, 1), gram(0, 2)],
-                [gram(1, 0), gram(1, 1), gram(1, 2)],
-                [gram(2, 0), gram(2, 1), gram(2, 2)],
-            ],
-            [rhs(0), rhs(1), rhs(2)],
-        )?
-        .to_vec(),
-    };
-    for ((k, v), s) in cols.iter().zip(solved).zip(&scale) {
-        out[*k] = v / s;
+    let used = |k: usize| cols.contains(&k);
+    let mut gram = [[0.0; 3]; 3];
+    let mut rhs = [0.0; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            gram[i][j] = match (used(i), used(j)) {
+                (true, true) => {
+                    rows.iter().map(|x| x[i] * x[j]).sum::<f64>() / (scale[i] * scale[j])
+                }
+                _ => f64::from(u8::from(i == j)),
+            };
+        }
+        if used(i) {
+            rhs[i] = rows.iter().map(|x| x[i]).sum::<f64>() / scale[i];
+        }
     }
-    Some(out)
+    let solved = solve(gram, rhs)?;
+    Some([0, 1, 2].map(|k| solved[k] / scale[k]))
 }
 
 /// The least-squares line of a curve's medians: (fixed, per example) seconds; a single point

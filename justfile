@@ -5,6 +5,10 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 
 batchlab := "cargo run --release --quiet -p batchlab-cli --"
 
+# The project-local PyTorch of the LibTorch backend, and the environment torch-sys builds in.
+venv_tch := ".venv-tch"
+with_torch := "VIRTUAL_ENV=\"$PWD/" + venv_tch + "\" PATH=\"$PWD/" + venv_tch + "/bin:$PATH\" LIBTORCH_USE_PYTORCH=1"
+
 # Run experiments/NAME.toml (default: the quick CPU sweep); the last line printed is the report directory.
 # Usage: just run | just run experiment=vgg16-step-time-cpu | just run vgg16-step-time-cpu --set sweep.rounds=3
 run experiment="quickstart" *ARGS:
@@ -23,9 +27,14 @@ run-parallel experiment shards=`nproc`:
 test:
     cargo test --release --workspace
 
-# Training-step benchmarks on flex and the sweep harness's overhead.
+# Training-step benchmarks on every backend built in (interleaved), the sweep harness's overhead,
+# the data loader and an epoch's split. `just bench-tch` runs them with LibTorch beside flex.
 bench *ARGS:
     {{batchlab}} bench {{ARGS}}
+
+# The benchmarks from the LibTorch build: flex and tch side by side in one interleaved run.
+bench-tch *ARGS: build-tch
+    target/release/batchlab-tch bench {{ARGS}}
 
 # flex's AVX-512 matrix kernels (the default build) against the AVX2 ones (a build without the
 # `avx512` feature, kept as target/release/batchlab-no-avx512), interleaved: `rounds` alternating
@@ -52,6 +61,24 @@ report dir:
 # version cudarc binds (13000 = CUDA 13.0, driver 580); set it to match the GPU machine's driver.
 build-cuda:
     CUDARC_CUDA_VERSION="${CUDARC_CUDA_VERSION:-13000}" cargo build --release -p batchlab-cli --features cuda
+
+# LibTorch (`--backend tch`): installs PyTorch 2.9.0 (the version burn-tch 0.21's tch 0.22
+# requires) into the git-ignored virtual environment .venv-tch, once: PyPI's wheel is the CUDA
+# build, about 6.7 GB installed. Then builds target/release/batchlab-tch against it (offline:
+# LIBTORCH_USE_PYTORCH=1 makes torch-sys link the installed libtorch instead of downloading one);
+# the binary finds libtorch through its run path, so it runs without LD_LIBRARY_PATH.
+build-tch:
+    test -x {{venv_tch}}/bin/python || python3 -m venv {{venv_tch}}
+    {{venv_tch}}/bin/python -c "import torch; assert torch.__version__.startswith('2.9.0')" 2>/dev/null || {{venv_tch}}/bin/pip install torch==2.9.0
+    {{with_torch}} cargo build --release -p batchlab-cli --features tch
+    cp target/release/batchlab target/release/batchlab-tch
+
+# The tests with LibTorch: the models' and runners' unit tests in the tch build (every family
+# learns on tch too; flex and tch compute the same logits; the backend's threads and version),
+# then a sweep and a training grid on tch end to end. The rest of `just test` does not change.
+test-tch: build-tch
+    {{with_torch}} LD_LIBRARY_PATH="$({{venv_tch}}/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib" cargo test --release -p batchlab-models -p batchlab-experiments --features tch --lib
+    {{with_torch}} cargo test --release -p batchlab-cli --features tch --test tch
 
 # Check that the GPU build compiles (no GPU needed).
 check-cuda:

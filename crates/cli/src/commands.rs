@@ -7,12 +7,10 @@ use std::{
 
 use anyhow::{anyhow, bail, Context, Result};
 use batchlab_experiments::{
-    bench,
-    config::{BackendConfig, BackendKind},
-    epoch_bench::{data_percent_summary, epoch_splits},
+    config::BackendKind,
     find_batch::QuickFind,
     isolate::{POINT_FAILED_EXIT, UNIT_DONE_EXIT},
-    load_study, loader_bench, render_report, run_study, run_worker,
+    load_study, render_report, run_study, run_worker,
     shard::Shard,
     Isolation, RunContext, RunOptions, Source, Study, WorkerExit,
 };
@@ -143,7 +141,7 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
     /// Backend to run on (overrides backend.name).
-    #[arg(long, value_parser = ["flex", "cuda"])]
+    #[arg(long, value_parser = ["flex", "cuda", "tch", "tch-cuda"])]
     backend: Option<String>,
     /// Report root (overrides output.dir).
     #[arg(long)]
@@ -255,7 +253,7 @@ pub struct FindBatchArgs {
     #[arg(long, default_value = "1,2,4,8,16,32", value_delimiter = ',')]
     curve: Vec<u32>,
     /// Backend to run on.
-    #[arg(long, default_value = "flex", value_parser = ["flex", "cuda"])]
+    #[arg(long, default_value = "flex", value_parser = ["flex", "cuda", "tch", "tch-cuda"])]
     backend: String,
     /// Report root (default: reports/).
     #[arg(long)]
@@ -326,120 +324,6 @@ pub fn models(input: [usize; 3], classes: usize) -> Result<()> {
             Err(e) => println!("{:<20} not available: {e}", architecture.name()),
         }
     }
-    Ok(())
-}
-
-pub fn bench(
-    samples: usize,
-    backend: &str,
-    only: &str,
-    repeats: usize,
-    data_dir: &Path,
-) -> Result<()> {
-    let config = BackendConfig {
-        name: BackendKind::parse(backend).map_err(|e| anyhow!("--backend: {e}"))?,
-        ..BackendConfig::default()
-    };
-    let cases = bench::standard_cases();
-    let small_cnn = &cases[1];
-    if only == "all" || only == "steps" {
-        step_benchmarks(&config, &cases, samples)?;
-    }
-    if only == "all" || only == "epoch" {
-        epoch_benchmark(data_dir)?;
-    }
-    if only != "all" && only != "loader" {
-        return Ok(());
-    }
-    // What the loader has to keep up with: the seed-003 small CNN's flex training step.
-    let consumer = bench::time_case(&config, small_cnn, 2, samples.min(5))?;
-    let consumed = small_cnn.batch_size as f64 / (consumer.median_ms / 1e3);
-    println!();
-    println!(
-        "data-loader benchmarks ({} threads, {repeats} repeats, median (min .. max))",
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    );
-    let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
-    let [cold, warm, batches] = loader_bench::pets_rates(scratch.path(), repeats)?;
-    for rate in [&cold, &warm, &batches] {
-        println!("{}", rate.line());
-    }
-    match loader_bench::fashion_mnist_rates(data_dir, repeats) {
-        Some(rates) => rates.iter().for_each(|r| println!("{}", r.line())),
-        None => println!(
-            "fashion-mnist: not installed (apt-get install dataset-fashion-mnist); skipped"
-        ),
-    }
-    println!(
-        "consumer: {} on {backend}: {:.0} ms per step = {consumed:.1} images/s",
-        small_cnn.name, consumer.median_ms
-    );
-    println!(
-        "warm loader / consumer = {:.0}x (goal >= 3x); cold loader / consumer = {:.0}x (goal >= 1x)",
-        warm.median() / consumed,
-        cold.median() / consumed
-    );
-    Ok(())
-}
-
-/// Per-epoch data / step / evaluation time of sgd-vs-adam-fmnist at its largest batch size (128),
-/// both optimizers, 3 seeds, run in this process.
-fn epoch_benchmark(data_dir: &Path) -> Result<()> {
-    let experiment = Path::new("experiments/sgd-vs-adam-fmnist.toml");
-    let overrides = vec!["grid.batch_sizes=[128]".to_string()];
-    println!();
-    println!(
-        "training-epoch split: {} at batch 128 ({})",
-        experiment.display(),
-        data_dir.display()
-    );
-    let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
-    let splits = epoch_splits(experiment, &overrides, scratch.path(), data_dir)?;
-    println!(
-        "{:<34} {:>10} {:>10} {:>10} {:>8}",
-        "trial", "data s", "step s", "eval s", "data %"
-    );
-    for s in &splits {
-        println!(
-            "{:<34} {:>10.4} {:>10.3} {:>10.3} {:>7.2}%",
-            s.trial,
-            s.data,
-            s.step,
-            s.eval,
-            s.data_percent()
-        );
-    }
-    let (median, worst) = data_percent_summary(&splits);
-    println!(
-        "data time per epoch: median {median:.2}%, worst {worst:.2}% of the epoch (goal < 5%)"
-    );
-    Ok(())
-}
-
-fn step_benchmarks(config: &BackendConfig, cases: &[bench::Case], samples: usize) -> Result<()> {
-    let backend = &config.name;
-    let kernels = batchlab_experiments::backend::kernels(config);
-    let kernels = if kernels.is_empty() {
-        String::new()
-    } else {
-        format!(", {kernels} matrix kernels")
-    };
-    println!("training-step benchmarks on {backend}{kernels} (2 warm-up steps dropped, {samples} timed steps, device synchronised)");
-    println!("{:<32} {:>12} {:>22}", "case", "median ms", "IQR ms");
-    for case in cases {
-        let t = bench::time_case(config, case, 2, samples)?;
-        println!(
-            "{:<32} {:>12.1} {:>10.1} .. {:<10.1}",
-            t.name, t.median_ms, t.q1_ms, t.q3_ms
-        );
-    }
-    let mlp = cases.last().expect("the MLP case is last");
-    let (harness, bare) = bench::harness_overhead(config, mlp, 10, samples)?;
-    let overhead = (harness.median_ms - bare.median_ms) / bare.median_ms * 100.0;
-    println!(
-        "harness overhead on {}: sweep median {:.2} ms (IQR {:.2} .. {:.2}) vs bare loop {:.2} ms (IQR {:.2} .. {:.2}) per step: {overhead:+.2}% (goal < 2%; 10 alternating rounds of {samples} steps)",
-        mlp.name, harness.median_ms, harness.q1_ms, harness.q3_ms, bare.median_ms, bare.q1_ms, bare.q3_ms
-    );
     Ok(())
 }
 

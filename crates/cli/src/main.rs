@@ -1,6 +1,7 @@
 //! `batchlab`: run batch-size studies and render their reports.
 
 mod bar;
+mod bench;
 mod cluster;
 mod commands;
 mod data;
@@ -73,14 +74,19 @@ enum Command {
         #[arg(long, default_value_t = 1000)]
         classes: usize,
     },
-    /// Fixed training-step benchmarks and the sweep harness's overhead.
+    /// Fixed training-step benchmarks on every backend built in, interleaved, and the sweep
+    /// harness's overhead on each.
     Bench {
-        /// Timed steps per case.
+        /// Timed steps per case, backend and round.
         #[arg(long, default_value_t = 10)]
         samples: usize,
-        /// Backend to benchmark.
-        #[arg(long, default_value = "flex", value_parser = ["flex", "cuda"])]
-        backend: String,
+        /// Rounds of the step benchmarks; each visits every case on every backend once.
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// A backend to benchmark (repeat for several); default: every one built in that can run
+        /// here.
+        #[arg(long = "backend", value_parser = ["flex", "cuda", "tch", "tch-cuda"])]
+        backends: Vec<String>,
         /// Which benchmarks: training steps, the data loader, the split of a training epoch of
         /// sgd-vs-adam-fmnist at its largest batch, or all.
         #[arg(long, default_value = "all", value_parser = ["all", "steps", "loader", "epoch"])]
@@ -119,10 +125,20 @@ fn main() -> ExitCode {
         Command::Models { input, classes } => commands::models(input, classes),
         Command::Bench {
             samples,
-            backend,
+            rounds,
+            backends,
             only,
             repeats,
-        } => commands::bench(samples, &backend, &only, repeats, &cli.data_dir),
+        } => bench::bench(
+            bench::BenchArgs {
+                samples,
+                rounds,
+                backends: &backends,
+                only: &only,
+                repeats,
+            },
+            &cli.data_dir,
+        ),
         Command::Data { action } => data::run(action, &cli.data_dir),
         Command::Worker { dir } => return commands::worker(&dir, &cli.data_dir),
     };

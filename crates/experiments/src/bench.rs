@@ -1,5 +1,5 @@
-//! `batchlab bench`: fixed training-step benchmarks, comparable across commits and frameworks,
-//! and the overhead of the sweep harness over a bare loop of the same burn calls.
+//! `batchlab bench`: fixed training-step benchmarks, comparable across commits, backends and
+//! frameworks, and the overhead of the sweep harness over a bare loop of the same burn calls.
 
 use std::time::Instant;
 
@@ -11,11 +11,14 @@ use burn::{
     tensor::backend::AutodiffBackend,
 };
 
+use rand::{rngs::StdRng, seq::SliceRandom, SeedableRng};
+
 use crate::{
     backend::{dispatch, OnBackend},
     config::BackendConfig,
     error::RunError,
     optim::{with_optimizer, OptimizerConfig, WithOptimizer},
+    progress::Progress,
     timed_step::{with_stepper, StepSetup},
 };
 
@@ -88,6 +91,57 @@ pub fn time_case(
 ) -> Result<Timing, RunError> {
     let step_ms = steps(backend, case, warmup, samples, Mode::Harness)?;
     Ok(timing(case.name, &step_ms))
+}
+
+/// How [`compare`] interleaves its visits.
+#[derive(Debug, Clone, Copy)]
+pub struct Rounds {
+    /// Rounds; each visits every (case, backend) pair once.
+    pub rounds: usize,
+    /// Dropped steps at the start of each visit (a fresh model and optimizer).
+    pub warmup: usize,
+    /// Timed steps per visit.
+    pub samples: usize,
+    /// Seeds each round's shuffled order.
+    pub seed: u64,
+}
+
+/// Times every case on every backend, interleaved so that no backend always runs on a warmer
+/// or a busier machine: each round visits every (case, backend) pair once, in an order shuffled
+/// afresh per round. Returns `timings[case][backend]` over all rounds' timed steps.
+pub fn compare(
+    backends: &[BackendConfig],
+    cases: &[Case],
+    plan: Rounds,
+    progress: &dyn Progress,
+) -> Result<Vec<Vec<Timing>>, RunError> {
+    let mut step_ms = vec![vec![Vec::new(); backends.len()]; cases.len()];
+    let mut visits: Vec<(usize, usize)> = (0..cases.len())
+        .flat_map(|c| (0..backends.len()).map(move |b| (c, b)))
+        .collect();
+    progress.start((plan.rounds * visits.len()) as u64, "bench");
+    let mut rng = StdRng::seed_from_u64(plan.seed);
+    let mut done = 0;
+    for round in 1..=plan.rounds {
+        visits.shuffle(&mut rng);
+        for &(c, b) in &visits {
+            let (case, backend) = (&cases[c], &backends[b]);
+            progress.detail(&format!("round {round}: {} on {}", case.name, backend.name));
+            let times = steps(backend, case, plan.warmup, plan.samples, Mode::Harness)?;
+            step_ms[c][b].extend(times);
+            done += 1;
+            progress.advance(
+                done,
+                &format!("round {round}: {} on {}", case.name, backend.name),
+            );
+        }
+    }
+    progress.finish();
+    Ok(step_ms
+        .iter()
+        .zip(cases)
+        .map(|(per_backend, case)| per_backend.iter().map(|ms| timing(case.name, ms)).collect())
+        .collect())
 }
 
 /// The step times of `warmup` + `samples` steps of `case` in `mode`, warm-up dropped.

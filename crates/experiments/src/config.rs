@@ -236,30 +236,47 @@ pub struct HeaderOnly {
 /// The backends a config can name; `backend.name` deserializes straight into it, so an unknown
 /// name is an error located at its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum BackendKind {
     /// burn-flex on the CPU.
     Flex,
     /// burn-cuda on an NVIDIA GPU.
     Cuda,
+    /// LibTorch (PyTorch's kernels, through burn-tch) on the CPU.
+    Tch,
+    /// LibTorch on an NVIDIA GPU.
+    TchCuda,
 }
 
 impl BackendKind {
+    /// Every backend, in the order messages list them.
+    pub const ALL: [Self; 4] = [Self::Flex, Self::Cuda, Self::Tch, Self::TchCuda];
+
     /// Parses a backend's name as recorded in meta.json.
     pub fn parse(name: &str) -> Result<Self, String> {
-        match name {
-            "flex" => Ok(Self::Flex),
-            "cuda" => Ok(Self::Cuda),
-            other => Err(format!("expected \"flex\" or \"cuda\", got {other:?}")),
-        }
+        Self::ALL
+            .into_iter()
+            .find(|kind| kind.to_string() == name)
+            .ok_or_else(|| {
+                let names: Vec<String> = Self::ALL.iter().map(|k| format!("\"{k}\"")).collect();
+                format!("expected one of {}, got {name:?}", names.join(", "))
+            })
+    }
+
+    /// Whether the backend computes on the CPU, where a run's memory is the process's own.
+    pub fn on_cpu(self) -> bool {
+        matches!(self, Self::Flex | Self::Tch)
     }
 }
 
 impl fmt::Display for BackendKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        // `pad`, not `write_str`: tables align backend names with `{:<9}`.
+        f.pad(match self {
             Self::Flex => "flex",
             Self::Cuda => "cuda",
+            Self::Tch => "tch",
+            Self::TchCuda => "tch-cuda",
         })
     }
 }
@@ -268,11 +285,13 @@ impl fmt::Display for BackendKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BackendConfig {
-    /// `flex` (pure-Rust CPU, always built) or `cuda` (needs a build with `--features cuda`).
+    /// `flex` (pure-Rust CPU, always built), `cuda` (a build with `--features cuda`), `tch` or
+    /// `tch-cuda` (LibTorch; a build with `--features tch`, see `just build-tch`).
     pub name: BackendKind,
-    /// CUDA device index; ignored by flex.
+    /// CUDA device index; ignored on the CPU.
     pub device: usize,
-    /// CPU threads for flex (0 = all cores). Applied to child processes via RAYON_NUM_THREADS.
+    /// CPU threads (0 = all cores). flex reads them from RAYON_NUM_THREADS, which child
+    /// processes get; libtorch has its own pool, set in the computing process.
     pub threads: usize,
 }
 

@@ -31,7 +31,7 @@ pub struct Meta {
     pub git_commit: String,
     /// burn's version.
     pub burn_version: String,
-    /// `flex` or `cuda`.
+    /// `flex`, `cuda`, `tch` or `tch-cuda`.
     pub backend: String,
     /// The CPU model (flex) or the GPU's name, memory and driver (cuda).
     pub device: String,
@@ -47,6 +47,10 @@ pub struct Meta {
     /// backends and in runs made before it was recorded.
     #[serde(default)]
     pub flex_kernels: String,
+    /// The PyTorch release and library directory of the libtorch that ran (tch backends);
+    /// empty for other backends and in runs made before it was recorded.
+    #[serde(default)]
+    pub libtorch: String,
     /// Operating system and kernel.
     pub os: String,
     /// UTC start time (RFC 3339).
@@ -75,6 +79,7 @@ impl Meta {
             threads: backend::threads(backend_config),
             simd: sysinfo::simd_features(),
             flex_kernels: backend::kernels(backend_config),
+            libtorch: backend::libtorch_version(backend_config),
             os: sysinfo::os_description(),
             started: sysinfo::rfc3339(sysinfo::unix_seconds()),
             ended: None,
@@ -210,6 +215,7 @@ mod tests {
         let fields = old.as_object_mut().unwrap();
         fields.remove("simd");
         fields.remove("flex_kernels");
+        fields.remove("libtorch");
         fs::write(dir.path().join("meta.json"), old.to_string()).unwrap();
         let read = Meta::read(dir.path()).unwrap();
         assert!(read.simd.is_empty() && read.flex_kernels.is_empty());

@@ -122,7 +122,10 @@ pub fn cases() -> Vec<Case> {
             "unknown backend",
             &check("backend.name=tpu"),
             1,
-            &["unknown variant `tpu`", "`flex` or `cuda`"],
+            &[
+                "unknown variant `tpu`",
+                "expected one of `flex`, `cuda`, `tch`, `tch-cuda`",
+            ],
         ),
         case(
             "unknown architecture",

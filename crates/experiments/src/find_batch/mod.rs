@@ -302,10 +302,19 @@ impl FindBatchStudy {
                 );
             }
         }
-        if config.backend.name == BackendKind::Cuda && search.memory_budget.trim() != "available" {
+        if matches!(config.backend.name, BackendKind::Tch | BackendKind::TchCuda) {
+            // A probe's budget is a cgroup limit or, without one, an address-space limit; the
+            // CUDA build of libtorch maps about 5.7 GB of libraries at start-up (measured: a
+            // tch training process's VmSize), which such a limit would count as the probe's own.
+            return Err(source.error(
+                "backend.name",
+                "find-batch does not run on tch or tch-cuda: its memory limit would count the several GB of libraries libtorch maps at start-up; use flex or cuda",
+            ));
+        }
+        if !config.backend.name.on_cpu() && search.memory_budget.trim() != "available" {
             return Err(source.error(
                 "search.memory_budget",
-                "on cuda the device's own memory is the limit and a smaller budget cannot be enforced on it: set \"available\"",
+                "on a GPU the device's own memory is the limit and a smaller budget cannot be enforced on it: set \"available\"",
             ));
         }
         let mut study = Self {
@@ -313,7 +322,7 @@ impl FindBatchStudy {
             batch_sizes,
             config: config.clone(),
         };
-        if config.backend.name == BackendKind::Cuda {
+        if !config.backend.name.on_cpu() {
             return Ok(study);
         }
         let budget = parse_budget(&search.memory_budget)

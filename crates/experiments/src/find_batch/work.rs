@@ -318,7 +318,7 @@ pub fn render(study: &FindBatchStudy, dir: &Path) -> Result<Vec<String>, RunErro
         headroom: config.recommendation.headroom,
         throughput_tolerance: config.recommendation.throughput_tolerance,
         protocol: study.protocol(),
-        utilization_measured: backend == BackendKind::Flex.to_string(),
+        utilization_measured: BackendKind::parse(&backend).is_ok_and(BackendKind::on_cpu),
     };
     let findings = render_find_batch(&dir.join(PROBES), dir, &context)?;
     Ok(findings.lines())

@@ -105,7 +105,7 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Vec<String>, RunError
     let config = &study.config;
     let (backend, device) = backend_and_device(dir, &config.backend);
     let memory_kind = match BackendKind::parse(&backend) {
-        Ok(BackendKind::Flex) => "peak resident set size of the batchlab process during a visit, lowest over the rounds (memory the allocator kept from an earlier, larger visit can only inflate a reading)",
+        Ok(kind) if kind.on_cpu() => "peak resident set size of the batchlab process during a visit, lowest over the rounds (memory the allocator kept from an earlier, larger visit can only inflate a reading)",
         _ => "not measured on this backend",
     };
     let context = StepTimeContext {
@@ -205,7 +205,7 @@ fn measure_visits(
     let results = dir.join("results.csv");
     let backend_name = config.backend.name.to_string();
     let device_name = backend::device_name(&config.backend);
-    let track_memory = config.backend.name == BackendKind::Flex;
+    let track_memory = config.backend.name.on_cpu();
     for visit in todo {
         if interrupted() {
             return Err(RunError::Interrupted);

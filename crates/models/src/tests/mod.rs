@@ -1,7 +1,10 @@
 //! Tests across architectures: golden parameter counts and FLOPs (`golden`), output shapes
 //! (`shapes`), a few optimiser steps per family (`training`), and spec validation
-//! (`validation`). All run on burn's Flex CPU backend in a few seconds in release.
+//! (`validation`). All run on burn's Flex CPU backend in a few seconds in release; with the
+//! `tch` feature the training tests also run on LibTorch, and `agreement` compares the two.
 
+#[cfg(feature = "tch")]
+mod agreement;
 mod golden;
 mod shapes;
 mod stages;
@@ -17,6 +20,10 @@ use crate::{Architecture, ModelSpec};
 
 /// The CPU backend every test runs on.
 type Cpu = Flex;
+
+/// LibTorch on the CPU, where the build has it.
+#[cfg(feature = "tch")]
+type Torch = burn::backend::LibTorch;
 
 /// burn's random generator is one per backend, shared by the test threads: a test that draws
 /// (lazy parameter init, random inputs, dropout) holds this lock from seeding to its last draw,

@@ -1,31 +1,29 @@
 //! A few optimiser steps on one fixed batch lower the loss, for each family: the forward pass,
 //! the loss and the gradients are wired together (a detached layer or a wrong loss would leave
-//! the loss flat). Tiny inputs keep every test within seconds.
+//! the loss flat). Tiny inputs keep every test within seconds. Each runs on flex and, in a
+//! build with the `tch` feature, on LibTorch too.
 
 use burn::backend::Autodiff;
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::prelude::*;
-use burn::tensor::{Distribution, ElementConversion};
+use burn::tensor::{backend::AutodiffBackend, Distribution, ElementConversion};
 
 use super::{seeded, spec, Cpu};
 use crate::Architecture::*;
 use crate::{classification_loss, ModelSpec};
 
-type Train = Autodiff<Cpu>;
-
-/// Runs `steps` Adam steps on one seeded batch; returns the loss before each step and after
-/// the last.
-fn losses(spec: &ModelSpec, batch: usize, steps: usize, lr: f64) -> Vec<f32> {
+/// Runs `steps` Adam steps on one seeded batch on backend `B`; returns the loss before each
+/// step and after the last.
+fn losses<B: AutodiffBackend>(spec: &ModelSpec, batch: usize, steps: usize, lr: f64) -> Vec<f32> {
     let device = Default::default();
-    let _rng = seeded::<Train>(3);
-    let mut model = spec.init::<Train>(&device).unwrap();
+    let _rng = seeded::<B>(3);
+    let mut model = spec.init::<B>(&device).unwrap();
     let [c, h, w] = spec.input;
-    let images =
-        Tensor::<Train, 4>::random([batch, c, h, w], Distribution::Normal(0.0, 1.0), &device);
+    let images = Tensor::<B, 4>::random([batch, c, h, w], Distribution::Normal(0.0, 1.0), &device);
     // Every class present; with one logit the labels are 0/1.
     let classes = spec.classes.max(2) as i64;
     let labels: Vec<i64> = (0..batch as i64).map(|i| i % classes).collect();
-    let labels = Tensor::<Train, 1, Int>::from_data(TensorData::from(labels.as_slice()), &device);
+    let labels = Tensor::<B, 1, Int>::from_data(TensorData::from(labels.as_slice()), &device);
     let mut optim = AdamConfig::new().init();
     let mut losses = Vec::with_capacity(steps + 1);
     for step in 0..=steps {
@@ -39,17 +37,30 @@ fn losses(spec: &ModelSpec, batch: usize, steps: usize, lr: f64) -> Vec<f32> {
     losses
 }
 
-/// The loss must fall by at least `drop` (a fraction of the first loss).
+/// The loss must fall by at least `drop` (a fraction of the first loss), on every backend built.
 fn assert_learns(spec: ModelSpec, batch: usize, steps: usize, lr: f64, drop: f32) {
-    let losses = losses(&spec, batch, steps, lr);
+    assert_learns_on::<Autodiff<Cpu>>("flex", &spec, batch, steps, lr, drop);
+    #[cfg(feature = "tch")]
+    assert_learns_on::<Autodiff<super::Torch>>("tch", &spec, batch, steps, lr, drop);
+}
+
+fn assert_learns_on<B: AutodiffBackend>(
+    backend: &str,
+    spec: &ModelSpec,
+    batch: usize,
+    steps: usize,
+    lr: f64,
+    drop: f32,
+) {
+    let losses = losses::<B>(spec, batch, steps, lr);
     assert!(
         losses.iter().all(|loss| loss.is_finite()),
-        "{spec:?}: {losses:?}"
+        "{backend}: {spec:?}: {losses:?}"
     );
     let (first, last) = (losses[0], losses[steps]);
     assert!(
         last < (1.0 - drop) * first,
-        "{}: loss {first} -> {last} ({losses:?})",
+        "{backend}: {}: loss {first} -> {last} ({losses:?})",
         spec.architecture
     );
 }

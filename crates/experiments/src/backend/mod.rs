@@ -1,0 +1,241 @@
+//! Choosing the backend at run time: flex (pure-Rust CPU, always built), CUDA (built with
+//! `--features cuda`, [`cuda`]) or LibTorch on the CPU or a GPU (built with `--features tch`,
+//! [`libtorch`]). A runner writes its measurement once, generic over the backend, as an
+//! [`OnBackend`] task; [`dispatch`] instantiates it for the configured one.
+
+mod cuda;
+mod libtorch;
+
+use burn::tensor::backend::AutodiffBackend;
+
+use crate::{
+    config::{BackendConfig, BackendKind},
+    sysinfo,
+};
+
+/// Why a backend cannot run here.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// Asked for a backend this binary was built without.
+    #[error("this batchlab was built without the {backend} backend; build it with {how}")]
+    NotBuilt {
+        /// The backend asked for.
+        backend: String,
+        /// How to get a binary that has it.
+        how: String,
+    },
+    /// The binary has the backend, but the machine has no usable GPU.
+    #[error("no CUDA device found: {0}")]
+    NoDevice(String),
+}
+
+/// A piece of work written once for any autodiff backend.
+pub trait OnBackend {
+    /// What the work returns.
+    type Output;
+    /// Runs the work on backend `B` and `device`.
+    fn run<B: AutodiffBackend>(self, device: B::Device) -> Self::Output;
+}
+
+/// Runs `task` on the backend `config` names, after checking that the backend is usable.
+pub fn dispatch<T: OnBackend>(config: &BackendConfig, task: T) -> Result<T::Output, BackendError> {
+    match config.name {
+        BackendKind::Flex => {
+            Ok(task.run::<burn::backend::Autodiff<burn::backend::Flex>>(Default::default()))
+        }
+        BackendKind::Cuda => cuda::run(config.device, task),
+        BackendKind::Tch => libtorch::run(config.threads, task),
+        BackendKind::TchCuda => libtorch::run_cuda(config.device, task),
+    }
+}
+
+/// Fails early, before a report directory exists, if the configured backend cannot run here.
+pub fn ensure_available(config: &BackendConfig) -> Result<(), BackendError> {
+    match config.name {
+        BackendKind::Flex => Ok(()),
+        BackendKind::Cuda => cuda::check(config.device),
+        BackendKind::Tch if cfg!(feature = "tch") => Ok(()),
+        BackendKind::Tch => Err(libtorch::not_built("tch")),
+        BackendKind::TchCuda => libtorch::check_cuda(config.device),
+    }
+}
+
+/// The backends this binary was built with, flex first.
+pub fn built_backends() -> Vec<BackendKind> {
+    let mut kinds = vec![BackendKind::Flex];
+    if cfg!(feature = "cuda") {
+        kinds.push(BackendKind::Cuda);
+    }
+    if cfg!(feature = "tch") {
+        kinds.extend([BackendKind::Tch, BackendKind::TchCuda]);
+    }
+    kinds
+}
+
+/// Runs a test sum of four ones on a GPU, turning the panic a driver without that device
+/// raises into an error.
+#[allow(dead_code)] // Only the GPU builds probe.
+fn probe<E: burn::tensor::ElementConversion>(
+    index: usize,
+    sum: impl FnOnce() -> E + std::panic::UnwindSafe,
+) -> Result<(), BackendError> {
+    match std::panic::catch_unwind(sum).map(|v| v.elem::<f32>()) {
+        Ok(4.0) => Ok(()),
+        Ok(v) => Err(BackendError::NoDevice(format!(
+            "device {index} answered a test sum with {v} instead of 4"
+        ))),
+        Err(panic) => Err(BackendError::NoDevice(format!(
+            "device {index} failed its first operation: {}",
+            panic_message(&panic)
+        ))),
+    }
+}
+
+/// The text of a caught panic.
+pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic without a message".into())
+}
+
+/// What a report names as the device: the CPU model on the CPU backends, the GPU's name on the
+/// GPU ones (from nvidia-smi where available).
+pub fn device_name(config: &BackendConfig) -> String {
+    match config.name {
+        BackendKind::Cuda | BackendKind::TchCuda => std::process::Command::new("nvidia-smi")
+            .args([
+                "--query-gpu=name,memory.total,driver_version",
+                "--format=csv,noheader",
+                "-i",
+                &config.device.to_string(),
+            ])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| format!("CUDA device {}", config.device)),
+        BackendKind::Flex | BackendKind::Tch => sysinfo::cpu_model(),
+    }
+}
+
+/// The matrix kernels a run on `config` uses where the backend chooses them by CPU (flex:
+/// [`sysinfo::flex_matmul_kernels`]); empty elsewhere.
+pub fn kernels(config: &BackendConfig) -> String {
+    match config.name {
+        BackendKind::Flex => sysinfo::flex_matmul_kernels(&sysinfo::simd_features()),
+        _ => String::new(),
+    }
+}
+
+/// The PyTorch release (and library directory) whose libtorch runs `config`; empty on the
+/// backends without libtorch.
+pub fn libtorch_version(config: &BackendConfig) -> String {
+    match config.name {
+        BackendKind::Tch | BackendKind::TchCuda => libtorch::version(),
+        BackendKind::Flex | BackendKind::Cuda => String::new(),
+    }
+}
+
+/// Device memory on backends whose runtime reports it (cuda): (bytes in use, bytes reserved
+/// by the allocator), for the calling thread's stream. `None` on the CPU backends, whose
+/// memory is the process's own (see `sysinfo::memory`), and on tch-cuda, whose allocator's
+/// statistics tch does not expose.
+pub fn device_memory(config: &BackendConfig) -> Option<(u64, u64)> {
+    match config.name {
+        BackendKind::Cuda => cuda::memory(config.device),
+        BackendKind::Flex | BackendKind::Tch | BackendKind::TchCuda => None,
+    }
+}
+
+/// Worker threads the backend computes with (libtorch's: its intra-op threads, once the
+/// configured number is applied).
+pub fn threads(config: &BackendConfig) -> usize {
+    match config.name {
+        BackendKind::Flex if config.threads > 0 => config.threads,
+        BackendKind::Tch | BackendKind::TchCuda => libtorch::threads(config.threads),
+        _ => std::env::var("RAYON_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or_else(sysinfo::available_cpus),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::tensor::ElementConversion;
+
+    struct Sum;
+    impl OnBackend for Sum {
+        type Output = f32;
+        fn run<B: AutodiffBackend>(self, device: B::Device) -> f32 {
+            burn::tensor::Tensor::<B, 1>::ones([3], &device)
+                .sum()
+                .into_scalar()
+                .elem()
+        }
+    }
+
+    fn on(name: BackendKind) -> BackendConfig {
+        BackendConfig {
+            name,
+            ..BackendConfig::default()
+        }
+    }
+
+    #[test]
+    fn flex_runs_and_unknown_names_are_refused() {
+        assert_eq!(dispatch(&BackendConfig::default(), Sum).unwrap(), 3.0);
+        // An unknown name never gets this far: reading the config refuses it.
+        let odd = toml::from_str::<BackendConfig>("name = \"tpu\"").unwrap_err();
+        assert!(
+            odd.to_string()
+                .contains("expected one of `flex`, `cuda`, `tch`, `tch-cuda`"),
+            "{odd}"
+        );
+    }
+
+    #[test]
+    fn backends_left_out_of_the_build_say_how_to_build_them() {
+        for (kind, built, how) in [
+            (BackendKind::Cuda, cfg!(feature = "cuda"), "--features cuda"),
+            (BackendKind::Tch, cfg!(feature = "tch"), "just build-tch"),
+            (
+                BackendKind::TchCuda,
+                cfg!(feature = "tch"),
+                "just build-tch",
+            ),
+        ] {
+            assert_eq!(built, built_backends().contains(&kind), "{kind}");
+            if built {
+                continue;
+            }
+            let err = dispatch(&on(kind), Sum).unwrap_err().to_string();
+            assert!(
+                err.contains(how) && err.contains(&kind.to_string()),
+                "{err}"
+            );
+            let early = ensure_available(&on(kind)).unwrap_err().to_string();
+            assert_eq!(early, err);
+        }
+    }
+
+    #[cfg(feature = "tch")]
+    #[test]
+    fn tch_runs_with_the_configured_threads_and_names_its_libtorch() {
+        let tch = BackendConfig {
+            threads: 1,
+            ..on(BackendKind::Tch)
+        };
+        ensure_available(&tch).unwrap();
+        assert_eq!(dispatch(&tch, Sum).unwrap(), 3.0);
+        assert_eq!(threads(&tch), 1);
+        let version = libtorch_version(&tch);
+        assert!(version.starts_with("2.9.0"), "{version}");
+        assert!(libtorch_version(&BackendConfig::default()).is_empty());
+    }
+}

@@ -36,6 +36,20 @@ bench *ARGS:
 bench-tch *ARGS: build-tch
     target/release/batchlab-tch bench {{ARGS}}
 
+# Every way this machine can run the three standard training steps, interleaved: flex with
+# AVX-512 and tch (the LibTorch build, one process), flex with AVX2 only (a build without
+# `avx512`), and plain PyTorch 2.9.0 (scripts/pytorch_steps.py, the same networks and protocol).
+# `rounds` rounds, each running the three in a rotated order, one round of `samples` steps each.
+bench-frameworks rounds="3" samples="10": build-tch
+    cargo build --release --quiet -p batchlab-cli --no-default-features
+    cp target/release/batchlab target/release/batchlab-no-avx512
+    for r in $(seq 1 {{rounds}}); do \
+        runs=("target/release/batchlab-tch bench --only steps --rounds 1 --samples {{samples}}" \
+              "target/release/batchlab-no-avx512 bench --only steps --rounds 1 --samples {{samples}}" \
+              "{{venv_tch}}/bin/python -W ignore scripts/pytorch_steps.py --rounds 1 --samples {{samples}}"); \
+        for i in 0 1 2; do run="${runs[$(( (i + r) % 3 ))]}"; echo "== round $r: $run"; $run; done; \
+    done
+
 # flex's AVX-512 matrix kernels (the default build) against the AVX2 ones (a build without the
 # `avx512` feature, kept as target/release/batchlab-no-avx512), interleaved: `rounds` alternating
 # runs of the step benchmarks, the first binary swapped each round. Without AVX-512F both run AVX2.

@@ -4,7 +4,8 @@ The same networks (layer for layer: Keras-style VGG16 with biases and no dropout
 small CNN, the MLP), optimizers, batch sizes and protocol as batchlab's: per visit a fresh model,
 2 warm-up steps dropped, then timed steps; rounds that visit every case once in a shuffled order.
 PyTorch on the CPU computes synchronously, so the clock read after `optimizer.step()` is the
-end of the step. Prints ms per step: median and IQR per case.
+end of the step. Prints ms per step: median and IQR per case; with `--profile`, each case's
+costliest ops instead.
 
 Run with the project's PyTorch (`just bench-pytorch`); `--threads 0` keeps PyTorch's default.
 """
@@ -74,15 +75,31 @@ def visit(case, warmup, samples):
     return times
 
 
+def profile(case, steps):
+    """Prints the ops taking the most time (self CPU time) over `steps` steps after warm-up."""
+    from torch.profiler import ProfilerActivity, profile as torch_profile
+    visit(case, 2, 0)
+    with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
+        visit(case, 0, steps)
+    print(f"== {case[0]}: ops by self CPU time over {steps} steps")
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--samples", type=int, default=10)
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--profile", action="store_true",
+                        help="instead of timing, print each case's costliest ops (torch.profiler)")
     args = parser.parse_args()
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     torch.manual_seed(0)
+    if args.profile:
+        for case in CASES:
+            profile(case, args.samples)
+        return
     print(f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"{args.rounds} round(s) x (2 warm-up + {args.samples} timed steps) per case")
     step_ms = {case[0]: [] for case in CASES}

@@ -167,11 +167,12 @@ fn axis_ranges<DB: DrawingBackend>(
 /// What a first, undrawn layout of a chart tells: how many data pixels the legend would hide
 /// in each of [`legend::CORNERS`], and the plotting area's height in pixels.
 struct Layout {
-    hidden: [usize; 4],
+    hidden: [legend::Hidden; 4],
     plot_height: i32,
 }
 
-/// The y range with room for the legend: as given when a corner is free of data; else
+/// The y range with room for the legend: as given when a corner is free of data (vertical
+/// lines aside: see [`legend::Hidden`]); else
 /// stretched upwards (or, failing that, downwards) by the legend's height, so that an upper
 /// (lower) corner is free and the legend hides nothing.
 fn room_for_legend<DB: DrawingBackend>(
@@ -185,7 +186,7 @@ fn room_for_legend<DB: DrawingBackend>(
         probe.ok_or_else(|| "no layout".to_string())
     };
     let first = layout((y0, y1))?;
-    if first.hidden.contains(&0) {
+    if first.hidden.iter().any(|h| h.data == 0) {
         return Ok((y0, y1));
     }
     let share = f64::from(legend::size(chart).1 + 24) / f64::from(first.plot_height.max(1));
@@ -198,14 +199,14 @@ fn room_for_legend<DB: DrawingBackend>(
     let stretched = (to(y1) - to(y0)) / (1.0 - share);
     let above = (y0, from(to(y0) + stretched));
     let hidden = layout(above)?.hidden;
-    if hidden[0] == 0 || hidden[1] == 0 {
+    if hidden[0].data == 0 || hidden[1].data == 0 {
         return Ok(above);
     }
     // Not below zero on an axis that starts there.
     if !(chart.y_includes_zero && !log && y0 >= 0.0) {
         let below = (from(to(y1) - stretched), y1);
         let hidden = layout(below)?.hidden;
-        if hidden[2] == 0 || hidden[3] == 0 {
+        if hidden[2].data == 0 || hidden[3].data == 0 {
             return Ok(below);
         }
     }

@@ -92,8 +92,21 @@ pub(super) fn hidden_per_corner(
     })
 }
 
-/// The corner where the legend hides the fewest pixels; ties go in the order of [`CORNERS`].
-pub(super) fn emptiest(hidden: [usize; 4]) -> SeriesLabelPosition {
+/// What a legend box would hide in one corner: data pixels (points, the lines between them,
+/// error bars' ends, the vertical lines' texts) first, then pixels of the vertical lines
+/// themselves. Those run the plot's whole height, so with several of them no corner may be
+/// free: a legend may lie across one, never across data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Hidden {
+    /// Data pixels hidden.
+    pub data: usize,
+    /// Vertical-line pixels hidden.
+    pub lines: usize,
+}
+
+/// The corner where the legend hides the least data, then the fewest vertical-line pixels;
+/// ties go in the order of [`CORNERS`].
+pub(super) fn emptiest(hidden: [Hidden; 4]) -> SeriesLabelPosition {
     let best = (0..4).min_by_key(|&i| (hidden[i], i)).unwrap_or(0);
     CORNERS[best].clone()
 }
@@ -147,12 +160,12 @@ impl LegendSample {
     }
 }
 
-/// How many data pixels (points, lines, vertical lines' texts) a legend box would hide in each
-/// of [`CORNERS`] of the chart's plotting area.
+/// What a legend box would hide ([`Hidden`]) in each of [`CORNERS`] of the chart's plotting
+/// area.
 pub(super) fn hidden_in_chart<DB, X, Y>(
     ctx: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
     chart: &Chart,
-) -> [usize; 4]
+) -> [Hidden; 4]
 where
     DB: DrawingBackend,
     X: Ranged<ValueType = f64>,
@@ -189,17 +202,26 @@ where
         .filter(|v| v.x.is_finite() && !v.text.is_empty())
         .map(|v| (ctx.backend_coord(&(v.x, yhi)), v.text.as_str()));
     // Vertical lines, every 10 pixels from top to bottom.
-    let lines = chart.vlines.iter().filter(|v| v.x.is_finite()).map(|v| {
-        let x = ctx.backend_coord(&(v.x, yhi)).0;
-        let pixels = (py_lines.start..py_lines.end)
-            .step_by(10)
-            .map(|y| (x, y))
-            .collect();
-        (pixels, false)
-    });
-    hidden_per_corner(
-        &obstacles(series.chain(bars).chain(lines), texts, px.end),
-        (px, py),
+    let lines: Vec<(i32, i32)> = chart
+        .vlines
+        .iter()
+        .filter(|v| v.x.is_finite())
+        .flat_map(|v| {
+            let x = ctx.backend_coord(&(v.x, yhi)).0;
+            (py_lines.start..py_lines.end)
+                .step_by(10)
+                .map(move |y| (x, y))
+        })
+        .collect();
+    let area = (px.clone(), py);
+    let data = hidden_per_corner(
+        &obstacles(series.chain(bars), texts, px.end),
+        area.clone(),
         size(chart),
-    )
+    );
+    let crossed = hidden_per_corner(&lines, area, size(chart));
+    std::array::from_fn(|i| Hidden {
+        data: data[i],
+        lines: crossed[i],
+    })
 }

@@ -203,9 +203,10 @@ fn renders_marker_shapes_dotted_lines_and_a_grid_of_panels() {
 
 #[test]
 fn the_automatic_legend_goes_where_the_data_are_not() {
-    use super::legend::{emptiest, hidden_per_corner, line_samples};
-    let emptiest_corner =
-        |pixels: &[(i32, i32)], area, size| emptiest(hidden_per_corner(pixels, area, size));
+    use super::legend::{emptiest, hidden_per_corner, line_samples, Hidden};
+    let emptiest_corner = |pixels: &[(i32, i32)], area, size| {
+        emptiest(hidden_per_corner(pixels, area, size).map(|data| Hidden { data, lines: 0 }))
+    };
     use plotters::prelude::SeriesLabelPosition;
     let area = (0..100, 0..100);
     // A line along the top edge, left to right: the lower corners are empty.
@@ -225,6 +226,18 @@ fn the_automatic_legend_goes_where_the_data_are_not() {
     assert!(matches!(
         emptiest_corner(&[], area, (40, 40)),
         SeriesLabelPosition::UpperRight
+    ));
+    // Vertical lines through the upper right corner, one data point in each other corner: the
+    // legend lies across the lines (they run the plot's height), never across data.
+    let across = |data, lines| Hidden { data, lines };
+    assert!(matches!(
+        emptiest([across(0, 12), across(1, 0), across(1, 0), across(2, 0)]),
+        SeriesLabelPosition::UpperRight
+    ));
+    // With data equal, the corner crossing fewer lines.
+    assert!(matches!(
+        emptiest([across(0, 12), across(0, 3), across(0, 9), across(0, 9)]),
+        SeriesLabelPosition::UpperLeft
     ));
 }
 

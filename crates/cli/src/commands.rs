@@ -109,6 +109,11 @@ pub fn list(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The values `--backend` accepts: every backend's name, from the one list of them.
+pub fn backend_names() -> clap::builder::PossibleValuesParser {
+    BackendKind::ALL.map(BackendKind::name).into()
+}
+
 /// Validates a config and what `run` checks before creating anything (the backend, the
 /// data): what `run` would refuse, `check` refuses.
 pub fn check(experiment: &str, overrides: &[String], data_dir: &Path) -> Result<()> {
@@ -141,7 +146,7 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
     /// Backend to run on (overrides backend.name).
-    #[arg(long, value_parser = ["flex", "cuda", "tch", "tch-cuda"])]
+    #[arg(long, value_parser = backend_names())]
     backend: Option<String>,
     /// Report root (overrides output.dir).
     #[arg(long)]
@@ -253,7 +258,7 @@ pub struct FindBatchArgs {
     #[arg(long, default_value = "1,2,4,8,16,32", value_delimiter = ',')]
     curve: Vec<u32>,
     /// Backend to run on.
-    #[arg(long, default_value = "flex", value_parser = ["flex", "cuda", "tch", "tch-cuda"])]
+    #[arg(long, default_value = "flex", value_parser = backend_names())]
     backend: String,
     /// Report root (default: reports/).
     #[arg(long)]

@@ -85,7 +85,7 @@ enum Command {
         rounds: usize,
         /// A backend to benchmark (repeat for several); default: every one built in that can run
         /// here.
-        #[arg(long = "backend", value_parser = ["flex", "cuda", "tch", "tch-cuda"])]
+        #[arg(long = "backend", value_parser = crate::commands::backend_names())]
         backends: Vec<String>,
         /// Which benchmarks: training steps, the data loader, the split of a training epoch of
         /// sgd-vs-adam-fmnist at its largest batch, or all.

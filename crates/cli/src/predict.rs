@@ -43,7 +43,7 @@ pub struct PredictArgs {
     #[arg(long)]
     drop_last: bool,
     /// Backend the training runs on.
-    #[arg(long, default_value = "flex", value_parser = ["flex", "cuda", "tch", "tch-cuda"])]
+    #[arg(long, default_value = "flex", value_parser = crate::commands::backend_names())]
     backend: String,
     /// CPU threads (0: all cores), as the sweeps' meta.json records them.
     #[arg(long, default_value_t = 0)]

@@ -126,14 +126,12 @@ pub fn compare(
         visits.shuffle(&mut rng);
         for &(c, b) in &visits {
             let (case, backend) = (&cases[c], &backends[b]);
-            progress.detail(&format!("round {round}: {} on {}", case.name, backend.name));
+            let visit = format!("round {round}: {} on {}", case.name, backend.name);
+            progress.detail(&visit);
             let times = steps(backend, case, plan.warmup, plan.samples, Mode::Harness)?;
             step_ms[c][b].extend(times);
             done += 1;
-            progress.advance(
-                done,
-                &format!("round {round}: {} on {}", case.name, backend.name),
-            );
+            progress.advance(done, &visit);
         }
     }
     progress.finish();

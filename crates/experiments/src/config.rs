@@ -252,11 +252,21 @@ impl BackendKind {
     /// Every backend, in the order messages list them.
     pub const ALL: [Self; 4] = [Self::Flex, Self::Cuda, Self::Tch, Self::TchCuda];
 
+    /// The name configs, the command line and meta.json use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Flex => "flex",
+            Self::Cuda => "cuda",
+            Self::Tch => "tch",
+            Self::TchCuda => "tch-cuda",
+        }
+    }
+
     /// Parses a backend's name as recorded in meta.json.
     pub fn parse(name: &str) -> Result<Self, String> {
         Self::ALL
             .into_iter()
-            .find(|kind| kind.to_string() == name)
+            .find(|kind| kind.name() == name)
             .ok_or_else(|| {
                 let names: Vec<String> = Self::ALL.iter().map(|k| format!("\"{k}\"")).collect();
                 format!("expected one of {}, got {name:?}", names.join(", "))
@@ -272,12 +282,7 @@ impl BackendKind {
 impl fmt::Display for BackendKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // `pad`, not `write_str`: tables align backend names with `{:<9}`.
-        f.pad(match self {
-            Self::Flex => "flex",
-            Self::Cuda => "cuda",
-            Self::Tch => "tch",
-            Self::TchCuda => "tch-cuda",
-        })
+        f.pad(self.name())
     }
 }
 

@@ -16,6 +16,10 @@
 //!   during training from gradients of two batch sizes.
 //! - [`rows`]: the row type of every CSV file a run writes, and crash-safe appends and a
 //!   strict reader for them.
+//! - [`findings`]: a judged claim as data (the outcome, the quantities, the test) and
+//!   `findings.json`.
+//! - [`tests_of_claims`]: the statistical tests the claim rules use (two one-sided tests for
+//!   equivalence, a one-sided test at a named position, a permutation rank).
 //! - [`files`]: the atomic file writer (temporary sibling, sync, rename).
 //! - [`error`]: bad arguments ([`TargetError`]) and unreadable files ([`FileError`]).
 
@@ -25,11 +29,13 @@ pub mod batch_search;
 pub mod budget;
 pub mod error;
 pub mod files;
+pub mod findings;
 pub mod noise;
 pub mod quasi;
 pub mod reaching;
 pub mod refine;
 pub mod rows;
 pub mod stats;
+pub mod tests_of_claims;
 
 pub use error::{FileError, TargetError};

@@ -1,0 +1,122 @@
+//! Each test of a claim on synthetic seeds where the truth is known: it must accept the true
+//! case (power) and reject the false one at no more than its stated error rate (size).
+
+use rand::{rngs::StdRng, Rng, SeedableRng};
+
+use super::*;
+
+/// `n` draws from N(mean, 1), summarised as an arm (Box–Muller: rand alone has no normal).
+fn arm(rng: &mut StdRng, mean: f64, n: usize) -> Arm {
+    let xs: Vec<f64> = (0..n)
+        .map(|_| {
+            let (u, v): (f64, f64) = (rng.random::<f64>().max(1e-300), rng.random());
+            mean + (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        })
+        .collect();
+    Arm {
+        mean: crate::stats::mean(&xs),
+        sd: crate::stats::sample_std(&xs),
+        n,
+    }
+}
+
+/// How often `decide` returns `want` over `trials` simulated pairs of arms.
+fn rate(
+    true_diff: f64,
+    n: usize,
+    trials: usize,
+    want: Decision,
+    decide: impl Fn(&Difference) -> Decision,
+) -> f64 {
+    let mut rng = StdRng::seed_from_u64(7);
+    let hits = (0..trials)
+        .filter(|_| {
+            let (a, b) = (arm(&mut rng, 0.0, n), arm(&mut rng, true_diff, n));
+            decide(&Difference::welch(a, b).unwrap()) == want
+        })
+        .count();
+    hits as f64 / trials as f64
+}
+
+#[test]
+fn equivalence_is_shown_when_true_and_rarely_when_the_difference_is_the_margin() {
+    let margin = 1.0;
+    let power = rate(0.0, 20, 1000, Decision::Shown, |d| equivalence(d, margin));
+    assert!(power > 0.8, "power {power}");
+    // At the margin itself the claim is false: TOST's size is at most ALPHA.
+    let size = rate(margin, 20, 4000, Decision::Shown, |d| {
+        equivalence(d, margin)
+    });
+    assert!(size <= ALPHA + 0.015, "size {size}");
+    let refuted = rate(3.0, 20, 1000, Decision::Refuted, |d| equivalence(d, margin));
+    assert!(refuted > 0.9, "refuted {refuted}");
+}
+
+#[test]
+fn more_seeds_make_a_true_equivalence_easier_to_show_not_harder() {
+    let few = rate(0.0, 4, 1000, Decision::Shown, |d| equivalence(d, 1.5));
+    let many = rate(0.0, 16, 1000, Decision::Shown, |d| equivalence(d, 1.5));
+    assert!(many > few + 0.3, "few {few}, many {many}");
+}
+
+#[test]
+fn three_seeds_use_t_quantiles_not_normal_ones() {
+    // With 3 + 3 seeds a normal quantile would shrink the interval and inflate the size.
+    let size = rate(1.0, 3, 4000, Decision::Shown, |d| equivalence(d, 1.0));
+    assert!(size <= ALPHA + 0.015, "size {size}");
+}
+
+#[test]
+fn non_inferiority_and_decrease_hold_their_size() {
+    // n = 20 a side: the margin is 3.2 standard errors, the power about 0.93.
+    let power = rate(0.0, 20, 1000, Decision::Shown, |d| non_inferiority(d, 1.0));
+    assert!(power > 0.85, "power {power}");
+    let size = rate(-1.0, 10, 4000, Decision::Shown, |d| non_inferiority(d, 1.0));
+    assert!(size <= ALPHA + 0.015, "size {size}");
+    // n = 6 a side: a fall of 2 sd is 3.5 standard errors, the power about 0.95.
+    let fall = rate(-2.0, 6, 1000, Decision::Shown, decrease);
+    assert!(fall > 0.9, "power {fall}");
+    let none = rate(0.0, 5, 4000, Decision::Shown, decrease);
+    assert!(none <= ALPHA + 0.015, "size {none}");
+}
+
+#[test]
+fn named_positions_are_tested_at_a_level_over_the_named_ones_only() {
+    assert!((named_position_z(1) - 1.645).abs() < 1e-3);
+    assert!((named_position_z(4) - 2.241).abs() < 1e-3);
+}
+
+#[test]
+fn the_rank_of_named_positions_tells_planted_maxima_from_chance() {
+    let mut values: Vec<f64> = (0..70).map(|i| ((i * 37) % 11) as f64 / 10.0).collect();
+    let named = [15, 31, 47, 63];
+    let chance = named_rank_p(&values, &named, 2000, 1).unwrap();
+    assert!(
+        chance > 0.05,
+        "chance positions ranked as planted: {chance}"
+    );
+    for &i in &named {
+        values[i] = 5.0;
+    }
+    let planted = named_rank_p(&values, &named, 2000, 1).unwrap();
+    assert!(planted < 0.01, "planted maxima not told apart: {planted}");
+    assert_eq!(named_rank_p(&values, &[], 10, 1), None);
+    assert_eq!(named_rank_p(&values, &[80], 10, 1), None);
+}
+
+#[test]
+fn welch_needs_two_seeds_an_arm() {
+    let one = Arm {
+        mean: 1.0,
+        sd: 0.0,
+        n: 1,
+    };
+    let two = Arm {
+        mean: 1.0,
+        sd: 0.5,
+        n: 2,
+    };
+    assert!(Difference::welch(one, two).is_none());
+    let d = Difference::welch(two, two).unwrap();
+    assert!((d.df - 2.0).abs() < 1e-9, "{}", d.df);
+}

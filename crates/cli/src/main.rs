@@ -2,6 +2,7 @@
 
 mod bar;
 mod bench;
+mod claims;
 mod cluster;
 mod commands;
 mod data;
@@ -65,6 +66,15 @@ enum Command {
         /// The run's report directory.
         dir: PathBuf,
     },
+    /// Every registered claim (claims/registry.toml) with the verdict of its test of record's
+    /// newest committed run, or why it is not tested here.
+    Claims {
+        /// The report root whose runs are read.
+        #[arg(long, default_value = "reports")]
+        reports: PathBuf,
+    },
+    /// Write docs/results.md from the registry and the committed findings.json files.
+    Results(claims::ResultsArgs),
     /// Table of the models: trainable parameters and forward FLOPs per sample.
     Models {
         /// Input as C,H,W.
@@ -123,6 +133,8 @@ fn main() -> ExitCode {
         Command::Status { dir } => cluster::status(&dir),
         Command::Report { dir } => commands::report(&dir, &cli.data_dir),
         Command::Models { input, classes } => commands::models(input, classes),
+        Command::Claims { reports } => claims::claims(&reports),
+        Command::Results(args) => claims::results(&args),
         Command::Bench {
             samples,
             rounds,

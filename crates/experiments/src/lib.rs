@@ -2,7 +2,8 @@
 //! directory every run writes. Layers import only downward (docs/ARCHITECTURE.md, "Layers"):
 //!
 //! 1. Foundations: [`error`], [`config`] (strict TOML, `--set`, located errors, the shared
-//!    tables), [`backend`] (flex or CUDA at run time), [`optim`], [`progress`], [`sysinfo`].
+//!    tables), [`claim_registry`] (claims/registry.toml, compiled in), [`backend`] (flex or
+//!    CUDA at run time), [`optim`], [`progress`], [`sysinfo`].
 //! 2. Processes and the run directory: [`isolate`] (child workers that keep a crashing unit from
 //!    ending the run), [`lock`] (one writer per run directory), [`context`] (what the CLI decided, carried down), [`run_dir`]
 //!    (`meta.json`, write-once run directories, `latest`), [`shard`] (slices of a study's trials,
@@ -13,12 +14,14 @@
 //! 5. The kinds: [`step_time`] (seeds 000/001), [`train`] (seeds 002/003), [`steps_to_target`]
 //!    (seed 004), [`find_batch`] (seed 003's "right batch size"). Below them, [`timed_step`]:
 //!    the timed training step the measuring kinds share.
-//! 6. [`registry`]: the table of kinds; [`session`]: a run's life; [`cluster`]: a study
+//! 6. [`registry`]: the table of kinds; [`results`]: the registered claims beside the
+//!    committed verdicts (`batchlab claims`, `batchlab results`); [`session`]: a run's life; [`cluster`]: a study
 //!    submitted to Slurm and watched from its files; [`bench`], [`epoch_bench`],
 //!    [`loader_bench`]: the benchmarks behind `batchlab bench`.
 
 pub mod backend;
 pub mod bench;
+pub mod claim_registry;
 pub mod cluster;
 pub mod config;
 pub mod context;
@@ -32,6 +35,7 @@ pub mod optim;
 pub mod predict;
 pub mod progress;
 pub mod registry;
+pub mod results;
 pub mod run_dir;
 pub mod session;
 pub mod shard;

@@ -7,6 +7,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use batchlab_method::findings::{Finding, FindingsFile, MachineKey, RULES_VERSION};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -102,6 +103,35 @@ impl Meta {
         let text = serde_json::to_string_pretty(self).expect("Meta serializes");
         write_atomically(&dir.join("meta.json"), &text)
     }
+}
+
+/// Writes `dir/findings.json`: the claims a run judged, with the run's commit, the rules'
+/// version and the machine its meta.json names (docs/ARCHITECTURE.md, "Verdicts").
+pub fn write_findings(
+    dir: &Path,
+    meta: &Meta,
+    registry_sha256: &str,
+    findings: Vec<Finding>,
+) -> Result<(), RunError> {
+    let file = FindingsFile {
+        experiment: meta.experiment.clone(),
+        run: dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        run_commit: meta.git_commit.clone(),
+        rules_version: RULES_VERSION,
+        registry_sha256: Some(registry_sha256.to_string()),
+        machine: MachineKey {
+            backend: meta.backend.clone(),
+            device: meta.device.clone(),
+            threads: meta.threads,
+            kernels: meta.flex_kernels.clone(),
+        },
+        findings,
+    };
+    let text = serde_json::to_string_pretty(&file).expect("findings serialize");
+    write_atomically(&dir.join("findings.json"), &format!("{text}\n"))
 }
 
 /// The backend and device a run in `dir` used, from its meta.json; for a directory without

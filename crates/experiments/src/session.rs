@@ -13,6 +13,7 @@ use batchlab_method::rows::cut_tail;
 
 use crate::{
     backend,
+    claim_registry::Registry,
     config::Source,
     context::RunContext,
     error::RunError,
@@ -20,7 +21,9 @@ use crate::{
     lock::DirLock,
     progress::Progress,
     registry::load_study,
-    run_dir::{new_run_dir, point_latest_at, unfinished_run, write_atomically, Meta},
+    run_dir::{
+        new_run_dir, point_latest_at, unfinished_run, write_atomically, write_findings, Meta,
+    },
     shard::{merge_shards, sharded_run_name, Shard, SHARDED_FILES},
     study::Study,
     sysinfo,
@@ -87,7 +90,7 @@ pub fn run_study(
 
     let outcome = study
         .run(&dir, &options.context, progress)
-        .and_then(|()| study.render(&dir, &options.context));
+        .and_then(|()| render_and_record(study, &dir, &options.context));
     meta.ended = Some(sysinfo::rfc3339(sysinfo::unix_seconds()));
     match outcome {
         Ok(findings) => {
@@ -193,7 +196,7 @@ pub fn run_worker(dir: &Path, context: &RunContext) -> Result<WorkerExit, RunErr
 pub fn render_report(dir: &Path, context: &RunContext) -> Result<Vec<String>, RunError> {
     // A sharded run: first gather what every shard has finished.
     merge_shards(dir)?;
-    let mut findings = load_from_dir(dir)?.render(dir, context)?;
+    let mut findings = render_and_record(load_from_dir(dir)?.as_ref(), dir, context)?;
     // Rows cut short are left out of the report; say so rather than drop them silently.
     for name in SHARDED_FILES {
         if let Some(bytes) = cut_tail(&dir.join(name)) {
@@ -203,6 +206,26 @@ pub fn render_report(dir: &Path, context: &RunContext) -> Result<Vec<String>, Ru
         }
     }
     Ok(findings)
+}
+
+/// Renders the run and writes its judged claims to `findings.json` beside report.md, keyed by
+/// the machine meta.json names (docs/ARCHITECTURE.md, "Verdicts"); returns the terminal lines.
+fn render_and_record(
+    study: &dyn Study,
+    dir: &Path,
+    context: &RunContext,
+) -> Result<Vec<String>, RunError> {
+    let mut rendered = study.render(dir, context)?;
+    // A directory without meta.json (rows copied by hand) renders as its reports do: with what
+    // the config would use on this machine, and no commit.
+    let meta = Meta::read(dir).unwrap_or_else(|_| Meta {
+        git_commit: "unknown: no meta.json".into(),
+        ..Meta::new(study.header(), study.backend())
+    });
+    let registry = Registry::builtin()?;
+    registry.assign_ids(&meta.experiment, &mut rendered.claims);
+    write_findings(dir, &meta, &registry.sha256, rendered.claims)?;
+    Ok(rendered.lines)
 }
 
 pub(crate) fn load_from_dir(dir: &Path) -> Result<Box<dyn Study>, RunError> {

@@ -2,6 +2,7 @@
 //! differs (its plan, its run, its worker, its report); the tables every kind shares come from
 //! its config through [`StudyConfig`] (docs/ARCHITECTURE.md, "Adding a kind").
 
+use batchlab_method::findings::Finding;
 use std::path::Path;
 
 use crate::{
@@ -11,6 +12,16 @@ use crate::{
     isolate::{UnitEvents, WorkerExit},
     progress::Progress,
 };
+
+/// What rendering a run gives back: a few lines for the terminal, and the claims judged,
+/// which the session writes to `findings.json` (docs/ARCHITECTURE.md, "Verdicts").
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Rendered {
+    /// Headline lines for the terminal.
+    pub lines: Vec<String>,
+    /// The claims judged, in the report's order.
+    pub claims: Vec<Finding>,
+}
 
 /// The tables every kind's config has, and the config as TOML.
 pub trait StudyConfig {
@@ -84,8 +95,8 @@ pub trait Study {
         events: &dyn UnitEvents,
     ) -> Result<WorkerExit, RunError>;
     /// Writes summary.csv, the figures and report.md from `dir`'s raw results; returns the
-    /// findings in a few lines for the terminal.
-    fn render(&self, dir: &Path, context: &RunContext) -> Result<Vec<String>, RunError>;
+    /// findings in a few lines for the terminal and the claims judged.
+    fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError>;
 
     /// `[experiment]`.
     fn header(&self) -> &ExperimentHeader {

@@ -13,6 +13,8 @@ pub(crate) struct Header<'a> {
     pub reproduces: Option<&'a str>,
     /// The source's claim in words.
     pub claim: Option<&'a str>,
+    /// The verdicts counted ([`crate::verdict::tally`]), where the run judged claims.
+    pub verdicts: Option<String>,
     /// One paragraph: the result in short.
     pub in_short: &'a str,
 }
@@ -23,10 +25,14 @@ impl Header<'_> {
         let mut md = format!("# {}: {}\n\n", self.experiment, self.subject);
         md.push_str(&format!("{}\n\n", self.description.trim()));
         if let Some(r) = self.reproduces {
-            md.push_str(&format!("**Reproduces.** {}\n\n", r.trim()));
+            // Names the setup repeated, not an outcome: the verdicts line says what held.
+            md.push_str(&format!("**Repeats the setup of.** {}\n\n", r.trim()));
         }
         if let Some(c) = self.claim {
             md.push_str(&format!("**Claim.** {}\n\n", c.trim()));
+        }
+        if let Some(v) = &self.verdicts {
+            md.push_str(&format!("**Verdicts.** {v} (the claims table below).\n\n"));
         }
         md.push_str(&format!("**In short.** {}\n\n", self.in_short));
         md

@@ -1,33 +1,46 @@
-//! A verdict on a published claim, and the table every report ends its claims with: the claim
-//! (quoted, with its source), what was measured, the verdict (reproduces / does not reproduce /
-//! partly / cannot be tested here, and why) and the test behind it with what it could detect.
-//! Each kind derives its verdicts from its data by a rule stated in the `test` column.
+//! Judged claims in words: the one place an [`Outcome`] becomes a sentence, the table every
+//! report ends its claims with (the claim quoted with its source, what was measured, the
+//! verdict and the test with what it could detect), and the line a report opens with. The
+//! kinds decide ([`Finding`]s from their rows); this module only words what they decided.
+
+pub use batchlab_method::findings::{ClaimText, Finding, Outcome, Verdict};
 
 use crate::markdown::table;
 
-/// A claim, what was measured, the verdict and the rule behind it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
-    /// The claim, with its source.
-    pub claim: String,
-    /// What this run measured.
-    pub measured: String,
-    /// reproduces / does not reproduce / partly / cannot be tested here (with the reason).
-    pub verdict: String,
-    /// The rule and what it could detect.
-    pub test: String,
+/// The verdict with its reason, as a table cell or a sentence writes it.
+pub fn words(outcome: &Outcome) -> String {
+    let name = outcome.verdict().name();
+    match (outcome, outcome.reason()) {
+        (Outcome::Inconclusive { detectable }, _) => {
+            format!("{name} (the smallest effect this test could have seen: {detectable})")
+        }
+        (_, Some(reason)) if !reason.is_empty() => format!("{name} ({reason})"),
+        _ => name.to_string(),
+    }
 }
 
-/// The verdicts as a markdown table.
-pub fn verdict_table(verdicts: &[Verdict]) -> String {
-    let rows: Vec<Vec<String>> = verdicts
+/// The claim as quoted in a table: `"quote" (source); scope`.
+pub fn quoted(f: &Finding) -> String {
+    let id =
+        f.id.as_ref()
+            .map(|id| format!(" [{id}]"))
+            .unwrap_or_default();
+    match &f.scope {
+        Some(scope) => format!("\"{}\" ({}){id}; {scope}", f.claim, f.source),
+        None => format!("\"{}\" ({}){id}", f.claim, f.source),
+    }
+}
+
+/// The findings as a markdown table.
+pub fn verdict_table(findings: &[Finding]) -> String {
+    let rows: Vec<Vec<String>> = findings
         .iter()
-        .map(|v| {
+        .map(|f| {
             vec![
-                v.claim.clone(),
-                v.measured.clone(),
-                format!("**{}**", v.verdict),
-                v.test.clone(),
+                quoted(f),
+                f.measured.clone(),
+                format!("**{}**", words(&f.outcome)),
+                f.test.clone(),
             ]
         })
         .collect();
@@ -40,4 +53,71 @@ pub fn verdict_table(verdicts: &[Verdict]) -> String {
         ],
         &rows,
     )
+}
+
+/// The verdicts counted, for the line under a report's claim: "2 reproduce, 1 partly, 1
+/// inconclusive (table below)"; `None` without findings, so that no report announces a
+/// verdict its table does not give.
+pub fn tally(findings: &[Finding]) -> Option<String> {
+    if findings.is_empty() {
+        return None;
+    }
+    let mut counts: Vec<(Verdict, usize)> = Vec::new();
+    for f in findings {
+        let v = f.outcome.verdict();
+        match counts.iter_mut().find(|(w, _)| *w == v) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((v, 1)),
+        }
+    }
+    counts.sort();
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(v, n)| format!("{} {n} of {}", v.name(), findings.len()))
+        .collect();
+    Some(parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(outcome: Outcome) -> Finding {
+        Finding::new(
+            ClaimText::new("it holds", "seed 003").scoped("adam line"),
+            "accuracy-holds",
+            outcome,
+            "-0.2 points",
+            "two one-sided tests",
+        )
+    }
+
+    #[test]
+    fn every_outcome_is_worded_with_its_reason() {
+        assert_eq!(words(&Outcome::reproduces()), "reproduces");
+        assert_eq!(words(&Outcome::partly("1 of 4")), "partly (1 of 4)");
+        assert_eq!(
+            words(&Outcome::inconclusive("1.2 points")),
+            "inconclusive (the smallest effect this test could have seen: 1.2 points)"
+        );
+        assert_eq!(
+            words(&Outcome::cannot_test("needs a GPU")),
+            "cannot be tested here (needs a GPU)"
+        );
+    }
+
+    #[test]
+    fn the_tally_counts_what_the_table_says() {
+        let all = [
+            finding(Outcome::reproduces()),
+            finding(Outcome::does_not_reproduce("it falls")),
+            finding(Outcome::reproduces()),
+        ];
+        assert_eq!(
+            tally(&all).unwrap(),
+            "reproduces 2 of 3, does not reproduce 1 of 3"
+        );
+        assert_eq!(tally(&[]), None);
+        assert!(verdict_table(&all).contains("\"it holds\" (seed 003); adam line"));
+    }
 }

@@ -21,6 +21,7 @@ fn context() -> StepTimeContext {
         claimed_jumps: vec![16, 32, 48, 64],
         no_jumps_at: vec![],
         fluctuates_more_than: None,
+        rules: Default::default(),
         model: "none (synthetic), 3x64x64 inputs".into(),
         backend: "flex".into(),
         device: "cpu, \"test\" device".into(),
@@ -127,11 +128,11 @@ fn render_writes_every_file_and_reports_the_planted_jump() {
     );
     assert!(md.contains("two-sided local-regression step test"));
     assert!(
-        md.contains("**partly (1 of 4 tested positions)**"),
+        md.contains("**partly (a jump at 1 of 4 named positions)**"),
         "the jump claim's verdict: {md}"
     );
     assert!(
-        md.contains("detectable above"),
+        md.contains("could pass. Beside it, a permutation test"),
         "the detector's power is said"
     );
     let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
@@ -219,7 +220,7 @@ fn no_jump_and_fluctuation_claims_get_verdicts_the_data_decides() {
     let md = render_run(root.path(), "noisy", &noisy_sweep(0.06), &noisy);
     assert!(
         md.contains("\"No jumps at 32 (unlike VGG)\"")
-            && md.contains("**does not reproduce (jumps at 1 of 1 positions)**"),
+            && md.contains("**does not reproduce (a step above 2% at 1 of 1 positions)**"),
         "the planted jump at 32 refutes 'no jumps at 32': {md}"
     );
     assert!(
@@ -252,7 +253,7 @@ fn no_jump_and_fluctuation_claims_get_verdicts_the_data_decides() {
         .find(|l| l.contains("\"No jumps at 16 and 48"))
         .unwrap();
     assert!(
-        no_jumps_row.contains("**reproduces, as far as this noise lets one see (no jump above"),
+        no_jumps_row.contains("**reproduces (every step within ±2%)**"),
         "{no_jumps_row}"
     );
 

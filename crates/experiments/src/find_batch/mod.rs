@@ -30,7 +30,7 @@ use crate::{
     isolate::{UnitEvents, WorkerExit},
     optim::OptimizerConfig,
     progress::Progress,
-    study::{Study, StudyConfig},
+    study::{Rendered, Study, StudyConfig},
     sysinfo::memory,
 };
 
@@ -452,7 +452,7 @@ impl Study for FindBatchStudy {
     ) -> Result<WorkerExit, RunError> {
         work::work(self, dir, context, events)
     }
-    fn render(&self, dir: &Path, _context: &RunContext) -> Result<Vec<String>, RunError> {
+    fn render(&self, dir: &Path, _context: &RunContext) -> Result<Rendered, RunError> {
         work::render(self, dir)
     }
 }

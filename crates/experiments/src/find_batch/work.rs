@@ -25,7 +25,7 @@ use crate::{
     isolate::{failure_status, interrupted, supervise, Crash, Isolation, UnitEvents, WorkerExit},
     progress::Progress,
     run_dir::backend_and_device,
-    study::Study,
+    study::{Rendered, Study},
     timed_step::{with_stepper, StepSetup},
 };
 
@@ -293,7 +293,7 @@ fn read_done(dir: &Path) -> Result<Vec<ProbeSample>, RunError> {
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.
-pub fn render(study: &FindBatchStudy, dir: &Path) -> Result<Vec<String>, RunError> {
+pub fn render(study: &FindBatchStudy, dir: &Path) -> Result<Rendered, RunError> {
     let config = &study.config;
     let (backend, device) = backend_and_device(dir, &config.backend);
     let activation_elements = config.model.activation_elements().unwrap_or(0) as f64;
@@ -321,7 +321,10 @@ pub fn render(study: &FindBatchStudy, dir: &Path) -> Result<Vec<String>, RunErro
         utilization_measured: BackendKind::parse(&backend).is_ok_and(BackendKind::on_cpu),
     };
     let findings = render_find_batch(&dir.join(PROBES), dir, &context)?;
-    Ok(findings.lines())
+    Ok(Rendered {
+        lines: findings.lines(),
+        claims: findings.claims,
+    })
 }
 
 #[cfg(test)]

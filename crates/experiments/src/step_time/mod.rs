@@ -14,6 +14,7 @@ mod work;
 use std::path::Path;
 
 use batchlab_models::ModelSpec;
+use batchlab_report::step_time::StepTimeRules;
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -26,7 +27,7 @@ use crate::{
     isolate::{UnitEvents, WorkerExit},
     optim::OptimizerConfig,
     progress::Progress,
-    study::{Study, StudyConfig},
+    study::{Rendered, Study, StudyConfig},
 };
 
 pub use anatomy::AnatomyConfig;
@@ -108,6 +109,12 @@ pub struct AnalysisConfig {
     /// Another step-time experiment the source claims this model's step time fluctuates more
     /// than; judged against that experiment's newest complete run beside this one.
     pub fluctuates_more_than: Option<String>,
+    /// "Grows linearly" holds when the upper half's marginal cost is within this fraction of
+    /// the lower half's (a stated convention; see claims/registry.toml).
+    pub linear_margin: f64,
+    /// "No jumps at ..." holds when each step is within this fraction of the step time: the
+    /// jump detector's own size floor (`JumpOptions::min_relative`), what counts as a jump.
+    pub no_jumps_margin: f64,
     /// Bootstrap resamples for the interval of each median.
     pub bootstrap_resamples: usize,
 }
@@ -118,6 +125,8 @@ impl Default for AnalysisConfig {
             claimed_jumps: Vec::new(),
             no_jumps_at: Vec::new(),
             fluctuates_more_than: None,
+            linear_margin: StepTimeRules::default().linear_margin,
+            no_jumps_margin: StepTimeRules::default().no_jumps_margin,
             // 2000 resamples put the percentile interval's own noise well below a sample's.
             bootstrap_resamples: 2000,
         }
@@ -205,6 +214,14 @@ impl StepTimeStudy {
                 "analysis.bootstrap_resamples",
                 "expected at least 100 resamples",
             ));
+        }
+        for (key, margin) in [
+            ("analysis.linear_margin", config.analysis.linear_margin),
+            ("analysis.no_jumps_margin", config.analysis.no_jumps_margin),
+        ] {
+            if !(margin > 0.0 && margin < 1.0) {
+                return Err(source.error(key, format!("{margin} is not a fraction in (0, 1)")));
+            }
         }
         if let Some(anatomy) = &config.anatomy {
             anatomy.check(&config.model, source)?;
@@ -310,7 +327,7 @@ impl Study for StepTimeStudy {
     ) -> Result<WorkerExit, RunError> {
         work::work(self, dir, events)
     }
-    fn render(&self, dir: &Path, _context: &RunContext) -> Result<Vec<String>, RunError> {
+    fn render(&self, dir: &Path, _context: &RunContext) -> Result<Rendered, RunError> {
         work::render(self, dir)
     }
 }

@@ -12,7 +12,7 @@ use batchlab_method::rows::{
     step_time::{StageSample, StepSample},
 };
 use batchlab_method::stats::median;
-use batchlab_report::step_time::{render_step_time, StepTimeContext};
+use batchlab_report::step_time::{render_step_time, StepTimeContext, StepTimeRules};
 
 use super::{anatomy::stage_rows, plan::Visit, remaining_visits, StepTimeStudy};
 use crate::{
@@ -23,7 +23,7 @@ use crate::{
     isolate::{failure_status, interrupted, supervise, Crash, UnitEvents, WorkerExit},
     progress::Progress,
     run_dir::backend_and_device,
-    study::Study,
+    study::{Rendered, Study},
     sweeps::{machine_of, newest_run_on},
     timed_step::{with_stepper, StepSetup, Stepper},
 };
@@ -101,7 +101,7 @@ fn newest_run_beside(dir: &Path, name: &str) -> Option<PathBuf> {
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.
-pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Vec<String>, RunError> {
+pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Rendered, RunError> {
     let config = &study.config;
     let (backend, device) = backend_and_device(dir, &config.backend);
     let memory_kind = match BackendKind::parse(&backend) {
@@ -115,6 +115,10 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Vec<String>, RunError
         claim: config.experiment.claim.clone(),
         claimed_jumps: config.analysis.claimed_jumps.clone(),
         no_jumps_at: config.analysis.no_jumps_at.clone(),
+        rules: StepTimeRules {
+            linear_margin: config.analysis.linear_margin,
+            no_jumps_margin: config.analysis.no_jumps_margin,
+        },
         fluctuates_more_than: config
             .analysis
             .fluctuates_more_than
@@ -156,7 +160,10 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Vec<String>, RunError
     if let Some(best) = findings.best_batch_size {
         lines.push(format!("highest throughput at batch size {best}"));
     }
-    Ok(lines)
+    Ok(Rendered {
+        lines,
+        claims: findings.claims,
+    })
 }
 
 fn read_done(dir: &Path) -> Result<Vec<StepSample>, RunError> {

@@ -31,6 +31,9 @@ pub enum TargetRule {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetClaimConfig {
+    /// The claim's id in claims/registry.toml, if registered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// The claim in the source's words.
     pub claim: String,
     /// Where it was made.

@@ -26,7 +26,7 @@ use crate::{
     config::{ConfigError, Source},
     context::RunContext,
     error::RunError,
-    study::{Study, StudyConfig},
+    study::{Rendered, Study, StudyConfig},
     trial::{append_failure, drop_unfinished, TrialLabels, TrialStudy},
 };
 
@@ -196,7 +196,7 @@ impl TrialStudy for TargetStudy {
             .check(&context.data_dir)
             .map_err(|e| RunError::Other(e.to_string()))
     }
-    fn render(&self, dir: &Path, context: &RunContext) -> Result<Vec<String>, RunError> {
+    fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
         work::render(self, dir, context)
     }
     fn trials(&self) -> &[SearchTrial] {

@@ -24,6 +24,7 @@ use crate::{
     error::RunError,
     optim::OptimizerConfig,
     run_dir::backend_and_device,
+    study::Rendered,
     trial::{
         eval_row, load_variant, record, train_loop, Evaluation, Next, Outcome, ScheduleConfig,
         TrialPlan, TrialStudy, TrialWorker, VariantData,
@@ -229,11 +230,7 @@ fn run_trial(
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.
-pub fn render(
-    study: &TargetStudy,
-    dir: &Path,
-    context: &RunContext,
-) -> Result<Vec<String>, RunError> {
+pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
     let config = &study.config;
     let (backend_name, device) = backend_and_device(dir, &config.backend);
     let data_dir = &context.data_dir;
@@ -306,6 +303,7 @@ pub fn render(
             .claims
             .iter()
             .map(|c| TargetClaim {
+                id: c.id.clone(),
                 claim: c.claim.clone(),
                 source: c.source.clone(),
                 workload: c.workload.clone(),
@@ -318,7 +316,11 @@ pub fn render(
             })
             .collect(),
     };
-    Ok(render_target(dir, &context)?.lines)
+    let findings = render_target(dir, &context)?;
+    Ok(Rendered {
+        lines: findings.lines,
+        claims: findings.claims,
+    })
 }
 
 /// `(workload, batch size, median, low, high)` seconds per step from each configured step-time

@@ -20,7 +20,7 @@ use crate::{
     context::RunContext,
     error::RunError,
     optim::label,
-    study::{Study, StudyConfig},
+    study::{Rendered, Study, StudyConfig},
     trial::{TrialLabels, TrialStudy},
 };
 
@@ -144,7 +144,7 @@ impl TrialStudy for TrainStudy {
         }
         Ok(())
     }
-    fn render(&self, dir: &Path, context: &RunContext) -> Result<Vec<String>, RunError> {
+    fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
         work::render(self, dir, context)
     }
     fn trials(&self) -> &[Trial] {

@@ -11,6 +11,7 @@ use crate::{
     context::RunContext,
     error::RunError,
     run_dir::backend_and_device,
+    study::Rendered,
     trial::{
         eval_row, load_variant, record, train_loop, Evaluation, Next, Outcome, TrialPlan,
         TrialWorker, VariantData,
@@ -121,11 +122,7 @@ fn run_trial(
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.
-pub fn render(
-    study: &TrainStudy,
-    dir: &Path,
-    context: &RunContext,
-) -> Result<Vec<String>, RunError> {
+pub fn render(study: &TrainStudy, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
     let config = &study.config;
     let (backend, device) = backend_and_device(dir, &config.backend);
     let data_dir = &context.data_dir;
@@ -202,5 +199,8 @@ pub fn render(
         },
     };
     let findings = render_train(dir, &context)?;
-    Ok(findings.lines)
+    Ok(Rendered {
+        lines: findings.lines,
+        claims: findings.claims,
+    })
 }

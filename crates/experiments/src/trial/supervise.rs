@@ -23,7 +23,7 @@ use crate::{
     isolate::{failure_status, interrupted, supervise, Crash, UnitEvents, WorkerExit},
     progress::Progress,
     shard::{claim, done_in_run, pending, release_unfinished_claims, to_try},
-    study::{Study, StudyConfig},
+    study::{Rendered, Study, StudyConfig},
 };
 
 /// A study whose units are training trials, each done once it has a row in trials.csv. A kind
@@ -45,7 +45,7 @@ pub trait TrialStudy {
     /// See [`Study::check_inputs`].
     fn check_inputs(&self, context: &RunContext) -> Result<(), RunError>;
     /// See [`Study::render`].
-    fn render(&self, dir: &Path, context: &RunContext) -> Result<Vec<String>, RunError>;
+    fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError>;
     /// Every trial, in the planned order.
     fn trials(&self) -> &[Self::Trial];
     /// A trial's id: its unit name in the worker protocol and its key in trials.csv.
@@ -110,7 +110,7 @@ impl<S: TrialStudy> Study for S {
     ) -> Result<WorkerExit, RunError> {
         work_trials(self, dir, events, &mut self.worker(dir, context))
     }
-    fn render(&self, dir: &Path, context: &RunContext) -> Result<Vec<String>, RunError> {
+    fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
         TrialStudy::render(self, dir, context)
     }
 }

@@ -202,20 +202,38 @@ where
         .filter(|v| v.x.is_finite() && !v.text.is_empty())
         .map(|v| (ctx.backend_coord(&(v.x, yhi)), v.text.as_str()));
     // Vertical lines, every 10 pixels from top to bottom.
+    let along = |v: &super::VLine| {
+        let x = ctx.backend_coord(&(v.x, yhi)).0;
+        (py_lines.start..py_lines.end)
+            .step_by(10)
+            .map(move |y| (x, y))
+    };
+    // What the SVG draws as the vertices of a coloured path counts as data (see `check`, which
+    // passes over greys): both ends of a solid line, and every dash of a dashed one.
+    let coloured = |v: &super::VLine| !(v.color.0 == v.color.1 && v.color.1 == v.color.2);
+    let dashes = |v: &super::VLine| v.dashed && coloured(v);
     let lines: Vec<(i32, i32)> = chart
         .vlines
         .iter()
-        .filter(|v| v.x.is_finite())
-        .flat_map(|v| {
-            let x = ctx.backend_coord(&(v.x, yhi)).0;
-            (py_lines.start..py_lines.end)
-                .step_by(10)
-                .map(move |y| (x, y))
-        })
+        .filter(|v| v.x.is_finite() && !dashes(v))
+        .flat_map(along)
         .collect();
+    let ends = chart
+        .vlines
+        .iter()
+        .filter(|v| v.x.is_finite() && coloured(v))
+        .map(|v| {
+            let x = ctx.backend_coord(&(v.x, yhi)).0;
+            let pixels = if v.dashed {
+                along(v).collect()
+            } else {
+                vec![(x, py_lines.start), (x, py_lines.end - 1)]
+            };
+            (pixels, false)
+        });
     let area = (px.clone(), py);
     let data = hidden_per_corner(
-        &obstacles(series.chain(bars), texts, px.end),
+        &obstacles(series.chain(bars).chain(ends), texts, px.end),
         area.clone(),
         size(chart),
     );

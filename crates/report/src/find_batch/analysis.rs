@@ -107,6 +107,7 @@ impl Analysis {
             largest_with_headroom: self.largest_with_headroom,
             fastest_smallest: self.fastest_smallest,
             search_probes: self.search_probes().count(),
+            claims: Vec::new(),
         }
     }
 

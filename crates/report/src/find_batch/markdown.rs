@@ -3,7 +3,7 @@
 use super::analysis::Analysis;
 use super::FindBatchContext;
 use crate::markdown::{table, Header};
-use crate::verdict::{verdict_table, Verdict};
+use crate::verdict::{tally, verdict_table, Finding};
 
 fn mib(v: f64) -> String {
     number(v, 0)
@@ -27,7 +27,7 @@ fn plus_minus(se: f64, decimals: usize) -> String {
     }
 }
 
-pub(super) fn report(ctx: &FindBatchContext, a: &Analysis, verdicts: &[Verdict]) -> String {
+pub(super) fn report(ctx: &FindBatchContext, a: &Analysis, verdicts: &[Finding]) -> String {
     let in_short = in_short(ctx, a);
     let mut md = Header {
         experiment: &ctx.experiment,
@@ -35,6 +35,7 @@ pub(super) fn report(ctx: &FindBatchContext, a: &Analysis, verdicts: &[Verdict])
         description: &ctx.description,
         reproduces: ctx.reproduces.as_deref(),
         claim: ctx.claim.as_deref(),
+        verdicts: tally(verdicts),
         in_short: &in_short,
     }
     .markdown();

@@ -86,6 +86,8 @@ pub struct FindBatchFindings {
     pub fastest_smallest: Option<u32>,
     /// Probes the search made.
     pub search_probes: usize,
+    /// The claims judged.
+    pub claims: Vec<batchlab_method::findings::Finding>,
 }
 
 impl FindBatchFindings {
@@ -134,7 +136,9 @@ pub fn render_find_batch(
     let verdicts = verdicts::judge(&analysis, ctx);
     let report = markdown::report(ctx, &analysis, &verdicts);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
-    Ok(analysis.findings())
+    let mut findings = analysis.findings();
+    findings.claims = verdicts;
+    Ok(findings)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use super::analysis::{Analysis, Z95};
 use super::FindBatchContext;
-pub use crate::verdict::Verdict;
+use batchlab_method::findings::{ClaimText, Finding, Outcome};
 
 /// Utilization must rise by this much (absolute) from the smallest to the largest curve batch
 /// size to count as rising, and change by less than this over the curve's last step to count
@@ -11,7 +11,7 @@ pub use crate::verdict::Verdict;
 const UTILIZATION_STEP: f64 = 0.05;
 
 /// The claims of seed 003 (and the Ohio State thesis it cites), each judged by a stated rule.
-pub(super) fn judge(a: &Analysis, ctx: &FindBatchContext) -> Vec<Verdict> {
+pub(super) fn judge(a: &Analysis, ctx: &FindBatchContext) -> Vec<Finding> {
     vec![
         memory_grows(a),
         utilization_saturates(a, ctx),
@@ -19,48 +19,74 @@ pub(super) fn judge(a: &Analysis, ctx: &FindBatchContext) -> Vec<Verdict> {
     ]
 }
 
-fn memory_grows(a: &Analysis) -> Verdict {
-    let claim = "\"Memory grows with batch size\" (seed 003, the Ohio State thesis' memory table)"
-        .to_string();
+/// A finding of this kind: its claim, rule, outcome, what was measured and the test.
+fn found(
+    claim: &ClaimText,
+    rule: &str,
+    outcome: Outcome,
+    measured: impl Into<String>,
+    test: impl Into<String>,
+) -> Finding {
+    Finding::new(claim.clone(), rule, outcome, measured, test)
+}
+
+fn memory_grows(a: &Analysis) -> Finding {
+    let claim = ClaimText::new(
+        "Memory grows with batch size",
+        "seed 003, the Ohio State thesis' memory table",
+    );
     let test = format!(
-        "Least squares over the curve's {} probes; reproduces if the 95% interval of the per-example cost lies above zero, else does not. With at least three probes and two batch sizes it can be tested",
+        "Least squares over the curve's {} probes; reproduces if the 95% interval of the per-example cost lies above zero, else inconclusive. With at least three probes and two batch sizes it can be tested",
         a.model_points
     );
     match a.model {
         Some(fit) if a.model_points >= 3 && fit.slope_se.is_finite() => {
             let low = fit.slope - Z95 * fit.slope_se;
-            Verdict {
-                claim,
-                measured: format!(
+            let outcome = if low > 0.0 {
+                Outcome::reproduces()
+            } else {
+                Outcome::inconclusive(format!(
+                    "growth above {:.3} MiB per example",
+                    Z95 * fit.slope_se
+                ))
+            };
+            found(
+                &claim,
+                "memory-grows",
+                outcome,
+                format!(
                     "{:.3} MiB per example (95% interval {:.3} .. {:.3}), R² {:.3}",
                     fit.slope,
                     low,
                     fit.slope + Z95 * fit.slope_se,
                     fit.r_squared
                 ),
-                verdict: if low > 0.0 {
-                    "reproduces"
-                } else {
-                    "does not reproduce"
-                }
-                .into(),
-                test: format!(
+                format!(
                     "{test}; at this noise the test detects growth above {:.3} MiB per example",
                     Z95 * fit.slope_se
                 ),
-            }
+            )
+            .with_quantities([
+                ("slope_mib_per_example", fit.slope),
+                ("slope_se", fit.slope_se),
+            ])
         }
-        _ => Verdict {
-            claim,
-            measured: "too few fitting curve probes for a line with an interval".into(),
-            verdict: "cannot be tested here (too few curve probes fitted the budget)".into(),
+        _ => found(
+            &claim,
+            "memory-grows",
+            Outcome::cannot_test("too few curve probes fitted the budget"),
+            "too few fitting curve probes for a line with an interval",
             test,
-        },
+        ),
     }
 }
 
-fn utilization_saturates(a: &Analysis, ctx: &FindBatchContext) -> Verdict {
-    let claim = "\"Utilization rises with batch size, then saturates\" (seed 003: the batch size that uses the device fully)".to_string();
+fn utilization_saturates(a: &Analysis, ctx: &FindBatchContext) -> Finding {
+    let claim = ClaimText::new(
+        "Utilization rises with batch size, then saturates",
+        "seed 003: the batch size that uses the device fully",
+    );
+    let rule = "utilization-saturates";
     let test = format!(
         "Median utilization (CPU time of the process / (wall time x threads)) at the smallest and largest curve batch sizes: rises if it grows by more than {:.0} points; saturates if its change over the curve's last step is under {:.0} points. Reproduces if both, partly if it rises without saturating, does not reproduce if it does not rise",
         100.0 * UTILIZATION_STEP,
@@ -72,73 +98,81 @@ fn utilization_saturates(a: &Analysis, ctx: &FindBatchContext) -> Verdict {
         .filter(|p| p.in_curve && p.ok > 0 && p.utilization.is_finite())
         .collect();
     if !ctx.utilization_measured {
-        return Verdict {
-            claim,
-            measured: "not measured".into(),
-            verdict: "cannot be tested here: the host's CPU time says nothing about a GPU, and the runtime offers no kernel time (only synchronised wall time)".into(),
+        return found(
+            &claim,
+            rule,
+            Outcome::cannot_test("the host's CPU time says nothing about a GPU, and the runtime offers no kernel time (only synchronised wall time)"),
+            "not measured",
             test,
-        };
+        );
     }
     let (Some(first), Some(last)) = (curve.first(), curve.last()) else {
-        return Verdict {
-            claim,
-            measured: "no curve probe with a CPU time".into(),
-            verdict: "cannot be tested here (no utilization was read)".into(),
+        return found(
+            &claim,
+            rule,
+            Outcome::cannot_test("no utilization was read"),
+            "no curve probe with a CPU time",
             test,
-        };
+        );
     };
     let before_last = curve.get(curve.len().saturating_sub(2)).unwrap_or(first);
     let rises = last.utilization - first.utilization > UTILIZATION_STEP;
     let saturates = (last.utilization - before_last.utilization).abs() < UTILIZATION_STEP;
-    Verdict {
-        claim,
-        measured: format!(
-            "{:.0}% at batch {}, {:.0}% at {}, {:.0}% at {}",
-            100.0 * first.utilization,
-            first.batch_size,
-            100.0 * before_last.utilization,
-            before_last.batch_size,
-            100.0 * last.utilization,
-            last.batch_size
-        ),
-        verdict: match (rises, saturates) {
-            (true, true) => "reproduces",
-            (true, false) => "partly (rises, not yet saturated at the largest curve batch size)",
-            (false, _) => "does not reproduce (utilization does not rise)",
+    let outcome = match (rises, saturates) {
+        (true, true) => Outcome::reproduces(),
+        (true, false) => {
+            Outcome::partly("rises, not yet saturated at the largest curve batch size")
         }
-        .into(),
-        test,
-    }
+        (false, _) => Outcome::does_not_reproduce("utilization does not rise"),
+    };
+    let measured = format!(
+        "{:.0}% at batch {}, {:.0}% at {}, {:.0}% at {}",
+        100.0 * first.utilization,
+        first.batch_size,
+        100.0 * before_last.utilization,
+        before_last.batch_size,
+        100.0 * last.utilization,
+        last.batch_size
+    );
+    found(&claim, rule, outcome, measured, test).with_quantities([
+        ("utilization_first", first.utilization),
+        ("utilization_before_last", before_last.utilization),
+        ("utilization_last", last.utilization),
+    ])
 }
 
-fn largest_is_not_right(a: &Analysis) -> Verdict {
-    let claim =
-        "\"The largest batch size that fits is not automatically the right one\" (seed 003)"
-            .to_string();
+fn largest_is_not_right(a: &Analysis) -> Finding {
+    let claim = ClaimText::new(
+        "The largest batch size that fits is not automatically the right one",
+        "seed 003",
+    );
+    let rule = "largest-is-not-right";
     let test = "Compares the largest batch size that fits (with headroom) with the smallest curve batch size that reaches full throughput; reproduces if the second is smaller and a larger curve batch size confirms the plateau, for then the extra memory buys no speed. Accuracy is the other half of the seed's point: see the accuracy studies (sgd-vs-adam, augmentation)".to_string();
     match (a.largest_with_headroom, a.fastest_smallest) {
-        (Some(largest), Some(fast)) if Some(fast) == a.largest_curve && fast < largest => Verdict {
-            claim,
-            measured: format!("throughput still rises at the curve's largest batch size, {fast}; largest with headroom {largest}"),
-            verdict: "cannot be tested here (the curve stops before throughput levels off; extend curve.batch_sizes)".into(),
+        (Some(largest), Some(fast)) if Some(fast) == a.largest_curve && fast < largest => found(
+            &claim,
+            rule,
+            Outcome::cannot_test("the curve stops before throughput levels off; extend curve.batch_sizes"),
+            format!("throughput still rises at the curve's largest batch size, {fast}; largest with headroom {largest}"),
             test,
-        },
-        (Some(largest), Some(fast)) => Verdict {
-            claim,
-            measured: format!("largest with headroom {largest}; full throughput from {fast}"),
-            verdict: if fast < largest {
-                "reproduces"
+        ),
+        (Some(largest), Some(fast)) => found(
+            &claim,
+            rule,
+            if fast < largest {
+                Outcome::reproduces()
             } else {
-                "does not reproduce (throughput still rises up to the largest batch that fits)"
-            }
-            .into(),
+                Outcome::does_not_reproduce("throughput still rises up to the largest batch that fits")
+            },
+            format!("largest with headroom {largest}; full throughput from {fast}"),
             test,
-        },
-        _ => Verdict {
-            claim,
-            measured: "no largest batch or no throughput".into(),
-            verdict: "cannot be tested here (the search did not end with a size that fits)".into(),
+        ),
+        _ => found(
+            &claim,
+            rule,
+            Outcome::cannot_test("the search did not end with a size that fits"),
+            "no largest batch or no throughput",
             test,
-        },
+        ),
     }
 }

@@ -4,9 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::StepPoint;
-use crate::jumps::{
-    detect_jumps, gap_statistics, point_offsets, relative_offsets, Jump, JumpOptions, PointOffset,
-};
+use crate::jumps::{detect_jumps, gap_statistics, relative_offsets, Jump, JumpOptions};
+use batchlab_method::findings::Finding;
 use batchlab_method::rows::step_time::StepSample;
 use batchlab_method::stats::{linear_fit, LinearFit};
 
@@ -21,6 +20,8 @@ pub struct StepTimeFindings {
     pub best_batch_size: Option<u32>,
     /// The per-batch-size summary (also in `summary.csv`).
     pub points: Vec<StepPoint>,
+    /// The claims judged (filled once the verdicts are in).
+    pub claims: Vec<Finding>,
 }
 
 impl StepTimeFindings {
@@ -35,8 +36,6 @@ pub(super) struct Analysis {
     pub findings: StepTimeFindings,
     /// Every tested gap's statistic (for claims that were not detected).
     pub gaps: Vec<Jump>,
-    /// Every interior point beside the line through its neighbours (isolated slow points).
-    pub offsets: Vec<PointOffset>,
     /// How far each interior median lies off its neighbours' line, relative to the step time
     /// (the curve's fluctuation, see [`crate::jumps::scatter`]).
     pub scatter_values: Vec<f64>,
@@ -69,13 +68,13 @@ pub(super) fn analyse(samples: &[StepSample], points: Vec<StepPoint>) -> Analysi
         .map(|p| p.batch_size);
     Analysis {
         gaps: gap_statistics(&curve, &opts),
-        offsets: point_offsets(&curve, &opts),
         scatter_values: relative_offsets(&curve),
         findings: StepTimeFindings {
             fit: linear_fit(&x, &y),
             jumps: detect_jumps(&curve, &opts),
             best_batch_size,
             points,
+            claims: Vec::new(),
         },
     }
 }

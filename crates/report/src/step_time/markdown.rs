@@ -7,7 +7,7 @@ use super::analysis::{check_claim, is_claimed, Analysis, ClaimCheck};
 use super::{StepPoint, StepTimeContext, CI_LEVEL};
 use crate::jumps::{method_description, Jump};
 use crate::markdown::{table, Header};
-use crate::verdict::{verdict_table, Verdict};
+use crate::verdict::{tally, verdict_table, Finding};
 use batchlab_method::rows::step_time::StepSample;
 
 /// Throughput within this fraction of the best counts as "as good" in the report.
@@ -17,7 +17,7 @@ pub(super) fn report_markdown(
     ctx: &StepTimeContext,
     analysis: &Analysis,
     samples: &[StepSample],
-    verdicts: &[Verdict],
+    verdicts: &[Finding],
     anatomy: &str,
 ) -> String {
     let f = &analysis.findings;
@@ -30,6 +30,7 @@ pub(super) fn report_markdown(
         description: &ctx.description,
         reproduces: None,
         claim: None,
+        verdicts: tally(verdicts),
         in_short: &in_short(analysis),
     }
     .markdown();
@@ -236,7 +237,7 @@ fn jump_table(jumps: &[Jump], claimed: &[u32]) -> String {
     )
 }
 
-fn claim_section(ctx: &StepTimeContext, analysis: &Analysis, verdicts: &[Verdict]) -> String {
+fn claim_section(ctx: &StepTimeContext, analysis: &Analysis, verdicts: &[Finding]) -> String {
     if ctx.claim.is_none() && ctx.claimed_jumps.is_empty() && verdicts.is_empty() {
         return String::new();
     }

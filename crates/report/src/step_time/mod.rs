@@ -16,6 +16,7 @@ mod verdicts;
 
 pub use analysis::StepTimeFindings;
 pub use summary::{summarize, write_summary, StepPoint, CI_LEVEL};
+pub use verdicts::StepTimeRules;
 
 use std::path::{Path, PathBuf};
 
@@ -52,6 +53,8 @@ pub struct StepTimeContext {
     /// A model the seed claims this one fluctuates more than: its experiment name and the
     /// report directory of its newest complete run (`None` if there is none).
     pub fluctuates_more_than: Option<(String, Option<PathBuf>)>,
+    /// The parameters of the rules that judge the claims.
+    pub rules: StepTimeRules,
     /// One line, e.g. "vgg16, 3x64x64, 1000 classes, 138.4 M trainable parameters, 30.9
     /// GFLOPs per sample".
     pub model: String,
@@ -98,7 +101,9 @@ pub fn render_step_time(
     let anatomy = anatomy_view::section(&anatomies);
     let report = markdown::report_markdown(ctx, &analysis, &samples, &verdicts, &anatomy);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
-    Ok(analysis.findings)
+    let mut findings = analysis.findings;
+    findings.claims = verdicts;
+    Ok(findings)
 }
 
 /// The reference curve of a fluctuation claim, analysed from its own raw rows exactly as its

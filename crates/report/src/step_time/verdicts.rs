@@ -1,24 +1,49 @@
 //! The verdict on each of seeds 000/001's claims that a step-time sweep can test, by a rule
-//! stated beside it: the linear trend, jumps at the claimed batch sizes (with the smallest jump
-//! the detector could have found there, and isolated slow points kept apart from persistent
-//! steps), no jumps where a model is claimed to have none, and more fluctuation than a
-//! reference model.
+//! that fits the claim: "grows linearly" by a constant marginal cost (the two halves of the
+//! sweep cost the same per extra example, within a margin); "jumps at 16, 32, 48 and 64" by a
+//! one-sided test at each position named in advance, beside the named gaps' rank among all
+//! gaps; "no jumps at ..." as a claim of absence, within a margin; "fluctuates more" against a
+//! reference curve measured on the same machine.
 
-use batchlab_method::stats::{bootstrap_median_ci, MAD_TO_SD};
+use batchlab_method::findings::{ClaimText, Finding, Outcome};
+use batchlab_method::stats::{bootstrap_median_ci, linear_fit, LinearFit, MAD_TO_SD};
+use batchlab_method::tests_of_claims::{critical, named_position_z, named_rank_p, ALPHA};
 
-use super::analysis::{check_claim, Analysis, ClaimCheck};
+use super::analysis::Analysis;
 use super::StepTimeContext;
-use crate::jumps::{detectable_relative, scatter, JumpOptions};
+use crate::jumps::{scatter, Jump, JumpOptions};
 use crate::markdown::and_list;
-use crate::verdict::Verdict;
 
 /// The source every step-time claim comes from.
 const SEEDS: &str = "seeds 000/001";
 
-/// R² of the line through the medians at or above which the step time counts as linear;
-/// below [`PARTLY_LINEAR`] it does not.
-const LINEAR: f64 = 0.99;
-const PARTLY_LINEAR: f64 = 0.95;
+/// Fewest ok batch sizes in each half of the sweep for the marginal-cost test: a line through
+/// four points has two residual degrees of freedom.
+const MIN_HALF: usize = 4;
+
+/// Random sets of gaps the named positions' rank is compared with.
+const RANK_RESAMPLES: usize = 10_000;
+
+/// The rules' parameters a config (or the claims registry) sets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepTimeRules {
+    /// "Grows linearly": the largest relative change of the marginal cost (ms per extra
+    /// example) between the lower and the upper half of the sweep that still counts as linear.
+    pub linear_margin: f64,
+    /// "No jumps at ...": the largest step, relative to the step time, that still counts as
+    /// no jump.
+    pub no_jumps_margin: f64,
+}
+
+impl Default for StepTimeRules {
+    /// The parameters claims/registry.toml gives the seeds' claims, with their provenance.
+    fn default() -> Self {
+        StepTimeRules {
+            linear_margin: 0.25,
+            no_jumps_margin: JumpOptions::default().min_relative,
+        }
+    }
+}
 
 /// The reference curve of a fluctuation claim: its experiment and its scatter values, if a
 /// report of it was found.
@@ -37,255 +62,343 @@ pub(super) fn judge(
     ctx: &StepTimeContext,
     a: &Analysis,
     reference: Option<&FluctuationReference>,
-) -> Vec<Verdict> {
+) -> Vec<Finding> {
     let opts = JumpOptions::default();
     // The seeds' first claim is about step time in general: every sweep can judge it.
-    let mut verdicts = vec![linear(a)];
+    let mut findings = vec![linear(a, ctx.rules.linear_margin)];
     if !ctx.claimed_jumps.is_empty() {
-        verdicts.push(jumps_at(a, &ctx.claimed_jumps, &opts));
+        findings.push(jumps_at(a, &ctx.claimed_jumps, &opts, ctx.seed));
     }
     if !ctx.no_jumps_at.is_empty() {
-        verdicts.push(no_jumps_at(a, &ctx.no_jumps_at, &opts));
+        findings.push(no_jumps_at(a, &ctx.no_jumps_at, ctx.rules.no_jumps_margin));
     }
     if let Some(reference) = reference {
-        verdicts.push(fluctuates_more(a, reference, ctx.seed));
+        findings.push(fluctuates_more(a, reference, ctx.seed));
     }
-    verdicts
+    findings
 }
 
-fn linear(a: &Analysis) -> Verdict {
-    let claim = format!("\"The step time grows linearly with batch size\" ({SEEDS})");
-    let test = format!("R² of the least-squares line through the medians of every ok batch size: reproduces at R² >= {LINEAR}, partly from {PARTLY_LINEAR}, else does not. Jumps of a few percent lower R² only slightly: this tests the trend, not the absence of steps");
-    match &a.findings.fit {
-        Some(fit) => Verdict {
+/// The line through one half of the ok medians.
+fn half_fit(x: &[f64], y: &[f64]) -> Option<LinearFit> {
+    linear_fit(x, y).filter(|f| f.slope_se.is_finite())
+}
+
+fn linear(a: &Analysis, margin: f64) -> Finding {
+    let claim = ClaimText::new("The step time grows linearly with batch size", SEEDS);
+    let test = format!(
+        "Constant marginal cost: least-squares lines through the medians of the lower and the upper half of the ok batch sizes (at least {MIN_HALF} each); the step time grows linearly when the upper half's cost per extra example is within ±{:.0}% of the lower half's. Two one-sided tests on the log of their ratio (90% interval, delta method, t with the halves' residual degrees of freedom): reproduces when the interval lies inside the margin, does not reproduce when it lies wholly outside, inconclusive otherwise. Jumps inflate the halves' residuals and so widen the interval; R² is not used (it grows with the range of batch sizes)",
+        100.0 * margin
+    );
+    let ok: Vec<_> = a.findings.ok_points().collect();
+    let half = ok.len() / 2;
+    if half < MIN_HALF {
+        return Finding::new(
             claim,
-            measured: format!(
-                "{:.1} ms + {:.3} ms per example, R² {:.4}",
-                fit.intercept, fit.slope, fit.r_squared
-            ),
-            verdict: if fit.r_squared >= LINEAR {
-                "reproduces"
-            } else if fit.r_squared >= PARTLY_LINEAR {
-                "partly (the line explains most but not all of the curve)"
-            } else {
-                "does not reproduce"
-            }
-            .into(),
-            test,
-        },
-        None => Verdict {
-            claim,
-            measured: "fewer than two ok batch sizes".into(),
-            verdict: "cannot be tested here (no line)".into(),
-            test,
-        },
-    }
-}
-
-/// What the detector saw at each position: detected, or not with the smallest detectable step
-/// there, or an isolated slow point; and the positions it could not test.
-struct AtPositions {
-    detected: Vec<String>,
-    missed: Vec<String>,
-    isolated: Vec<String>,
-    untested: Vec<u32>,
-    /// The smallest detectable relative step at each tested position.
-    power: Vec<f64>,
-}
-
-fn look_at(a: &Analysis, positions: &[u32], opts: &JumpOptions) -> AtPositions {
-    let mut at = AtPositions {
-        detected: Vec::new(),
-        missed: Vec::new(),
-        isolated: Vec::new(),
-        untested: Vec::new(),
-        power: Vec::new(),
-    };
-    for &b in positions {
-        match check_claim(a, b) {
-            ClaimCheck::Detected(j) => at.detected.push(format!(
-                "{b}: jump {} → {} of {:+.1}% (z {:.1})",
-                j.previous_batch_size,
-                j.batch_size,
-                100.0 * j.relative,
-                j.z
+            "linear",
+            Outcome::cannot_test(format!(
+                "{} ok batch sizes; the rule needs {} ({MIN_HALF} per half)",
+                ok.len(),
+                2 * MIN_HALF
             )),
-            ClaimCheck::NotDetected(g) => {
-                let power = detectable_relative(g, opts);
-                at.power.push(power);
-                at.missed.push(format!(
-                    "{b}: none (largest step {:+.1}%, z {:.1}; detectable above {:.1}%)",
-                    100.0 * g.relative,
-                    g.z,
-                    100.0 * power
-                ));
-            }
-            ClaimCheck::NotTested => at.untested.push(b),
-        }
-        let slow = a
-            .offsets
-            .iter()
-            .find(|o| o.batch_size == b && o.stands_out(opts) && o.relative > 0.0);
-        if let Some(o) = slow {
-            at.isolated.push(format!(
-                "{b} ({:+.1}% off its neighbours' line, z {:.1})",
-                100.0 * o.relative,
-                o.z
-            ));
-        }
+            "too few batch sizes for two lines",
+            test,
+        );
     }
-    at
+    let x: Vec<f64> = ok.iter().map(|p| f64::from(p.batch_size)).collect();
+    let y: Vec<f64> = ok.iter().map(|p| p.median_ms).collect();
+    let (Some(low), Some(high)) = (
+        half_fit(&x[..half], &y[..half]),
+        half_fit(&x[half..], &y[half..]),
+    ) else {
+        return Finding::new(
+            claim,
+            "linear",
+            Outcome::cannot_test("a half of the sweep has no line with a standard error"),
+            "no lines",
+            test,
+        );
+    };
+    let measured = format!(
+        "{:.3} ms per example over {}–{}, {:.3} over {}–{}; the whole line {:.1} ms + {:.3} ms per example (R² {:.4})",
+        low.slope,
+        ok[0].batch_size,
+        ok[half - 1].batch_size,
+        high.slope,
+        ok[half].batch_size,
+        ok[ok.len() - 1].batch_size,
+        a.findings.fit.map_or(f64::NAN, |f| f.intercept),
+        a.findings.fit.map_or(f64::NAN, |f| f.slope),
+        a.findings.fit.map_or(f64::NAN, |f| f.r_squared),
+    );
+    let quantities = [
+        ("slope_low_ms_per_example", low.slope),
+        ("slope_high_ms_per_example", high.slope),
+        ("slope_low_se", low.slope_se),
+        ("slope_high_se", high.slope_se),
+        ("margin", margin),
+    ];
+    if low.slope <= 0.0 || high.slope <= 0.0 {
+        let outcome =
+            Outcome::does_not_reproduce("the step time does not grow over a half of the sweep");
+        return Finding::new(claim, "linear", outcome, measured, test).with_quantities(quantities);
+    }
+    let ratio = high.slope / low.slope;
+    let se = ((low.slope_se / low.slope).powi(2) + (high.slope_se / high.slope).powi(2)).sqrt();
+    let df = (half - 2).min(ok.len() - half - 2) as f64;
+    let half_width = critical(ALPHA, df) * se;
+    let (lo, hi) = (
+        (ratio.ln() - half_width).exp(),
+        (ratio.ln() + half_width).exp(),
+    );
+    let bound = (1.0 + margin).ln();
+    let interval = format!("ratio {ratio:.2} (90% interval {lo:.2}–{hi:.2})");
+    let outcome = if lo.ln() > -bound && hi.ln() < bound {
+        Outcome::reproduces_with(format!("{interval}, within ±{:.0}%", 100.0 * margin))
+    } else if hi.ln() < -bound || lo.ln() > bound {
+        Outcome::does_not_reproduce(format!(
+            "the marginal cost {} across the sweep: {interval}",
+            if ratio > 1.0 { "grows" } else { "falls" }
+        ))
+    } else {
+        Outcome::inconclusive(format!(
+            "a change of the marginal cost by a factor of {:.2} either way",
+            half_width.exp()
+        ))
+    };
+    Finding::new(
+        claim,
+        "linear",
+        outcome,
+        format!("{measured}; {interval}"),
+        test,
+    )
+    .with_quantities(quantities)
+    .with_quantities([("ratio", ratio), ("ratio_low90", lo), ("ratio_high90", hi)])
 }
 
-impl AtPositions {
-    /// "at this noise only jumps above X% (to Y%) pass"
-    fn power_sentence(&self, opts: &JumpOptions) -> String {
-        let (low, high) = self
-            .power
-            .iter()
-            .fold((f64::INFINITY, 0.0f64), |(l, h), &p| (l.min(p), h.max(p)));
-        let range = if self.power.is_empty() {
-            "no position was tested".to_string()
-        } else if (high - low) < 0.0005 {
-            format!(
-                "at this noise only steps above {:.1}% could pass",
-                100.0 * low
-            )
-        } else {
-            format!(
-                "at this noise only steps above {:.1}% to {:.1}% (by position) could pass",
-                100.0 * low,
-                100.0 * high
-            )
-        };
-        format!(
-            "The jump detector (method below) at each position: a persistent step with |z| >= {} and at least {:.0}% of the step time; {range}. A single slow batch size is no jump (the step must persist on both sides): such isolated points are listed apart",
-            opts.z_threshold,
-            100.0 * opts.min_relative
-        )
-    }
+/// The gap that tests a named position: of the tested gaps touching it, the one with the
+/// larger z (a jump "at 16" may be 15 -> 16 or 16 -> 17), and its index among all gaps.
+fn gap_at(a: &Analysis, b: u32) -> Option<(usize, &Jump)> {
+    a.gaps
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.previous_batch_size <= b && b <= g.batch_size)
+        .max_by(|x, y| x.1.z.total_cmp(&y.1.z))
+}
 
-    fn measured(&self) -> String {
-        let mut parts: Vec<String> = self.detected.iter().chain(&self.missed).cloned().collect();
-        if !self.untested.is_empty() {
-            parts.push(format!(
-                "not tested at {} (outside the ok batch sizes or at an end)",
-                list(&self.untested)
+/// Whether the rise at gap `i` is a spike rather than a step: the next gap falls back by at
+/// least half of it, itself clearly (one slow batch size, not a change of level).
+fn is_spike(a: &Analysis, i: usize, z_needed: f64) -> bool {
+    let (rise, next) = (&a.gaps[i], a.gaps.get(i + 1));
+    next.is_some_and(|n| {
+        n.previous_batch_size == rise.batch_size
+            && n.z <= -z_needed
+            && -n.height_ms >= rise.height_ms / 2.0
+    })
+}
+
+fn jumps_at(a: &Analysis, claimed: &[u32], opts: &JumpOptions, seed: u64) -> Finding {
+    let claim = ClaimText::new(
+        format!("The step time jumps at {}", list(claimed)),
+        format!("{SEEDS}, on GPUs"),
+    );
+    // Each position is looked at through up to two gaps: the family is all of them.
+    let z_needed = named_position_z(2 * claimed.len());
+    let mut measured = vec![];
+    let (mut passed, mut tested, mut indices) = (vec![], vec![], vec![]);
+    let mut detectable: f64 = 0.0;
+    for &b in claimed {
+        let Some((i, g)) = gap_at(a, b) else {
+            measured.push(format!(
+                "{b}: not tested (outside the ok batch sizes or at an end)"
             ));
+            continue;
+        };
+        tested.push(b);
+        indices.push(i);
+        let per_z = if g.z != 0.0 {
+            (g.relative / g.z).abs()
+        } else {
+            0.0
+        };
+        detectable = detectable.max((z_needed * per_z).max(opts.min_relative));
+        let spike = is_spike(a, i, z_needed);
+        let passes = g.z >= z_needed && g.relative >= opts.min_relative && !spike;
+        if passes {
+            passed.push(b);
         }
-        parts.push(format!(
-            "isolated slow points at these sizes: {}",
-            if self.isolated.is_empty() {
-                "none".into()
+        measured.push(format!(
+            "{b}: {} → {} {:+.1}% (z {:.1}){}{}",
+            g.previous_batch_size,
+            g.batch_size,
+            100.0 * g.relative,
+            g.z,
+            if passes { ", a jump" } else { "" },
+            if spike {
+                ", a spike (the next gap falls back)"
             } else {
-                self.isolated.join(", ")
+                ""
             }
         ));
-        parts.join("; ")
     }
-}
-
-fn jumps_at(a: &Analysis, claimed: &[u32], opts: &JumpOptions) -> Verdict {
-    let at = look_at(a, claimed, opts);
-    let tested = at.detected.len() + at.missed.len();
-    Verdict {
-        claim: format!(
-            "\"The step time jumps at {}\" ({SEEDS}, on GPUs)",
-            list(claimed)
-        ),
-        measured: at.measured(),
-        verdict: if tested == 0 {
-            "cannot be tested here (no claimed position inside the sweep)".into()
-        } else if at.missed.is_empty() {
-            "reproduces".into()
-        } else if at.detected.is_empty() {
-            "does not reproduce (no jump at any claimed size)".into()
-        } else {
-            format!(
-                "partly ({} of {tested} tested positions)",
-                at.detected.len()
-            )
-        },
-        test: format!(
-            "{}. Reproduces if a jump is detected at every claimed size, partly at some, does not reproduce at none",
-            at.power_sentence(opts)
-        ),
+    let z_all: Vec<f64> = a.gaps.iter().map(|g| g.z).collect();
+    let rank_p = named_rank_p(&z_all, &indices, RANK_RESAMPLES, seed);
+    if let Some(p) = rank_p {
+        measured.push(format!(
+            "the named gaps' z summed against {RANK_RESAMPLES} random sets of {} of the {} gaps: p = {p:.4}",
+            indices.len(),
+            z_all.len()
+        ));
     }
-}
-
-fn no_jumps_at(a: &Analysis, positions: &[u32], opts: &JumpOptions) -> Verdict {
-    let at = look_at(a, positions, opts);
-    let tested = at.detected.len() + at.missed.len();
-    Verdict {
-        claim: format!(
-            "\"No jumps at {} (unlike VGG)\" ({SEEDS})",
-            list(positions)
-        ),
-        measured: at.measured(),
-        verdict: if tested == 0 {
-            "cannot be tested here (no position inside the sweep)".into()
-        } else if at.detected.is_empty() {
-            let largest = at.power.iter().copied().fold(0.0, f64::max);
-            format!(
-                "reproduces, as far as this noise lets one see (no jump above {:.1}% at these sizes)",
-                100.0 * largest
-            )
-        } else {
-            format!(
-                "does not reproduce (jumps at {} of {tested} positions)",
-                at.detected.len()
-            )
-        },
-        test: format!(
-            "{}. Reproduces if no jump is detected at any of these sizes; a jump smaller than the detectable step would go unseen",
-            at.power_sentence(opts)
-        ),
-    }
-}
-
-fn fluctuates_more(a: &Analysis, reference: &FluctuationReference, seed: u64) -> Verdict {
-    let claim = format!(
-        "\"Its step time fluctuates more\" (than {}; {SEEDS})",
-        reference.experiment
+    let outcome = if tested.is_empty() {
+        Outcome::cannot_test("no claimed position inside the sweep")
+    } else if passed.len() == tested.len() {
+        Outcome::reproduces_with(format!(
+            "a jump at each of the {} named positions",
+            tested.len()
+        ))
+    } else if passed.is_empty() {
+        Outcome::does_not_reproduce(format!(
+            "no jump at any named position; jumps above {:.1}% would have been seen",
+            100.0 * detectable
+        ))
+    } else {
+        Outcome::partly(format!(
+            "a jump at {} of {} named positions",
+            passed.len(),
+            tested.len()
+        ))
+    };
+    let test = format!(
+        "A one-sided test at each position named in advance: of the gaps touching it, the one with the larger z (the detector's step statistic, method below) must reach z >= {z_needed:.2} (5% over the {} gaps looked at, Bonferroni; not the search-wide 5 meant for every gap) and at least {:.0}% of the step time (the detector's size floor), and not be a spike (the next gap falling back by half of it, clearly). Reproduces if every tested position passes, partly if some, does not reproduce if none. At this noise steps above {:.1}% could pass. Beside it, a permutation test of how the named gaps rank among all gaps. This judges the jumps, not the seed's explanation of them (PCIe lanes)",
+        2 * claimed.len(),
+        100.0 * opts.min_relative,
+        100.0 * detectable
     );
-    let test = "Fluctuation = the robust scale (1.4826 x median) of |median - the line through its two neighbours| / (its standard deviation under pure noise) / step time, over the interior batch sizes: the typical noise of one median as a fraction of the step time, blind to the trend and to a few jumps. 95% bootstrap interval over the batch sizes (2000 resamples). Reproduces if this curve's interval lies above the reference's, does not reproduce if it lies below or the intervals overlap (no difference this test can see)".to_string();
+    Finding::new(claim, "jumps-at", outcome, measured.join("; "), test).with_quantities(
+        [("z_needed", z_needed), ("detectable_relative", detectable)]
+            .into_iter()
+            .chain(rank_p.map(|p| ("rank_p", p))),
+    )
+}
+
+fn no_jumps_at(a: &Analysis, positions: &[u32], margin: f64) -> Finding {
+    let claim = ClaimText::new(
+        format!("No jumps at {} (unlike VGG)", list(positions)),
+        SEEDS,
+    );
+    // Absence at every position is an intersection of one-sided tests: no correction needed.
+    let z = named_position_z(1);
+    let mut measured = vec![];
+    let (mut shown, mut refuted, mut tested) = (0, 0, 0);
+    let mut widest: f64 = 0.0;
+    for &b in positions {
+        let Some((_, g)) = gap_at(a, b) else {
+            measured.push(format!("{b}: not tested"));
+            continue;
+        };
+        tested += 1;
+        let se = if g.z != 0.0 {
+            (g.relative / g.z).abs()
+        } else {
+            0.0
+        };
+        let (lo, hi) = (g.relative - z * se, g.relative + z * se);
+        widest = widest.max(z * se);
+        if hi < margin && lo > -margin {
+            shown += 1;
+        } else if lo > margin {
+            refuted += 1;
+        }
+        measured.push(format!(
+            "{b}: {} → {} {:+.1}% (90% interval {:+.1}% to {:+.1}%)",
+            g.previous_batch_size,
+            g.batch_size,
+            100.0 * g.relative,
+            100.0 * lo,
+            100.0 * hi
+        ));
+    }
+    let outcome = if tested == 0 {
+        Outcome::cannot_test("no named position inside the sweep")
+    } else if refuted > 0 {
+        Outcome::does_not_reproduce(format!(
+            "a step above {:.0}% at {refuted} of {tested} positions",
+            100.0 * margin
+        ))
+    } else if shown == tested {
+        Outcome::reproduces_with(format!("every step within ±{:.0}%", 100.0 * margin))
+    } else {
+        Outcome::inconclusive(format!(
+            "a step's 90% interval is ±{:.1}% of the step time; the margin is ±{:.0}%",
+            100.0 * widest,
+            100.0 * margin
+        ))
+    };
+    let test = format!(
+        "A claim of absence, with a margin: at each named position the step statistic of the gap touching it with the larger z (method below), as a fraction of the step time; no jump where its 90% interval lies inside ±{:.0}% (two one-sided tests). Reproduces if every tested position shows no jump, does not reproduce if a step's interval lies wholly above the margin anywhere, inconclusive otherwise",
+        100.0 * margin
+    );
+    Finding::new(claim, "no-jumps-at", outcome, measured.join("; "), test)
+        .with_quantities([("margin", margin), ("widest_half_interval", widest)])
+}
+
+fn fluctuates_more(a: &Analysis, reference: &FluctuationReference, seed: u64) -> Finding {
+    let claim = ClaimText::new(
+        format!(
+            "Its step time fluctuates more (than {})",
+            reference.experiment
+        ),
+        SEEDS,
+    );
+    let test = "Fluctuation = the robust scale (1.4826 x median) of |median - the line through its two neighbours| / (its standard deviation under pure noise) / step time, over the interior batch sizes: the typical noise of one median as a fraction of the step time, blind to the trend and to a few jumps. 95% bootstrap interval over the batch sizes (2000 resamples). Reproduces if this curve's interval lies above the reference's, does not reproduce if it lies below, inconclusive if they overlap";
     let here = interval(&a.scatter_values, seed);
     let there = match &reference.scatter_values {
         Ok(values) => interval(values, seed),
         Err(why) => {
-            return Verdict {
+            return Finding::new(
                 claim,
-                measured: format!("here {}", percent(here)),
-                verdict: format!("cannot be tested here ({why})"),
+                "fluctuates-more",
+                Outcome::cannot_test(why.clone()),
+                format!("here {}", percent(here)),
                 test,
-            }
+            )
         }
     };
-    let verdict = match (here, there) {
-        (Some(h), Some(t)) if h.1 > t.2 => "reproduces".to_string(),
-        (Some(h), Some(t)) if h.2 < t.1 => format!(
-            "does not reproduce (it fluctuates less than {})",
+    let outcome = match (here, there) {
+        (Some(h), Some(t)) if h.1 > t.2 => Outcome::reproduces(),
+        (Some(h), Some(t)) if h.2 < t.1 => Outcome::does_not_reproduce(format!(
+            "it fluctuates less than {}",
             reference.experiment
-        ),
-        (Some(_), Some(_)) => "does not reproduce (no difference: the intervals overlap)".into(),
-        _ => "cannot be tested here (fewer than three interior batch sizes)".into(),
+        )),
+        (Some(h), Some(t)) => Outcome::inconclusive(format!(
+            "a difference of about {:.2} points of the step time (the two intervals' half-widths together)",
+            100.0 * ((h.2 - h.1) + (t.2 - t.1)) / 2.0
+        )),
+        _ => Outcome::cannot_test("fewer than three interior batch sizes"),
     };
-    Verdict {
-        claim,
-        measured: format!(
-            "here {}; {}{} {}",
-            percent(here),
-            reference.experiment,
-            reference
-                .run
-                .as_ref()
-                .map(|run| format!(" (run {run}, this machine)"))
-                .unwrap_or_default(),
-            percent(there)
-        ),
-        verdict,
-        test,
-    }
+    let measured = format!(
+        "here {}; {}{} {}",
+        percent(here),
+        reference.experiment,
+        reference
+            .run
+            .as_ref()
+            .map(|run| format!(" (run {run}, this machine)"))
+            .unwrap_or_default(),
+        percent(there)
+    );
+    let values = |v: Option<(f64, f64, f64)>, prefix: &'static [&'static str; 3]| {
+        v.map(|(s, l, h)| [(prefix[0], s), (prefix[1], l), (prefix[2], h)])
+            .into_iter()
+            .flatten()
+    };
+    Finding::new(claim, "fluctuates-more", outcome, measured, test).with_quantities(
+        values(here, &["scatter", "scatter_low95", "scatter_high95"]).chain(values(
+            there,
+            &["reference_scatter", "reference_low95", "reference_high95"],
+        )),
+    )
 }
 
 /// (scatter, low, high) of the 95% bootstrap interval, as fractions.

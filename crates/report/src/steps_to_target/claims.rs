@@ -1,9 +1,10 @@
 //! The verdicts of a steps-to-target report: each claim its config names, judged from the
 //! steps-to-result curves by the rule stated in its row (see `crate::verdict`).
 
+use batchlab_method::findings::{ClaimText, Finding, Outcome};
+
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
-use crate::verdict::Verdict;
 
 /// How a claim is judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,8 @@ pub enum TargetClaimRule {
 /// A claim the report judges.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TargetClaim {
+    /// The claim's id in the claims registry, if registered.
+    pub id: Option<String>,
     /// The claim in the source's words.
     pub claim: String,
     /// Where it was made.
@@ -31,10 +34,8 @@ pub struct TargetClaim {
     pub versus: Option<String>,
 }
 
-const UNTESTABLE: &str = "cannot be tested here";
-
 /// The verdict of each claim, in order.
-pub(super) fn verdicts(claims: &[TargetClaim], study: &Study) -> Vec<Verdict> {
+pub(super) fn verdicts(claims: &[TargetClaim], study: &Study) -> Vec<Finding> {
     claims.iter().map(|c| verdict(c, study)).collect()
 }
 
@@ -42,8 +43,15 @@ fn find<'a>(study: &'a Study, label: &str) -> Option<&'a Workload> {
     study.workloads.iter().find(|w| w.label == label)
 }
 
-fn verdict(c: &TargetClaim, study: &Study) -> Verdict {
-    let claim = format!("\"{}\" ({}; {})", c.claim, c.source, c.workload);
+fn verdict(c: &TargetClaim, study: &Study) -> Finding {
+    let claim = ClaimText::new(c.claim.clone(), c.source.clone())
+        .with_id(c.id.clone())
+        .scoped(c.workload.clone());
+    let rule = match c.rule {
+        TargetClaimRule::ThreeRegimes => "three-regimes",
+        TargetClaimRule::ExtendsPerfectScaling => "extends-perfect-scaling",
+        TargetClaimRule::MatchesSearch => "matches-search",
+    };
     let versus = c.versus.as_deref().and_then(|v| find(study, v));
     let (measured, verdict, test) = match (find(study, &c.workload), c.rule, versus) {
         (None, _, _) => missing(&c.workload),
@@ -56,18 +64,16 @@ fn verdict(c: &TargetClaim, study: &Study) -> Verdict {
         (Some(w), TargetClaimRule::ExtendsPerfectScaling, Some(v)) => extends(w, v),
         (Some(w), TargetClaimRule::MatchesSearch, Some(v)) => matches(w, v),
     };
-    Verdict {
-        claim,
-        measured,
-        verdict,
-        test,
-    }
+    Finding::new(claim, rule, verdict, measured, test)
 }
 
-fn missing(label: &str) -> (String, String, String) {
+/// What a rule found: measured, outcome, test.
+type Parts = (String, Outcome, String);
+
+fn missing(label: &str) -> Parts {
     (
         format!("no trial of {label} recorded"),
-        format!("{UNTESTABLE}: no data for {label}"),
+        Outcome::cannot_test(format!("no data for {label}")),
         "–".into(),
     )
 }
@@ -85,12 +91,12 @@ const INTERVAL_RULE: &str = "regimes judged with 95% bootstrap intervals of step
 /// Why the regimes of `w` cannot judge a claim: they were not judged with intervals (the
 /// point-by-point ranges in the report describe the curve, but a verdict needs the rule
 /// that knows the noise).
-fn unjudgeable(w: &Workload) -> Option<String> {
+fn unjudgeable(w: &Workload) -> Option<Outcome> {
     (!w.regimes_with_intervals).then(|| {
-        format!(
-            "{UNTESTABLE}: {}'s steps to result at its smallest batch size rest on too few trials that reached the target (its 95% interval has no upper end), so no batch size can be told apart from perfect scaling",
+        Outcome::cannot_test(format!(
+            "{}'s steps to result at its smallest batch size rest on too few trials that reached the target (its 95% interval has no upper end), so no batch size can be told apart from perfect scaling",
             w.label
-        )
+        ))
     })
 }
 
@@ -106,11 +112,11 @@ fn first_slack(w: &Workload) -> String {
     }
 }
 
-fn three_regimes(w: &Workload) -> (String, String, String) {
+fn three_regimes(w: &Workload) -> Parts {
     let Ok(r) = &w.regimes else {
         return (
             "fewer than two batch sizes reached the target".into(),
-            format!("{UNTESTABLE}: no curve"),
+            Outcome::cannot_test("no curve"),
             "–".into(),
         );
     };
@@ -125,13 +131,13 @@ fn three_regimes(w: &Workload) -> (String, String, String) {
         r.diminishing_returns.is_some(),
         r.maximal_data_parallelism.is_some(),
     ];
-    let verdict = match present {
-        _ if unjudgeable(w).is_some() => unjudgeable(w).unwrap_or_default(),
-        [true, true, true] => "reproduces".to_string(),
-        [true, false, true] => "partly: perfect scaling, then a plateau, with no batch size of diminishing returns between them on this grid".into(),
-        [true, true, false] => "partly: no plateau up to the largest batch size measured".into(),
-        [false, true, true] => "partly: no perfect scaling from the smallest batch size measured".into(),
-        _ => "does not reproduce".into(),
+    let verdict = match (unjudgeable(w), present) {
+        (Some(why), _) => why,
+        (None, [true, true, true]) => Outcome::reproduces(),
+        (None, [true, false, true]) => Outcome::partly("perfect scaling, then a plateau, with no batch size of diminishing returns between them on this grid"),
+        (None, [true, true, false]) => Outcome::partly("no plateau up to the largest batch size measured"),
+        (None, [false, true, true]) => Outcome::partly("no perfect scaling from the smallest batch size measured"),
+        _ => Outcome::does_not_reproduce("fewer than two of the three regimes appear in order"),
     };
     let test = format!(
         "{INTERVAL_RULE}; reproduces when all three regimes appear in this order; {}",
@@ -151,11 +157,13 @@ fn perfect_end(w: &Workload) -> Option<(f64, bool)> {
     Some((end, end >= largest))
 }
 
-fn extends(w: &Workload, v: &Workload) -> (String, String, String) {
+fn extends(w: &Workload, v: &Workload) -> Parts {
     let (Some((end_w, top_w)), Some((end_v, top_v))) = (perfect_end(w), perfect_end(v)) else {
         return (
             "a curve is missing".into(),
-            format!("{UNTESTABLE}: fewer than two batch sizes reached the target in one of the workloads"),
+            Outcome::cannot_test(
+                "fewer than two batch sizes reached the target in one of the workloads",
+            ),
             "–".into(),
         );
     };
@@ -166,16 +174,19 @@ fn extends(w: &Workload, v: &Workload) -> (String, String, String) {
     let verdict = if let Some(why) = unjudgeable(w).or_else(|| unjudgeable(v)) {
         why
     } else if top_w && top_v {
-        format!("{UNTESTABLE}: both scale perfectly to the largest batch size measured")
+        Outcome::cannot_test("both scale perfectly to the largest batch size measured")
     } else if end_w > end_v {
-        "reproduces".into()
+        Outcome::reproduces()
     } else if top_v {
-        format!(
-            "{UNTESTABLE}: {} scales perfectly to the largest batch size measured",
+        Outcome::cannot_test(format!(
+            "{} scales perfectly to the largest batch size measured",
             v.label
-        )
+        ))
     } else {
-        "does not reproduce".into()
+        Outcome::does_not_reproduce(format!(
+            "{}'s perfect scaling ends no later than {}'s",
+            w.label, v.label
+        ))
     };
     let test = format!(
         "the ends of the two perfect-scaling ranges compared; {INTERVAL_RULE}; resolution: one step of the batch-size grid; {}",
@@ -184,7 +195,7 @@ fn extends(w: &Workload, v: &Workload) -> (String, String, String) {
     (measured, verdict, test)
 }
 
-fn matches(w: &Workload, v: &Workload) -> (String, String, String) {
+fn matches(w: &Workload, v: &Workload) -> Parts {
     let mut parts = vec![];
     let (mut compared, mut as_good) = (0, 0);
     let mut widths = vec![];
@@ -219,10 +230,10 @@ fn matches(w: &Workload, v: &Workload) -> (String, String, String) {
         }
     }
     let verdict = match (compared, as_good) {
-        (0, _) => format!("{UNTESTABLE}: no batch size where both reached the target"),
-        (n, g) if g == n => "reproduces".into(),
-        (_, 0) => "does not reproduce".into(),
-        (n, g) => format!("partly: as low at {g} of {n} batch sizes"),
+        (0, _) => Outcome::cannot_test("no batch size where both reached the target"),
+        (n, g) if g == n => Outcome::reproduces(),
+        (n, 0) => Outcome::does_not_reproduce(format!("higher at all {n} batch sizes")),
+        (n, g) => Outcome::partly(format!("as low at {g} of {n} batch sizes")),
     };
     let test = format!(
         "{} counts as finding steps to result as low as {} where its value is at most the top of the 95% bootstrap interval of {}'s; it detects a search that does worse by more than that interval's width ({})",

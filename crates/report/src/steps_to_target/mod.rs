@@ -171,6 +171,8 @@ pub struct TargetFindings {
     /// What is missing or inconsistent in the run directory (also in `report.md`); empty
     /// when the study is complete.
     pub notes: Vec<String>,
+    /// The claims judged.
+    pub claims: Vec<batchlab_method::findings::Finding>,
 }
 
 /// Reads `dir/results.csv`, `dir/trials.csv`, `dir/search.csv` and `dir/noise.csv` (any may
@@ -207,7 +209,8 @@ pub fn render_target(dir: &Path, ctx: &TargetContext) -> Result<TargetFindings, 
             }
         }
     }
-    let mut report = markdown::report_markdown(ctx, &study);
+    let verdicts = claims::verdicts(&ctx.claims, &study);
+    let mut report = markdown::report_markdown(ctx, &study, &verdicts);
     let checks = crate::predict::check::checks(&ctx.prediction, &measured_cells(&rows.records));
     report.push_str(&crate::predict::check::section(&ctx.prediction, &checks));
     crate::predict::check::write_rows(dir, &ctx.prediction, &checks)?;
@@ -218,7 +221,9 @@ pub fn render_target(dir: &Path, ctx: &TargetContext) -> Result<TargetFindings, 
         lines.extend(noise_lines);
     }
     write_atomic(&dir.join("report.md"), report.as_bytes())?;
-    Ok(study.findings(lines))
+    let mut findings = study.findings(lines);
+    findings.claims = verdicts;
+    Ok(findings)
 }
 
 /// Per (workload, batch size), the training seconds and steps summed over its trials that

@@ -29,6 +29,8 @@ pub struct TrainFindings {
     pub missing: Vec<String>,
     /// Ids of recorded trials that did not end ok, with their status: `b256-... (oom)`.
     pub failed: Vec<String>,
+    /// The claims judged.
+    pub claims: Vec<batchlab_method::findings::Finding>,
 }
 
 /// Whether a published `series` (an optimizer label, a variant, or `optimizer/variant`)
@@ -303,6 +305,7 @@ impl Analysis {
             best: self.best(),
             missing: self.missing.clone(),
             failed: self.failed(),
+            claims: Vec::new(),
         }
     }
 }

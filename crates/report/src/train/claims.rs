@@ -1,51 +1,81 @@
 //! The verdict on each claim a training study's config names ([`TrainClaim`]), by the rule of
-//! its [`ClaimRule`], stated in the verdict's `test` column with what it could detect; and
-//! Raschka's table form (seed 002): each batch size's steps, time and accuracy relative to a
-//! reference batch size, beside the published ratios.
+//! its [`ClaimRule`] (the tests are `batchlab_method::tests_of_claims`), stated in the
+//! finding's `test` with what it could detect; and Raschka's table form (seed 002): each batch
+//! size's steps, time and accuracy relative to a reference batch size, beside the published
+//! ratios.
 
 use std::collections::BTreeMap;
+
+use batchlab_method::findings::{ClaimText, Finding, Outcome};
+use batchlab_method::stats::linear_fit;
+use batchlab_method::tests_of_claims::{
+    critical, decrease, equivalence, non_inferiority, Arm, Decision, Difference, ALPHA,
+};
 
 use super::analysis::{matches, Analysis, SeriesKey};
 use super::markdown::reading::num;
 use super::{ClaimRule, TrainCell, TrainClaim, TrainContext};
 use crate::markdown::table;
-use crate::verdict::Verdict;
-
-/// A difference of means counts when it exceeds this many standard errors (about a 95% test
-/// for normally distributed seed noise).
-const Z: f64 = 2.0;
 
 /// Every claim of the context, judged.
-pub(super) fn judge(ctx: &TrainContext, analysis: &Analysis) -> Vec<Verdict> {
+pub(super) fn judge(ctx: &TrainContext, analysis: &Analysis) -> Vec<Finding> {
     ctx.claims.iter().map(|c| judge_one(c, analysis)).collect()
 }
 
-fn judge_one(claim: &TrainClaim, analysis: &Analysis) -> Verdict {
-    let quoted = format!("\"{}\" ({})", claim.claim, claim.source);
-    let (measured, verdict, test) = match line_cells(claim, analysis) {
-        Err(why) => (
-            "not measured".to_string(),
-            format!("cannot be tested here ({why})"),
-            rule_words(&claim.rule),
-        ),
+fn rule_name(rule: &ClaimRule) -> &'static str {
+    match rule {
+        ClaimRule::AccuracyFalls { .. } => "accuracy-falls",
+        ClaimRule::AccuracyHolds { .. } => "accuracy-holds",
+        ClaimRule::AccuracyDoesNotFall { .. } => "accuracy-does-not-fall",
+        ClaimRule::PowersOfTwoFlat { .. } => "powers-of-two-flat",
+        ClaimRule::TimeFollowsSteps { .. } => "time-follows-steps",
+    }
+}
+
+/// What a rule found: outcome, measured, quantities.
+struct Judged {
+    outcome: Outcome,
+    measured: String,
+    quantities: Vec<(&'static str, f64)>,
+}
+
+impl Judged {
+    fn untested(measured: impl Into<String>, why: impl Into<String>) -> Self {
+        Judged {
+            outcome: Outcome::cannot_test(why),
+            measured: measured.into(),
+            quantities: vec![],
+        }
+    }
+}
+
+fn judge_one(claim: &TrainClaim, analysis: &Analysis) -> Finding {
+    let text = ClaimText::new(claim.claim.clone(), claim.source.clone())
+        .with_id(claim.id.clone())
+        .scoped(format!("{} line, {} budget", claim.series, claim.budget));
+    let judged = match line_cells(claim, analysis) {
+        Err(why) => Judged::untested("not measured", why),
         Ok(cells) => match &claim.rule {
-            ClaimRule::AccuracyFalls { from, to } => accuracy(&cells, *from, *to, Expect::Falls),
-            ClaimRule::AccuracyHolds { from, to } => accuracy(&cells, *from, *to, Expect::Holds),
-            ClaimRule::AccuracyDoesNotFall { from, to } => {
-                accuracy(&cells, *from, *to, Expect::DoesNotFall)
+            ClaimRule::AccuracyFalls { from, to }
+            | ClaimRule::AccuracyHolds { from, to, .. }
+            | ClaimRule::AccuracyDoesNotFall { from, to, .. } => {
+                accuracy(&cells, *from, *to, &claim.rule)
             }
             ClaimRule::PowersOfTwoFlat { tolerance } => powers_of_two(&cells, analysis, *tolerance),
-            ClaimRule::TimeFollowsSteps { reference } => {
-                time_follows_steps(&cells, analysis, *reference)
-            }
+            ClaimRule::TimeFollowsSteps {
+                reference,
+                tolerance,
+            } => time_follows_steps(&cells, analysis, *reference, *tolerance),
         },
     };
-    Verdict {
-        claim: format!("{quoted}; {} line, {} budget", claim.series, claim.budget),
-        measured,
-        verdict,
-        test,
-    }
+    Finding::new(
+        text,
+        rule_name(&claim.rule),
+        judged.outcome,
+        judged.measured,
+        rule_words(&claim.rule),
+    )
+    .with_quantities(judged.quantities)
 }
 
 /// The cells of the one line (optimizer, variant) the claim's series names under its budget,
@@ -80,40 +110,25 @@ fn line_cells<'a>(
     Ok(cells)
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Expect {
-    Falls,
-    Holds,
-    DoesNotFall,
+/// A cell's test accuracy in points, as one arm of a difference.
+fn accuracy_arm(c: &TrainCell) -> Arm {
+    Arm {
+        mean: 100.0 * c.test_accuracy_mean,
+        sd: 100.0 * c.test_accuracy_std,
+        n: c.ok,
+    }
 }
 
-/// What a rule found: (measured, verdict, test).
-type Parts = (String, String, String);
-
-fn accuracy(cells: &BTreeMap<u32, &TrainCell>, from: u32, to: u32, expect: Expect) -> Parts {
-    let test = rule_words(&match expect {
-        Expect::Falls => ClaimRule::AccuracyFalls { from, to },
-        Expect::Holds => ClaimRule::AccuracyHolds { from, to },
-        Expect::DoesNotFall => ClaimRule::AccuracyDoesNotFall { from, to },
-    });
+fn accuracy(cells: &BTreeMap<u32, &TrainCell>, from: u32, to: u32, rule: &ClaimRule) -> Judged {
     let (Some(a), Some(b)) = (cells.get(&from), cells.get(&to)) else {
-        return (
-            "not measured".into(),
-            format!("cannot be tested here (batch {from} or {to} was not run)"),
-            test,
+        return Judged::untested("not measured", format!("batch {from} or {to} was not run"));
+    };
+    let Some(d) = Difference::welch(accuracy_arm(a), accuracy_arm(b)) else {
+        return Judged::untested(
+            format!("{} ok seeds at {from}, {} at {to}", a.ok, b.ok),
+            "fewer than two ok seeds in a cell: no seed spread",
         );
     };
-    if a.ok < 2 || b.ok < 2 {
-        return (
-            format!("{} ok seeds at {from}, {} at {to}", a.ok, b.ok),
-            "cannot be tested here (fewer than two ok seeds in a cell: no seed spread)".into(),
-            test,
-        );
-    }
-    let diff = 100.0 * (b.test_accuracy_mean - a.test_accuracy_mean);
-    let se = 100.0
-        * (a.test_accuracy_std.powi(2) / a.ok as f64 + b.test_accuracy_std.powi(2) / b.ok as f64)
-            .sqrt();
     let cell = |c: &TrainCell| {
         format!(
             "{}% (sd {}, {} seeds) at {}",
@@ -123,173 +138,305 @@ fn accuracy(cells: &BTreeMap<u32, &TrainCell>, from: u32, to: u32, expect: Expec
             c.batch_size
         )
     };
+    let (low, high) = d.interval90();
     let measured = format!(
-        "{} → {}: {:+.2} points (standard error {})",
+        "{} → {}: {:+.2} points (90% interval {:+.2} to {:+.2}; standard error {}, {:.1} degrees of freedom)",
         cell(a),
         cell(b),
-        diff,
-        num(se, 2)
+        d.diff,
+        low,
+        high,
+        num(d.se, 2),
+        d.df
     );
-    let bound = Z * se;
-    let verdict = match expect {
-        Expect::Falls if diff < -bound => "reproduces".to_string(),
-        Expect::Falls if diff > bound => "does not reproduce (it rises)".to_string(),
-        Expect::Falls => format!(
-            "does not reproduce (no fall this test can see; a fall above {} points would have been seen)",
-            num(bound, 2)
-        ),
-        Expect::Holds if diff.abs() <= bound => format!(
-            "reproduces (within {} points, the smallest change this test could see)",
-            num(bound, 2)
-        ),
-        Expect::Holds if diff < 0.0 => format!("does not reproduce (it falls by {:.2} points)", -diff),
-        Expect::Holds => format!("does not reproduce (it rises by {diff:.2} points)"),
-        Expect::DoesNotFall if diff < -bound => {
-            format!("does not reproduce (it falls by {:.2} points)", -diff)
-        }
-        Expect::DoesNotFall if diff > bound => format!("reproduces (it rises by {diff:.2} points)"),
-        Expect::DoesNotFall => format!(
-            "reproduces (no fall above {} points, the smallest this test could see)",
-            num(bound, 2)
-        ),
+    let half = d.critical() * d.se;
+    let outcome = match rule {
+        ClaimRule::AccuracyHolds { margin, .. } => match equivalence(&d, *margin) {
+            Decision::Shown => {
+                Outcome::reproduces_with(format!("within ±{} points", num(*margin, 2)))
+            }
+            Decision::Refuted if d.diff < 0.0 => Outcome::does_not_reproduce(format!(
+                "it falls by {:.2} points, more than the margin of {}",
+                -d.diff,
+                num(*margin, 2)
+            )),
+            Decision::Refuted => Outcome::does_not_reproduce(format!(
+                "it rises by {:.2} points, more than the margin of {}",
+                d.diff,
+                num(*margin, 2)
+            )),
+            Decision::Open => Outcome::inconclusive(format!(
+                "the 90% interval is ±{} points wide against a margin of ±{}",
+                num(half, 2),
+                num(*margin, 2)
+            )),
+        },
+        ClaimRule::AccuracyDoesNotFall { margin, .. } => match non_inferiority(&d, *margin) {
+            Decision::Shown => {
+                Outcome::reproduces_with(format!("no fall of {} points or more", num(*margin, 2)))
+            }
+            Decision::Refuted => Outcome::does_not_reproduce(format!(
+                "it falls by {:.2} points, more than the margin of {}",
+                -d.diff,
+                num(*margin, 2)
+            )),
+            Decision::Open => Outcome::inconclusive(format!(
+                "a fall is bounded only to {} points against a margin of {}",
+                num(-low, 2),
+                num(*margin, 2)
+            )),
+        },
+        _ => match decrease(&d) {
+            Decision::Shown => Outcome::reproduces(),
+            Decision::Refuted => Outcome::does_not_reproduce("it rises"),
+            Decision::Open => Outcome::inconclusive(format!("a fall of {} points", num(half, 2))),
+        },
     };
-    (measured, verdict, test)
+    Judged {
+        outcome,
+        measured,
+        quantities: vec![
+            ("diff_points", d.diff),
+            ("se_points", d.se),
+            ("df", d.df),
+            ("low90_points", low),
+            ("high90_points", high),
+        ],
+    }
 }
 
-/// The widest seed range of the cells' training times, relative to their medians.
-fn widest_time_spread(analysis: &Analysis, cells: &[&TrainCell]) -> f64 {
-    cells
-        .iter()
-        .map(|c| {
-            let (lo, hi) = analysis.time_range(c);
-            (hi - lo) / c.train_seconds_median
+/// The log training times of a cell's ok seeds, as one arm (a ratio of times is then a
+/// difference).
+fn log_time_arm(analysis: &Analysis, c: &TrainCell, per_step: bool) -> Arm {
+    let xs: Vec<f64> = analysis
+        .ok_records(c)
+        .map(|r| {
+            let steps = if per_step { r.steps.max(1) as f64 } else { 1.0 };
+            (r.train_seconds / steps).ln()
         })
-        .filter(|s| s.is_finite())
-        .fold(0.0, f64::max)
+        .filter(|x| x.is_finite())
+        .collect();
+    Arm {
+        mean: batchlab_method::stats::mean(&xs),
+        sd: batchlab_method::stats::sample_std(&xs),
+        n: xs.len(),
+    }
 }
 
-fn powers_of_two(cells: &BTreeMap<u32, &TrainCell>, analysis: &Analysis, tolerance: f64) -> Parts {
-    let test = rule_words(&ClaimRule::PowersOfTwoFlat { tolerance });
+/// Counts of pairs shown equal, shown apart and open, over the comparisons of a rule.
+#[derive(Default)]
+struct Tally {
+    shown: usize,
+    refuted: usize,
+    compared: usize,
+}
+
+impl Tally {
+    fn add(&mut self, decision: Decision) {
+        self.compared += 1;
+        match decision {
+            Decision::Shown => self.shown += 1,
+            Decision::Refuted => self.refuted += 1,
+            Decision::Open => {}
+        }
+    }
+
+    /// All shown: reproduces; all refuted: does not; some refuted: partly; else inconclusive.
+    fn outcome(&self, what: &str, detectable: String) -> Outcome {
+        match (self.refuted, self.shown) {
+            (0, s) if s == self.compared => Outcome::reproduces(),
+            (r, _) if r == self.compared => {
+                Outcome::does_not_reproduce(format!("{what} in all {r} comparisons"))
+            }
+            (0, _) => Outcome::inconclusive(detectable),
+            (r, _) => Outcome::partly(format!("{what} in {r} of {} comparisons", self.compared)),
+        }
+    }
+}
+
+fn powers_of_two(cells: &BTreeMap<u32, &TrainCell>, analysis: &Analysis, tolerance: f64) -> Judged {
+    let margin = (1.0 + tolerance).ln();
     let mut parts = vec![];
-    let (mut noticeable, mut powers) = (0, 0);
-    let mut involved = vec![];
+    let mut tally = Tally::default();
+    let mut widest: f64 = 0.0;
     for (cell, neighbours) in Analysis::powers_of_two_with_neighbours(cells.values().copied()) {
-        let p = cell.batch_size;
-        powers += 1;
-        involved.push(cell);
-        let mut any = false;
         let sides: Vec<String> = neighbours
             .iter()
             .map(|n| {
-                involved.push(n);
-                let relative = cell.train_seconds_median / n.train_seconds_median - 1.0;
-                let apart = analysis.times_apart(cell, n);
-                let counts = relative.abs() > tolerance && apart;
-                any |= counts;
-                format!(
-                    "{:+.1}% vs {} (seed ranges {}){}",
-                    100.0 * relative,
-                    n.batch_size,
-                    if apart { "apart" } else { "overlap" },
-                    if counts { ", noticeable" } else { "" }
-                )
+                let d = Difference::welch(
+                    log_time_arm(analysis, n, false),
+                    log_time_arm(analysis, cell, false),
+                );
+                let decision = d.map_or(Decision::Open, |d| equivalence(&d, margin));
+                tally.add(decision);
+                let (text, half) = d.map_or(("no seed spread".to_string(), f64::INFINITY), |d| {
+                    let (lo, hi) = d.interval90();
+                    (
+                        format!(
+                            "{:+.1}% vs {} (90% interval {:+.1}% to {:+.1}%)",
+                            100.0 * d.diff.exp_m1(),
+                            n.batch_size,
+                            100.0 * lo.exp_m1(),
+                            100.0 * hi.exp_m1()
+                        ),
+                        d.critical() * d.se,
+                    )
+                });
+                widest = widest.max(half);
+                text
             })
             .collect();
-        noticeable += usize::from(any);
         parts.push(format!(
-            "{p} ({} s): {}",
+            "{} ({} s): {}",
+            cell.batch_size,
             num(cell.train_seconds_median, 2),
             sides.join(", ")
         ));
     }
-    if powers == 0 {
-        return (
-            "no power of two with a neighbour one below or above it".into(),
-            "cannot be tested here (the grid has no power of two beside its neighbours)".into(),
-            test,
+    if tally.compared == 0 {
+        return Judged::untested(
+            "no power of two with a neighbour one below or above it",
+            "the grid has no power of two beside its neighbours",
         );
     }
-    let verdict = if noticeable == 0 {
-        "reproduces".to_string()
-    } else if noticeable == powers {
-        format!("does not reproduce (every power of two tested, {powers}, differs noticeably)")
-    } else {
-        format!("partly ({noticeable} of {powers} powers of two differ noticeably)")
-    };
-    let spread = widest_time_spread(analysis, &involved);
-    let test = format!(
-        "{test} The seeds' training times here spread by up to {:.1}% of a cell's median: a difference smaller than that cannot be told from the seeds.",
-        100.0 * spread
-    );
-    (parts.join("; "), verdict, test)
+    Judged {
+        outcome: tally.outcome(
+            "a noticeable difference",
+            format!(
+                "a difference of ±{:.1}% (the widest 90% interval's half-width) against a margin of ±{:.0}%",
+                100.0 * widest.exp_m1(),
+                100.0 * tolerance
+            ),
+        ),
+        measured: parts.join("; "),
+        quantities: vec![("tolerance", tolerance), ("pairs", tally.compared as f64)],
+    }
 }
 
 fn time_follows_steps(
     cells: &BTreeMap<u32, &TrainCell>,
     analysis: &Analysis,
     reference: u32,
-) -> Parts {
-    let test = rule_words(&ClaimRule::TimeFollowsSteps { reference });
-    let Some(&base) = cells.get(&reference) else {
-        return (
-            "not measured".into(),
-            format!("cannot be tested here (batch {reference} was not run)"),
-            test,
+    tolerance: f64,
+) -> Judged {
+    if !cells.contains_key(&reference) {
+        return Judged::untested("not measured", format!("batch {reference} was not run"));
+    }
+    // Every ok seed of the line: training time against the steps it took.
+    let (mut steps, mut seconds) = (vec![], vec![]);
+    for cell in cells.values() {
+        for r in analysis
+            .ok_records(cell)
+            .filter(|r| r.train_seconds.is_finite())
+        {
+            steps.push(r.steps as f64);
+            seconds.push(r.train_seconds);
+        }
+    }
+    let Some(fit) = linear_fit(&steps, &seconds).filter(|f| f.slope_se.is_finite()) else {
+        return Judged::untested(
+            "fewer than three seeds or one number of steps",
+            "no line of time on steps",
         );
     };
+    let df = (steps.len() - 2) as f64;
+    let t = critical(ALPHA, df);
+    let (low, high) = (fit.slope - t * fit.slope_se, fit.slope + t * fit.slope_se);
+    // How far each batch size's mean time lies off the line, relative to the line: the part
+    // of its time the number of steps does not explain.
+    let margin = (1.0 + tolerance).ln();
+    let mut tally = Tally::default();
     let mut parts = vec![];
-    let (mut against, mut compared) = (0, 0);
-    for (&b, &cell) in cells.iter().filter(|(&b, _)| b != reference) {
-        let steps = cell.steps_median / base.steps_median;
-        let time = cell.train_seconds_median / base.train_seconds_median;
-        if !(steps.is_finite() && time.is_finite()) || steps == 1.0 {
-            continue;
+    let mut widest: f64 = 0.0;
+    for (&b, cell) in cells {
+        let off: Vec<f64> = analysis
+            .ok_records(cell)
+            .filter(|r| r.train_seconds.is_finite())
+            .map(|r| (r.train_seconds / fit.predict(r.steps as f64)).ln())
+            .collect();
+        let arm = Arm {
+            mean: batchlab_method::stats::mean(&off),
+            sd: batchlab_method::stats::sample_std(&off),
+            n: off.len(),
+        };
+        let d = Difference::one_sample(arm);
+        tally.add(d.map_or(Decision::Open, |d| equivalence(&d, margin)));
+        if let Some(d) = d {
+            widest = widest.max(d.critical() * d.se);
         }
-        compared += 1;
-        let opposite = (steps > 1.0) != (time > 1.0) && analysis.times_apart(cell, base);
-        against += usize::from(opposite);
         parts.push(format!(
-            "{b}: steps {steps:.2}x, time {time:.2}x{}",
-            if opposite { " (opposite)" } else { "" }
+            "{b}: {} steps, {} s ({:+.1}% off the line)",
+            num(cell.steps_median, 0),
+            num(cell.train_seconds_median, 2),
+            100.0 * arm.mean.exp_m1()
         ));
     }
-    let verdict = if compared == 0 {
-        "cannot be tested here (no other batch size with a different number of steps)".into()
-    } else if against == 0 {
-        "reproduces".to_string()
-    } else if 2 * against < compared {
-        format!("partly (the time moves against the steps at {against} of {compared} batch sizes)")
-    } else {
-        format!(
-            "does not reproduce (the time moves against the steps at {against} of {compared} batch sizes)"
+    let measured = format!(
+        "time = {} s + {} ms per step (95% one-sided bounds {} to {} ms); {}",
+        num(fit.intercept, 2),
+        num(1000.0 * fit.slope, 3),
+        num(1000.0 * low, 3),
+        num(1000.0 * high, 3),
+        parts.join("; ")
+    );
+    let outcome = if high <= 0.0 {
+        Outcome::does_not_reproduce(
+            "more steps do not take more time: the time per step's overhead is not above zero",
         )
+    } else if low <= 0.0 {
+        Outcome::inconclusive(format!(
+            "a per-step overhead of {} ms",
+            num(1000.0 * t * fit.slope_se, 3)
+        ))
+    } else {
+        match tally.outcome(
+            "the time lies off the steps line",
+            format!(
+                "a departure from the steps line of ±{:.1}% against a margin of ±{:.0}%",
+                100.0 * widest.exp_m1(),
+                100.0 * tolerance
+            ),
+        ) {
+            Outcome::DoesNotReproduce { why } => Outcome::partly(format!(
+                "more steps take more time, but {why}: the steps explain only part of it"
+            )),
+            other => other,
+        }
     };
-    (
-        format!("relative to batch {reference}: {}", parts.join("; ")),
-        verdict,
-        test,
-    )
+    Judged {
+        outcome,
+        measured: format!("relative to the line through every seed: {measured}"),
+        quantities: vec![
+            ("seconds_per_step", fit.slope),
+            ("seconds_per_step_low95", low),
+            ("seconds_per_step_high95", high),
+            ("tolerance", tolerance),
+        ],
+    }
 }
 
 /// The rule of a claim in words, as the verdict table states it.
 fn rule_words(rule: &ClaimRule) -> String {
-    let difference = format!("The difference of the mean test accuracies over the seeds is set against {Z} standard errors of that difference (sqrt(sd₁²/n₁ + sd₂²/n₂), about a 95% test for normal seed noise); a change smaller than that could go unseen.");
+    let welch = "the difference of the mean test accuracies over the seeds, with Welch's standard error and degrees of freedom (paired seeds are not used)";
     match rule {
         ClaimRule::AccuracyFalls { from, to } => format!(
-            "{difference} Reproduces if the accuracy at {to} is lower than at {from} by more than that."
+            "A directional claim: {welch}; reproduces when the one-sided 95% upper bound of (accuracy at {to} - accuracy at {from}) lies below zero, does not reproduce when the lower bound lies above zero, inconclusive otherwise."
         ),
-        ClaimRule::AccuracyHolds { from, to } => format!(
-            "{difference} Reproduces if the accuracy at {to} is within that of the accuracy at {from}."
+        ClaimRule::AccuracyHolds { from, to, margin } => format!(
+            "An equivalence claim: {welch}; two one-sided tests at 5%: reproduces when the 90% interval of (accuracy at {to} - accuracy at {from}) lies inside ±{} points, does not reproduce when it lies wholly outside, inconclusive otherwise (more seeds narrow the interval).",
+            num(*margin, 2)
         ),
-        ClaimRule::AccuracyDoesNotFall { from, to } => format!(
-            "{difference} Reproduces unless the accuracy at {to} is lower than at {from} by more than that."
+        ClaimRule::AccuracyDoesNotFall { from, to, margin } => format!(
+            "A non-inferiority claim: {welch}; reproduces when the one-sided 95% lower bound of (accuracy at {to} - accuracy at {from}) lies above -{} points, does not reproduce when the upper bound lies below it, inconclusive otherwise.",
+            num(*margin, 2)
         ),
         ClaimRule::PowersOfTwoFlat { tolerance } => format!(
-            "A power of two differs noticeably from a neighbour one below or above it when their median training times differ by more than {:.0}% and the seeds' min–max ranges do not overlap. Reproduces if no power of two does, partly if some, does not reproduce if every one.",
+            "An equivalence claim on each power of two against each neighbour one below or above it: two one-sided tests at 5% on the log training times of the seeds (Welch); the pair counts as not noticeably different when the 90% interval of the time ratio lies within ±{:.0}%, as noticeably different when it lies wholly outside. Reproduces if every pair is shown not different, partly if some are shown different, does not reproduce if all are, inconclusive otherwise.",
             100.0 * tolerance
         ),
-        ClaimRule::TimeFollowsSteps { reference } => format!(
-            "Each batch size against batch {reference}: its median training time should move the way its steps per trial move (fewer steps, less time). A time that moves the other way with the seed ranges apart counts against. Reproduces if none does, partly if fewer than half, does not reproduce at half or more."
+        ClaimRule::TimeFollowsSteps { reference, tolerance } => format!(
+            "A mechanism claim: training time differs between batch sizes because they take different numbers of steps (batch {reference} is the seed's reference). A line of training time on steps through every seed of the line: the mechanism needs a per-step overhead above zero (one-sided 95% lower bound of the slope) and every batch size's mean time on the line within ±{:.0}% (two one-sided tests on the seeds' log ratios to the line). Reproduces if both, partly if the overhead is there but some batch size lies off the line (the steps explain only part of the time), does not reproduce if the slope's upper bound is not above zero, inconclusive otherwise.",
+            100.0 * tolerance
         ),
     }
 }
@@ -300,7 +447,7 @@ fn rule_words(rule: &ClaimRule) -> String {
 pub(super) fn relative_tables(ctx: &TrainContext, analysis: &Analysis) -> String {
     let mut md = String::new();
     for claim in &ctx.claims {
-        let ClaimRule::TimeFollowsSteps { reference } = claim.rule else {
+        let ClaimRule::TimeFollowsSteps { reference, .. } = claim.rule else {
             continue;
         };
         let Ok(cells) = line_cells(claim, analysis) else {

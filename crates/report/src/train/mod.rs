@@ -61,6 +61,8 @@ pub struct Published {
 /// A published claim the report judges, with the rule it is judged by.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrainClaim {
+    /// The claim's id in the claims registry, if registered.
+    pub id: Option<String>,
     /// The claim in the source's words.
     pub claim: String,
     /// Where it was made, e.g. "seed 003".
@@ -74,43 +76,51 @@ pub struct TrainClaim {
 }
 
 /// How a [`TrainClaim`] is judged from the cells of its line (each rule is stated in full in
-/// the report's verdict table).
+/// the report's verdict table; the tests are `batchlab_method::tests_of_claims`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClaimRule {
-    /// The mean test accuracy at batch `to` is lower than at `from` by more than two standard
-    /// errors of the difference.
+    /// A directional claim: the mean test accuracy at batch `to` is lower than at `from`
+    /// (one-sided Welch test at 5%).
     AccuracyFalls {
         /// The batch size it falls from.
         from: u32,
         /// The batch size it falls to.
         to: u32,
     },
-    /// The mean test accuracy at `to` is within two standard errors of that at `from`.
+    /// An equivalence claim: the mean test accuracy at `to` is within `margin` points of that
+    /// at `from` (two one-sided tests).
     AccuracyHolds {
         /// The first batch size.
         from: u32,
         /// The batch size it holds to.
         to: u32,
+        /// The equivalence margin, in accuracy points.
+        margin: f64,
     },
-    /// The mean test accuracy at `to` is not lower than at `from` by more than two standard
-    /// errors (it may rise).
+    /// A non-inferiority claim: the mean test accuracy at `to` is not lower than at `from` by
+    /// `margin` points or more (it may rise).
     AccuracyDoesNotFall {
         /// The first batch size.
         from: u32,
         /// The batch size it does not fall to.
         to: u32,
+        /// The non-inferiority margin, in accuracy points.
+        margin: f64,
     },
-    /// No power-of-two batch size trains noticeably slower or faster than its neighbours one
-    /// below and above: by more than `tolerance` (a fraction) with the seed ranges apart.
+    /// An equivalence claim: no power-of-two batch size trains slower or faster than its
+    /// neighbours one below and above by more than `tolerance` (a fraction of the time).
     PowersOfTwoFlat {
         /// The largest relative difference that is not noticeable.
         tolerance: f64,
     },
-    /// Training time moves with the number of steps per trial, batch size by batch size,
-    /// relative to `reference`.
+    /// A mechanism claim: training time follows the number of steps because the time per step
+    /// is the same at every batch size, within `tolerance` of the time per step at
+    /// `reference`.
     TimeFollowsSteps {
         /// The batch size the others are compared with (Raschka's 128).
         reference: u32,
+        /// The largest relative difference of the time per step that counts as the same.
+        tolerance: f64,
     },
 }
 
@@ -170,7 +180,9 @@ pub fn render_train(dir: &Path, ctx: &TrainContext) -> Result<TrainFindings, Rep
     crate::predict::check::write_rows(dir, &ctx.prediction, &judged.predictions)?;
     let report = markdown::report_markdown(ctx, &analysis, &judged);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
-    Ok(analysis.findings(markdown::headlines::headlines(&analysis)))
+    let mut findings = analysis.findings(markdown::headlines::headlines(&analysis));
+    findings.claims = judged.verdicts;
+    Ok(findings)
 }
 
 #[cfg(test)]

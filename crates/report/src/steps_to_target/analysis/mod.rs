@@ -257,6 +257,7 @@ impl Study {
             cells: self.cells().cloned().collect(),
             workloads: self.workloads.iter().map(Workload::findings).collect(),
             notes: self.notes.clone(),
+            claims: Vec::new(),
         }
     }
 }

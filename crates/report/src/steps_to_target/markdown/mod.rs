@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::figures::search::COLUMNS;
 use crate::steps_to_target::format::sig;
-use crate::steps_to_target::{claims, TargetContext};
-use crate::verdict::verdict_table;
+use crate::steps_to_target::TargetContext;
+use crate::verdict::{tally, verdict_table, Finding};
 use reading::{in_short, recorded_line, workload_sentences};
 use study::study_sentences;
 
@@ -18,13 +18,14 @@ mod time;
 use crate::markdown::{table, Header};
 use batchlab_method::reaching::TARGET_SLACK;
 
-pub(crate) fn report_markdown(ctx: &TargetContext, study: &Study) -> String {
+pub(crate) fn report_markdown(ctx: &TargetContext, study: &Study, verdicts: &[Finding]) -> String {
     let mut md = Header {
         experiment: &ctx.experiment,
         subject: "steps to a target error versus batch size",
         description: &ctx.description,
         reproduces: ctx.reproduces.as_deref(),
         claim: ctx.claim.as_deref(),
+        verdicts: tally(verdicts),
         in_short: &in_short(study),
     }
     .markdown();
@@ -56,9 +57,9 @@ pub(crate) fn report_markdown(ctx: &TargetContext, study: &Study) -> String {
         let _ = writeln!(md, "- {sentence}");
     }
 
-    if !ctx.claims.is_empty() {
+    if !verdicts.is_empty() {
         md.push_str("\n## Claims\n\n");
-        md.push_str(&verdict_table(&claims::verdicts(&ctx.claims, study)));
+        md.push_str(&verdict_table(verdicts));
     }
 
     md.push_str("\n## Figures\n\n");

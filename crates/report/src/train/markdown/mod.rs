@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use crate::markdown::{table, Header};
 use crate::train::analysis::Analysis;
 use crate::train::TrainContext;
-use crate::verdict::{verdict_table, Verdict};
+use crate::verdict::{tally, verdict_table, Finding};
 use reading::{num, pct};
 
 /// Missing trials listed one by one up to this many; the rest are counted.
@@ -20,7 +20,7 @@ const LIST_AT_MOST: usize = 30;
 /// The claims judged (see `train::claims`), for the report's verdict section.
 pub(in crate::train) struct Judged {
     /// One verdict per claim of the config.
-    pub verdicts: Vec<Verdict>,
+    pub verdicts: Vec<Finding>,
     /// Raschka's relative tables (markdown), empty when no claim asks for one.
     pub relative_tables: String,
     /// Each cell's training time against the step-time prediction.
@@ -34,6 +34,7 @@ pub(super) fn report_markdown(ctx: &TrainContext, analysis: &Analysis, judged: &
         description: &ctx.description,
         reproduces: ctx.reproduces.as_deref(),
         claim: ctx.claim.as_deref(),
+        verdicts: tally(&judged.verdicts),
         in_short: &in_short(analysis),
     }
     .markdown();

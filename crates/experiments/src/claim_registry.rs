@@ -1,0 +1,202 @@
+//! The claims registry, `claims/registry.toml` (docs/ARCHITECTURE.md, "Verdicts"): every
+//! testable claim of the source articles once, with the rule that judges it, its parameters and
+//! where each comes from, and the experiment that is its test of record. It is compiled into
+//! the binary, so a run's `findings.json` names the registry it was judged against by hash,
+//! wherever the binary runs; an experiment's claims refer to it by id.
+
+use std::collections::BTreeSet;
+
+use batchlab_method::findings::Finding;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::config::{ConfigError, Source};
+
+/// The registry's text as committed.
+const BUILTIN: &str = include_str!("../../../claims/registry.toml");
+
+/// Where [`BUILTIN`] lives in the repository, for errors.
+pub const REGISTRY_PATH: &str = "claims/registry.toml";
+
+/// The kinds of study a claim can be judged by.
+const KINDS: [&str; 4] = ["step-time", "train", "find-batch", "steps-to-target"];
+
+/// `claims/registry.toml`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Registry {
+    /// The schema's version.
+    pub version: u32,
+    /// Every registered claim.
+    #[serde(rename = "claim")]
+    pub claims: Vec<RegisteredClaim>,
+    /// SHA-256 of the text it was read from (hex).
+    #[serde(skip)]
+    pub sha256: String,
+}
+
+/// One `[[claim]]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisteredClaim {
+    /// Stable kebab-case id.
+    pub id: String,
+    /// The claim in the source's words (translated for the Chinese seeds).
+    pub quote: String,
+    /// The original sentence, where translated.
+    #[serde(default)]
+    pub original: Option<String>,
+    /// Seed, file and section.
+    pub source: String,
+    /// The kind of study that judges it.
+    pub kind: String,
+    /// The rule that judges it.
+    pub rule: String,
+    /// The experiment whose committed runs judge it.
+    #[serde(default)]
+    pub test_of_record: Option<String>,
+    /// What it needs beyond a 2-core CPU machine (`gpu`, `dataset:NAME`).
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// Why no experiment judges it yet.
+    #[serde(default)]
+    pub untested: Option<String>,
+    /// The rule's parameters.
+    #[serde(default)]
+    pub params: toml::Table,
+    /// Where each parameter comes from.
+    #[serde(default)]
+    pub provenance: toml::Table,
+}
+
+impl Registry {
+    /// The registry compiled into this binary.
+    pub fn builtin() -> Result<Registry, ConfigError> {
+        Registry::parse(&Source {
+            origin: REGISTRY_PATH.into(),
+            text: BUILTIN.into(),
+            overrides: Vec::new(),
+        })
+    }
+
+    /// Reads and checks a registry: ids unique and kebab-case, a known kind, a test of record
+    /// or the reason there is none (not both), and a provenance for every parameter.
+    pub fn parse(source: &Source) -> Result<Registry, ConfigError> {
+        let mut registry: Registry = source.parse()?;
+        registry.sha256 = format!("{:x}", Sha256::digest(source.text.as_bytes()));
+        let mut ids = BTreeSet::new();
+        for (i, c) in registry.claims.iter().enumerate() {
+            let key = |k: &str| format!("claim[{i}].{k}");
+            let kebab = !c.id.is_empty()
+                && c.id
+                    .chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-');
+            if !kebab {
+                return Err(source.error(&key("id"), format!("{:?} is not kebab-case", c.id)));
+            }
+            if !ids.insert(c.id.as_str()) {
+                return Err(source.error(&key("id"), format!("{:?} is registered twice", c.id)));
+            }
+            if !KINDS.contains(&c.kind.as_str()) {
+                return Err(source.error(
+                    &key("kind"),
+                    format!("{:?}: expected one of {}", c.kind, KINDS.join(", ")),
+                ));
+            }
+            match (&c.test_of_record, &c.untested) {
+                (Some(_), None) | (None, Some(_)) => {}
+                _ => {
+                    return Err(source.error(
+                        &key("test_of_record"),
+                        format!(
+                            "{}: expected either a test of record or `untested` (why none), not both or neither",
+                            c.id
+                        ),
+                    ))
+                }
+            }
+            if let Some(param) = c.params.keys().find(|p| !c.provenance.contains_key(*p)) {
+                return Err(source.error(
+                    &key("provenance"),
+                    format!("{}: parameter {param:?} has no provenance", c.id),
+                ));
+            }
+        }
+        Ok(registry)
+    }
+
+    /// The claim with this id.
+    pub fn get(&self, id: &str) -> Option<&RegisteredClaim> {
+        self.claims.iter().find(|c| c.id == id)
+    }
+
+    /// Gives each finding of `experiment` without an id the id of the one registered claim this
+    /// experiment is the test of record for under the same rule, if there is exactly one (the
+    /// rules a kind applies from `[analysis]` keys, such as a step-time sweep's jumps, carry no
+    /// id of their own).
+    pub fn assign_ids(&self, experiment: &str, findings: &mut [Finding]) {
+        for f in findings.iter_mut().filter(|f| f.id.is_none()) {
+            let mut matching = self
+                .claims
+                .iter()
+                .filter(|c| c.test_of_record.as_deref() == Some(experiment) && c.rule == f.rule);
+            if let (Some(one), None) = (matching.next(), matching.next()) {
+                f.id = Some(one.id.clone());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Registry, ConfigError> {
+        Registry::parse(&Source {
+            origin: "r.toml".into(),
+            text: text.into(),
+            overrides: Vec::new(),
+        })
+    }
+
+    const ONE: &str = r#"
+version = 1
+[[claim]]
+id = "a-claim"
+quote = "q"
+source = "seed 000"
+kind = "step-time"
+rule = "linear"
+test_of_record = "vgg16-step-time-cpu"
+[claim.params]
+margin = 0.25
+[claim.provenance]
+margin = "a stated convention"
+"#;
+
+    #[test]
+    fn the_committed_registry_parses_and_every_test_of_record_exists() {
+        let registry = Registry::builtin().unwrap();
+        assert!(registry.claims.len() >= 40, "{}", registry.claims.len());
+        for c in &registry.claims {
+            if let Some(exp) = &c.test_of_record {
+                let path = format!("../../experiments/{exp}.toml");
+                assert!(std::path::Path::new(&path).exists(), "{}: no {path}", c.id);
+            }
+        }
+    }
+
+    #[test]
+    fn a_parameter_without_provenance_is_refused_by_name() {
+        assert!(parse(ONE).is_ok());
+        let bad = ONE.replace("margin = \"a stated convention\"", "");
+        let err = parse(&bad).unwrap_err().to_string();
+        assert!(err.contains("\"margin\" has no provenance"), "{err}");
+        let twice = format!("{ONE}{}", &ONE[ONE.find("[[claim]]").unwrap()..]);
+        let err = parse(&twice).unwrap_err().to_string();
+        assert!(err.contains("registered twice"), "{err}");
+        let both = ONE.replace("rule = \"linear\"", "rule = \"linear\"\nuntested = \"x\"");
+        let err = parse(&both).unwrap_err().to_string();
+        assert!(err.contains("not both or neither"), "{err}");
+    }
+}

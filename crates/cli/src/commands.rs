@@ -7,10 +7,11 @@ use std::{
 
 use anyhow::{anyhow, bail, Context, Result};
 use batchlab_experiments::{
+    claim_registry::Registry,
     config::BackendKind,
     find_batch::QuickFind,
     isolate::{POINT_FAILED_EXIT, UNIT_DONE_EXIT},
-    load_study, render_report, run_study, run_worker,
+    load_study, render_report_with, run_study, run_worker,
     shard::Shard,
     Isolation, RunContext, RunOptions, Source, Study, WorkerExit,
 };
@@ -279,8 +280,10 @@ pub fn find_batch(args: FindBatchArgs, data_dir: &Path) -> Result<()> {
     run_loaded(study.as_ref(), data_dir, args.out, false, false, None)
 }
 
-pub fn report(dir: &Path, data_dir: &Path) -> Result<()> {
-    for line in render_report(dir, &RunContext::in_process(data_dir))? {
+pub fn report(dir: &Path, registry: Option<&Path>, data_dir: &Path) -> Result<()> {
+    let registry = registry.map(Registry::from_file).transpose()?;
+    let context = RunContext::in_process(data_dir);
+    for line in render_report_with(dir, &context, registry.as_ref())? {
         println!("{line}");
     }
     println!("{}", dir.display());

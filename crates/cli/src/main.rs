@@ -65,6 +65,10 @@ enum Command {
     Report {
         /// The run's report directory.
         dir: PathBuf,
+        /// Judge the claims with this claims registry's parameters (e.g. other margins) instead
+        /// of those the run's config.toml carries; findings.json records the registry's hash.
+        #[arg(long)]
+        registry: Option<PathBuf>,
     },
     /// Every registered claim (claims/registry.toml) with the verdict of its test of record's
     /// newest committed run, or why it is not tested here.
@@ -131,7 +135,9 @@ fn main() -> ExitCode {
         Command::Predict(args) => predict::predict(args),
         Command::Submit(args) => cluster::submit(args, &cli.data_dir),
         Command::Status { dir } => cluster::status(&dir),
-        Command::Report { dir } => commands::report(&dir, &cli.data_dir),
+        Command::Report { dir, registry } => {
+            commands::report(&dir, registry.as_deref(), &cli.data_dir)
+        }
         Command::Models { input, classes } => commands::models(input, classes),
         Command::Claims { reports } => claims::claims(&reports),
         Command::Results(args) => claims::results(&args),

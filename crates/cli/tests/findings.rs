@@ -111,3 +111,46 @@ fn claims_lists_every_registered_claim_once() {
         "{stdout}"
     );
 }
+
+#[test]
+fn report_with_another_registry_rejudges_with_its_margins_and_says_which() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("sgd-vs-adam-fmnist/run");
+    copy_tree(
+        &root().join("reports/sgd-vs-adam-fmnist/20261124T160938Z-ac9b7f"),
+        &run,
+    );
+    let registry = fs::read_to_string(root().join("claims/registry.toml")).unwrap();
+    let block = "series = \"adam\"\nbudget = \"epochs\"\nfrom = 16\nto = 64\nmargin = 2.5";
+    assert!(
+        registry.contains(block),
+        "adam-holds-up-to-64's parameters moved"
+    );
+    let other = tmp.path().join("other.toml");
+    fs::write(
+        &other,
+        registry.replacen(block, &block.replace("2.5", "0.5"), 1),
+    )
+    .unwrap();
+    let verdict = |extra: &[&str]| {
+        let mut args = vec!["report", run.to_str().unwrap()];
+        args.extend(extra);
+        batchlab(&args);
+        let text = fs::read_to_string(run.join("findings.json")).unwrap();
+        let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let holds = file["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "adam-holds-up-to-64")
+            .unwrap()
+            .clone();
+        (holds["verdict"].clone(), file["registry_sha256"].clone())
+    };
+    let (narrow, narrow_hash) = verdict(&["--registry", other.to_str().unwrap()]);
+    // -1.07 points with a 90% interval about ±1 point wide: inside ±2.5, not inside ±0.5.
+    assert_eq!(narrow, "inconclusive");
+    let (builtin, builtin_hash) = verdict(&[]);
+    assert_eq!(builtin, "reproduces");
+    assert_ne!(narrow_hash, builtin_hash);
+}

@@ -147,6 +147,117 @@ impl Registry {
     }
 }
 
+/// Where an experiment's config keeps a registered parameter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ConfigKey {
+    /// A key of the claim's own `[[analysis.claims]]` entry (the one with its id).
+    Entry(&'static str),
+    /// Position `i` of the entry's `batch_sizes`.
+    EntryBatch(usize),
+    /// A key of `[analysis]`, with the default a config without it gets.
+    Analysis(&'static str, Option<f64>),
+}
+
+/// Where the config of a claim's test of record carries the registered `param` of a claim of
+/// `kind` judged by `rule`; `None` for a parameter no config key carries (no rule reads it).
+pub fn config_key(kind: &str, rule: &str, param: &str) -> Option<ConfigKey> {
+    use ConfigKey::*;
+    match (kind, rule, param) {
+        ("train" | "steps-to-target", _, "from" | "batch_size") => Some(EntryBatch(0)),
+        ("train" | "steps-to-target", _, "to") => Some(EntryBatch(1)),
+        ("train", _, "series" | "budget" | "margin" | "tolerance" | "reference" | "versus") => {
+            Some(Entry(known(param)))
+        }
+        ("steps-to-target", _, "workload" | "versus") => Some(Entry(known(param))),
+        ("step-time", "jumps-at", "positions") => Some(Analysis("claimed_jumps", None)),
+        ("step-time", "no-jumps-at", "positions") => Some(Analysis("no_jumps_at", None)),
+        ("step-time", "no-jumps-at", "margin") => Some(Analysis("no_jumps_margin", Some(0.02))),
+        ("step-time", "linear", "margin") => Some(Analysis("linear_margin", Some(0.25))),
+        ("step-time", "fluctuates-more", "than") => Some(Analysis("fluctuates_more_than", None)),
+        _ => None,
+    }
+}
+
+/// The static name of a config key `config_key` matched.
+fn known(param: &str) -> &'static str {
+    [
+        "series",
+        "budget",
+        "margin",
+        "tolerance",
+        "reference",
+        "versus",
+        "workload",
+    ]
+    .into_iter()
+    .find(|k| *k == param)
+    .unwrap_or("")
+}
+
+impl Registry {
+    /// Reads a registry file (`batchlab report --registry FILE`).
+    pub fn from_file(path: &std::path::Path) -> Result<Registry, ConfigError> {
+        Registry::parse(&Source::from_file(path)?)
+    }
+
+    /// Writes this registry's parameters into `config` (a resolved config of `experiment`):
+    /// into each `[[analysis.claims]]` entry whose id it registers, and into the `[analysis]`
+    /// keys of the claims this experiment is the test of record for. Re-judging a run with
+    /// other margins is rendering it from the config this returns.
+    pub fn apply_to(&self, experiment: &str, config: &mut toml::Table) {
+        let analysis = config
+            .entry("analysis")
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let Some(analysis) = analysis.as_table_mut() else {
+            return;
+        };
+        for c in &self.claims {
+            for (param, value) in &c.params {
+                match config_key(&c.kind, &c.rule, param) {
+                    Some(ConfigKey::Analysis(key, _))
+                        if c.test_of_record.as_deref() == Some(experiment) =>
+                    {
+                        analysis.insert(key.into(), value.clone());
+                    }
+                    Some(key @ (ConfigKey::Entry(_) | ConfigKey::EntryBatch(_))) => {
+                        let entries = analysis.get_mut("claims").and_then(|v| v.as_array_mut());
+                        let entry = entries.and_then(|e| {
+                            e.iter_mut()
+                                .filter_map(|v| v.as_table_mut())
+                                .find(|t| t.get("id").and_then(|v| v.as_str()) == Some(&c.id))
+                        });
+                        if let Some(entry) = entry {
+                            set_entry(entry, key, value);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// Sets one registered parameter in a claim's config entry.
+fn set_entry(entry: &mut toml::Table, key: ConfigKey, value: &toml::Value) {
+    match key {
+        ConfigKey::Entry(name) => {
+            entry.insert(name.into(), value.clone());
+        }
+        ConfigKey::EntryBatch(i) => {
+            let sizes = entry
+                .entry("batch_sizes")
+                .or_insert_with(|| toml::Value::Array(vec![]));
+            if let Some(sizes) = sizes.as_array_mut() {
+                if sizes.len() <= i {
+                    sizes.resize(i + 1, value.clone());
+                }
+                sizes[i] = value.clone();
+            }
+        }
+        ConfigKey::Analysis(..) => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,5 +55,5 @@ pub use error::RunError;
 pub use isolate::{Isolation, WorkerExit};
 pub use progress::{Progress, Silent};
 pub use registry::{load_study, RUNNERS};
-pub use session::{render_report, run_study, run_worker, Finished, RunOptions};
+pub use session::{render_report, render_report_with, run_study, run_worker, Finished, RunOptions};
 pub use study::Study;

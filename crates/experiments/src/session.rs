@@ -90,7 +90,7 @@ pub fn run_study(
 
     let outcome = study
         .run(&dir, &options.context, progress)
-        .and_then(|()| render_and_record(study, &dir, &options.context));
+        .and_then(|()| render_and_record(study, &dir, &options.context, None));
     meta.ended = Some(sysinfo::rfc3339(sysinfo::unix_seconds()));
     match outcome {
         Ok(findings) => {
@@ -194,9 +194,34 @@ pub fn run_worker(dir: &Path, context: &RunContext) -> Result<WorkerExit, RunErr
 
 /// Re-renders summary, figures and report.md of a finished (or partial) run from its raw results.
 pub fn render_report(dir: &Path, context: &RunContext) -> Result<Vec<String>, RunError> {
+    render_report_with(dir, context, None)
+}
+
+/// [`render_report`], judging the claims with `registry`'s parameters instead of those of the
+/// run's config.toml when one is given (`batchlab report DIR --registry FILE`): the config is
+/// rewritten in memory by [`Registry::apply_to`], the file stays as it was run.
+pub fn render_report_with(
+    dir: &Path,
+    context: &RunContext,
+    registry: Option<&Registry>,
+) -> Result<Vec<String>, RunError> {
     // A sharded run: first gather what every shard has finished.
     merge_shards(dir)?;
-    let mut findings = render_and_record(load_from_dir(dir)?.as_ref(), dir, context)?;
+    let study = match registry {
+        None => load_from_dir(dir)?,
+        Some(registry) => {
+            let source = config_source(dir)?;
+            let mut table: toml::Table = source.parse()?;
+            let experiment = Meta::read(dir).map(|m| m.experiment).unwrap_or_default();
+            registry.apply_to(&experiment, &mut table);
+            load_study(&Source {
+                origin: format!("{} with the registry's parameters", source.origin),
+                text: toml::to_string(&table).map_err(|e| RunError::io(dir, e.to_string()))?,
+                overrides: Vec::new(),
+            })?
+        }
+    };
+    let mut findings = render_and_record(study.as_ref(), dir, context, registry)?;
     // Rows cut short are left out of the report; say so rather than drop them silently.
     for name in SHARDED_FILES {
         if let Some(bytes) = cut_tail(&dir.join(name)) {
@@ -214,6 +239,7 @@ fn render_and_record(
     study: &dyn Study,
     dir: &Path,
     context: &RunContext,
+    registry: Option<&Registry>,
 ) -> Result<Vec<String>, RunError> {
     let mut rendered = study.render(dir, context)?;
     // A directory without meta.json (rows copied by hand) renders as its reports do: with what
@@ -222,13 +248,25 @@ fn render_and_record(
         git_commit: "unknown: no meta.json".into(),
         ..Meta::new(study.header(), study.backend())
     });
-    let registry = Registry::builtin()?;
+    let builtin;
+    let registry = match registry {
+        Some(r) => r,
+        None => {
+            builtin = Registry::builtin()?;
+            &builtin
+        }
+    };
     registry.assign_ids(&meta.experiment, &mut rendered.claims);
     write_findings(dir, &meta, &registry.sha256, rendered.claims)?;
     Ok(rendered.lines)
 }
 
 pub(crate) fn load_from_dir(dir: &Path) -> Result<Box<dyn Study>, RunError> {
+    Ok(load_study(&config_source(dir)?)?)
+}
+
+/// A run directory's config.toml.
+fn config_source(dir: &Path) -> Result<Source, RunError> {
     let config = dir.join("config.toml");
     if !config.exists() {
         return Err(RunError::io(
@@ -236,5 +274,5 @@ pub(crate) fn load_from_dir(dir: &Path) -> Result<Box<dyn Study>, RunError> {
             "missing: not a batchlab report directory (expected config.toml, meta.json, results.csv)",
         ));
     }
-    Ok(load_study(&Source::from_file(&config)?)?)
+    Ok(Source::from_file(&config)?)
 }

@@ -1,67 +1,52 @@
 //! A registered claim's parameters are the ones its test of record judges it with: every
-//! parameter in claims/registry.toml equals the key of the experiment's TOML that carries it,
-//! so a margin changed in one place and not the other fails here, and a registered parameter no
-//! rule reads cannot stand unnoticed.
+//! parameter in claims/registry.toml equals the key of the experiment's TOML that carries it
+//! (`claim_registry::config_key`), so a margin changed in one place and not the other fails
+//! here, and a registered parameter no rule reads cannot stand unnoticed.
 
 use std::path::Path;
 
-use batchlab_experiments::claim_registry::{RegisteredClaim, Registry};
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
+use batchlab_experiments::claim_registry::{config_key, ConfigKey, RegisteredClaim, Registry};
 
 fn experiment(name: &str) -> toml::Table {
-    let path = root().join("experiments").join(format!("{name}.toml"));
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments"))
+        .join(format!("{name}.toml"));
     toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
-/// The config's value for a registered parameter of a `[[analysis.claims]]` entry.
-fn claim_key(entry: &toml::Table, param: &str) -> Option<toml::Value> {
-    let pair = |i: usize| {
-        entry
-            .get("batch_sizes")
-            .and_then(|v| v.as_array())
-            .and_then(|a| a.get(i).cloned())
+/// Numbers compare as numbers (0.25 and a TOML integer alike), the rest as values.
+fn same(a: &toml::Value, b: &toml::Value) -> bool {
+    let number = |v: &toml::Value| v.as_float().or(v.as_integer().map(|i| i as f64));
+    match (number(a), number(b)) {
+        (Some(x), Some(y)) => (x - y).abs() < 1e-12,
+        _ => a == b,
+    }
+}
+
+/// The config's value for `key`, for the claim `c` (its `[[analysis.claims]]` entry by id).
+fn value_in(analysis: &toml::Table, c: &RegisteredClaim, key: ConfigKey) -> Option<toml::Value> {
+    let entry = || {
+        analysis
+            .get("claims")?
+            .as_array()?
+            .iter()
+            .filter_map(|v| v.as_table())
+            .find(|t| t.get("id").and_then(|v| v.as_str()) == Some(c.id.as_str()))
+            .cloned()
     };
-    match param {
-        "from" => pair(0),
-        "to" => pair(1),
-        // The config's default budget is the seed's own setup.
-        "budget" => Some(
-            entry
+    match key {
+        // A config without `budget` judges the seed's own epoch budget.
+        ConfigKey::Entry("budget") => Some(
+            entry()?
                 .get("budget")
                 .cloned()
                 .unwrap_or_else(|| "epochs".into()),
         ),
-        other => entry.get(other).cloned(),
-    }
-}
-
-/// The `[analysis]` key of a step-time sweep that carries a registered parameter, with the
-/// default a config without it gets.
-fn step_time_key(analysis: &toml::Table, rule: &str, param: &str) -> Option<toml::Value> {
-    let (key, default): (&str, Option<toml::Value>) = match (rule, param) {
-        ("jumps-at", "positions") => ("claimed_jumps", None),
-        ("no-jumps-at", "positions") => ("no_jumps_at", None),
-        ("no-jumps-at", "margin") => ("no_jumps_margin", Some(0.02.into())),
-        ("linear", "margin") => ("linear_margin", Some(0.25.into())),
-        ("fluctuates-more", "than") => ("fluctuates_more_than", None),
-        _ => return None,
-    };
-    analysis.get(key).cloned().or(default)
-}
-
-/// Where a kind's config keeps a registered parameter's value.
-type Lookup = Box<dyn Fn(&str) -> Option<toml::Value>>;
-
-fn same(a: &toml::Value, b: &toml::Value) -> bool {
-    match (
-        a.as_float().or(a.as_integer().map(|i| i as f64)),
-        b.as_float().or(b.as_integer().map(|i| i as f64)),
-    ) {
-        (Some(x), Some(y)) => (x - y).abs() < 1e-12,
-        _ => a == b,
+        ConfigKey::Entry(name) => entry()?.get(name).cloned(),
+        ConfigKey::EntryBatch(i) => entry()?.get("batch_sizes")?.as_array()?.get(i).cloned(),
+        ConfigKey::Analysis(name, default) => analysis
+            .get(name)
+            .cloned()
+            .or(default.map(toml::Value::from)),
     }
 }
 
@@ -73,44 +58,31 @@ fn mismatches(c: &RegisteredClaim, exp: &str) -> Vec<String> {
         .cloned()
         .unwrap_or_default();
     let mut out = vec![];
-    let lookup: Lookup = match c.kind.as_str() {
-        "train" | "steps-to-target" => {
-            let entry = analysis
-                .get("claims")
-                .and_then(|v| v.as_array())
-                .and_then(|claims| {
-                    claims
-                        .iter()
-                        .filter_map(|v| v.as_table())
-                        .find(|t| t.get("id").and_then(|v| v.as_str()) == Some(c.id.as_str()))
-                        .cloned()
-                });
-            let Some(entry) = entry else {
-                return vec![format!(
-                    "{}: no [[analysis.claims]] with this id in {exp}",
-                    c.id
-                )];
-            };
-            if entry.get("rule").and_then(|v| v.as_str()) != Some(c.rule.as_str()) {
-                out.push(format!("{}: rule differs in {exp}", c.id));
-            }
-            Box::new(move |p| claim_key(&entry, p))
+    if matches!(c.kind.as_str(), "train" | "steps-to-target") {
+        let rule = value_in(&analysis, c, ConfigKey::Entry("rule"));
+        if rule.as_ref().and_then(|r| r.as_str()) != Some(c.rule.as_str()) {
+            out.push(format!(
+                "{}: experiments/{exp}.toml has no [[analysis.claims]] with this id and rule {:?}",
+                c.id, c.rule
+            ));
         }
-        "step-time" => {
-            let rule = c.rule.clone();
-            Box::new(move |p| step_time_key(&analysis, &rule, p))
-        }
-        _ => Box::new(|_| None),
-    };
+    }
     for (param, value) in &c.params {
-        match lookup(param) {
+        let Some(key) = config_key(&c.kind, &c.rule, param) else {
+            out.push(format!(
+                "{}: {param} is registered but no rule reads it",
+                c.id
+            ));
+            continue;
+        };
+        match value_in(&analysis, c, key) {
             Some(v) if same(&v, value) => {}
             Some(v) => out.push(format!(
                 "{}: {param} = {value} in the registry, {v} in experiments/{exp}.toml",
                 c.id
             )),
             None => out.push(format!(
-                "{}: {param} is registered but experiments/{exp}.toml has no key that carries it",
+                "{}: {param} is registered but experiments/{exp}.toml does not set it",
                 c.id
             )),
         }
@@ -128,4 +100,45 @@ fn every_registered_parameter_is_the_one_its_test_of_record_uses() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn a_registry_applied_to_a_config_carries_its_parameters_into_it() {
+    let registry = Registry::builtin().unwrap();
+    let mut config = experiment("sgd-vs-adam-fmnist");
+    registry.apply_to("sgd-vs-adam-fmnist", &mut config);
+    let holds = registry.get("adam-holds-up-to-64").unwrap();
+    let analysis = config["analysis"].as_table().unwrap();
+    assert_eq!(
+        value_in(analysis, holds, ConfigKey::Entry("margin")),
+        Some(toml::Value::from(2.5))
+    );
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../claims/registry.toml"
+    ))
+    .unwrap();
+    // A registry with another margin for adam-holds-up-to-64 moves it into the config.
+    let other = text.replacen(
+        "[claim.params]\nseries = \"adam\"\nbudget = \"epochs\"\nfrom = 16\nto = 64\nmargin = 2.5",
+        "[claim.params]\nseries = \"adam\"\nbudget = \"epochs\"\nfrom = 16\nto = 64\nmargin = 0.5",
+        1,
+    );
+    assert_ne!(
+        other, text,
+        "the registry's adam-holds-up-to-64 block moved"
+    );
+    let other = Registry::parse(&batchlab_experiments::Source {
+        origin: "other.toml".into(),
+        text: other,
+        overrides: vec![],
+    })
+    .unwrap();
+    other.apply_to("sgd-vs-adam-fmnist", &mut config);
+    let c = other.get("adam-holds-up-to-64").unwrap();
+    let analysis = config["analysis"].as_table().unwrap();
+    assert_eq!(
+        value_in(analysis, c, ConfigKey::Entry("margin")),
+        Some(toml::Value::from(0.5))
+    );
 }

@@ -48,19 +48,33 @@ impl Difference {
     /// Welch's difference `b - a`; `None` with fewer than two observations in an arm (no
     /// spread to test against).
     pub fn welch(a: Arm, b: Arm) -> Option<Difference> {
-        if a.n < 2 || b.n < 2 {
+        Difference::combine(&[(-1.0, a), (1.0, b)])
+    }
+
+    /// A signed combination of independent arms' means, `sum(w * mean)` (a contrast such as
+    /// (b2 - b1) - (a2 - a1)), with Welch's standard error and the Welch–Satterthwaite degrees
+    /// of freedom; `None` when an arm has fewer than two observations.
+    pub fn combine(arms: &[(f64, Arm)]) -> Option<Difference> {
+        if arms.is_empty() || arms.iter().any(|(_, a)| a.n < 2) {
             return None;
         }
-        let (va, vb) = (a.sd.powi(2) / a.n as f64, b.sd.powi(2) / b.n as f64);
-        let se = (va + vb).sqrt();
-        let df = if va + vb > 0.0 {
-            (va + vb).powi(2) / (va.powi(2) / (a.n - 1) as f64 + vb.powi(2) / (b.n - 1) as f64)
+        let v: Vec<f64> = arms
+            .iter()
+            .map(|(w, a)| w * w * a.sd.powi(2) / a.n as f64)
+            .collect();
+        let total: f64 = v.iter().sum();
+        let df = if total > 0.0 {
+            total.powi(2)
+                / v.iter()
+                    .zip(arms)
+                    .map(|(vi, (_, a))| vi.powi(2) / (a.n - 1) as f64)
+                    .sum::<f64>()
         } else {
             f64::INFINITY
         };
         Some(Difference {
-            diff: b.mean - a.mean,
-            se,
+            diff: arms.iter().map(|(w, a)| w * a.mean).sum(),
+            se: total.sqrt(),
             df,
         })
     }
@@ -129,6 +143,19 @@ pub fn non_inferiority(d: &Difference, margin: f64) -> Decision {
     if low > -margin {
         Decision::Shown
     } else if high < -margin {
+        Decision::Refuted
+    } else {
+        Decision::Open
+    }
+}
+
+/// One one-sided test of `diff > 0` (the second arm is higher): shown when the lower 95% bound
+/// lies above zero, refuted when the upper one lies below zero.
+pub fn increase(d: &Difference) -> Decision {
+    let (low, high) = d.interval90();
+    if low > 0.0 {
+        Decision::Shown
+    } else if high < 0.0 {
         Decision::Refuted
     } else {
         Decision::Open

@@ -120,3 +120,38 @@ fn welch_needs_two_seeds_an_arm() {
     let d = Difference::welch(two, two).unwrap();
     assert!((d.df - 2.0).abs() < 1e-9, "{}", d.df);
 }
+
+#[test]
+fn a_contrast_of_four_arms_tells_an_interaction_from_none() {
+    // (b2 - b1) - (a2 - a1): a smaller fall on line b by 2 sd, 8 seeds an arm.
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut shown = 0;
+    let mut shown_when_none = 0;
+    for _ in 0..1000 {
+        let arms = |gap: f64, rng: &mut StdRng| {
+            [
+                (1.0, arm(rng, 0.0, 8)),
+                (-1.0, arm(rng, -3.0 + gap, 8)),
+                (-1.0, arm(rng, 0.0, 8)),
+                (1.0, arm(rng, -3.0, 8)),
+            ]
+        };
+        // a1 - a2 - b1 + b2 = (b2 - b1) - (a2 - a1) with the weights above.
+        let d = Difference::combine(&arms(2.0, &mut rng)).unwrap();
+        shown += usize::from(decrease(&d) == Decision::Shown);
+        let d = Difference::combine(&arms(0.0, &mut rng)).unwrap();
+        shown_when_none += usize::from(decrease(&d) == Decision::Shown);
+    }
+    assert!(shown > 800, "power {shown}");
+    assert!(shown_when_none <= 65, "size {shown_when_none}");
+    let d = Difference::combine(&[(1.0, arm(&mut rng, 0.0, 5))]).unwrap();
+    assert!((d.df - 4.0).abs() < 1e-9);
+    assert_eq!(
+        increase(&Difference {
+            diff: 3.0,
+            se: 1.0,
+            df: 10.0
+        }),
+        Decision::Shown
+    );
+}

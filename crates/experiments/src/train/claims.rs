@@ -8,7 +8,9 @@
 //! series = "adam"              # an optimizer label, a variant, or optimizer/variant
 //! budget = "epochs"            # default; "steps" judges the steps-matched control
 //! rule = "accuracy-falls"      # accuracy-falls | accuracy-holds | accuracy-does-not-fall |
+//!                              # falls-less-than | accuracy-higher-than |
 //!                              # powers-of-two-flat | time-follows-steps
+//! versus = "sgd"               # falls-less-than, accuracy-higher-than: the other line
 //! batch_sizes = [64, 128]      # the accuracy rules: from, to
 //! margin = 1.0                 # accuracy-holds, accuracy-does-not-fall: points (required)
 //! id = "..."                   # the claim's id in claims/registry.toml, if registered
@@ -34,6 +36,10 @@ pub enum RuleName {
     PowersOfTwoFlat,
     /// Training time moves with the steps per trial, relative to batch `reference`.
     TimeFollowsSteps,
+    /// The line loses less accuracy from `batch_sizes[0]` to `batch_sizes[1]` than `versus`.
+    FallsLessThan,
+    /// The line is more accurate than `versus` at `batch_sizes[0]`.
+    AccuracyHigherThan,
 }
 
 /// One `[[analysis.claims]]` entry.
@@ -69,6 +75,9 @@ pub struct ClaimConfig {
     /// `time-follows-steps`: the batch size the others are compared with (default 128).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<u32>,
+    /// `falls-less-than`, `accuracy-higher-than`: the line compared with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versus: Option<String>,
 }
 
 fn default_budget() -> String {
@@ -112,20 +121,65 @@ impl ClaimConfig {
         // it): the report then says the claim cannot be tested and why.
         let accuracy = matches!(
             self.rule,
-            RuleName::AccuracyFalls | RuleName::AccuracyHolds | RuleName::AccuracyDoesNotFall
+            RuleName::AccuracyFalls
+                | RuleName::AccuracyHolds
+                | RuleName::AccuracyDoesNotFall
+                | RuleName::FallsLessThan
         );
-        match (&self.batch_sizes, accuracy) {
-            (Some(pair), true) if pair.len() == 2 && pair[0] != pair[1] && !pair.contains(&0) => {}
-            (_, true) => {
+        let at_one = self.rule == RuleName::AccuracyHigherThan;
+        match (&self.batch_sizes, accuracy, at_one) {
+            (Some(pair), true, _)
+                if pair.len() == 2 && pair[0] != pair[1] && !pair.contains(&0) => {}
+            (_, true, _) => {
                 return Err(source.error(
                     &key("batch_sizes"),
                     "expected two different batch sizes >= 1: [from, to]",
                 ))
             }
-            (Some(_), false) => {
+            (Some(one), _, true) if one.len() == 1 && one[0] > 0 => {}
+            (_, _, true) => {
+                return Err(source.error(
+                    &key("batch_sizes"),
+                    "expected the one batch size >= 1 the lines are compared at: [b]",
+                ))
+            }
+            (Some(_), false, false) => {
                 return Err(source.error(&key("batch_sizes"), "only used by the accuracy rules"))
             }
-            (None, false) => {}
+            (None, false, false) => {}
+        }
+        let two_lines = matches!(
+            self.rule,
+            RuleName::FallsLessThan | RuleName::AccuracyHigherThan
+        );
+        match (&self.versus, two_lines) {
+            (Some(v), true) if *v == self.series => {
+                return Err(
+                    source.error(&key("versus"), "expected a line other than the claim's own")
+                )
+            }
+            (Some(v), true) if !axes.series.contains(v) => {
+                return Err(source.error(
+                    &key("versus"),
+                    format!(
+                        "{v:?} names no line of the grid; expected one of {}",
+                        axes.series.join(", ")
+                    ),
+                ))
+            }
+            (Some(_), true) | (None, false) => {}
+            (None, true) => {
+                return Err(source.error(
+                    &key("versus"),
+                    "this rule compares two lines: name the second",
+                ))
+            }
+            (Some(_), false) => {
+                return Err(source.error(
+                    &key("versus"),
+                    "only used by falls-less-than and accuracy-higher-than",
+                ))
+            }
         }
         let margined = matches!(
             self.rule,
@@ -203,6 +257,15 @@ impl ClaimConfig {
                 },
                 RuleName::PowersOfTwoFlat => ClaimRule::PowersOfTwoFlat {
                     tolerance: self.tolerance.unwrap_or(0.03),
+                },
+                RuleName::FallsLessThan => ClaimRule::FallsLessThan {
+                    from: pair(0),
+                    to: pair(1),
+                    versus: self.versus.clone().unwrap_or_default(),
+                },
+                RuleName::AccuracyHigherThan => ClaimRule::AccuracyHigherThan {
+                    at: pair(0),
+                    versus: self.versus.clone().unwrap_or_default(),
                 },
                 RuleName::TimeFollowsSteps => ClaimRule::TimeFollowsSteps {
                     reference: self.reference.unwrap_or(128),

@@ -113,6 +113,24 @@ pub enum ClaimRule {
         /// The largest relative difference that is not noticeable.
         tolerance: f64,
     },
+    /// A contrast between two lines: the claim's line loses less accuracy from `from` to `to`
+    /// than `versus` does (one-sided test of the difference of the two changes).
+    FallsLessThan {
+        /// The first batch size.
+        from: u32,
+        /// The batch size both lines move to.
+        to: u32,
+        /// The line compared with.
+        versus: String,
+    },
+    /// A superiority between two lines: the claim's line is more accurate than `versus` at
+    /// batch `at` (one-sided).
+    AccuracyHigherThan {
+        /// The batch size compared at.
+        at: u32,
+        /// The line compared with.
+        versus: String,
+    },
     /// A mechanism claim: training time follows the number of steps because the time per step
     /// is the same at every batch size, within `tolerance` of the time per step at
     /// `reference`.

@@ -1,0 +1,222 @@
+//! The time rules: powers of two against their neighbours (an equivalence on the seeds' log
+//! training times) and training time following the steps (its mechanism: a per-step overhead,
+//! every batch size on the line of time on steps).
+
+use batchlab_method::findings::Outcome;
+use batchlab_method::stats::linear_fit;
+use batchlab_method::tests_of_claims::{critical, equivalence, Arm, Decision, Difference, ALPHA};
+
+use super::{accuracy::Line, Judged};
+use crate::train::analysis::Analysis;
+use crate::train::markdown::reading::num;
+use crate::train::TrainCell;
+
+/// The log training times of a cell's ok seeds, as one arm (a ratio of times is then a
+/// difference).
+fn log_time_arm(analysis: &Analysis, c: &TrainCell, per_step: bool) -> Arm {
+    let xs: Vec<f64> = analysis
+        .ok_records(c)
+        .map(|r| {
+            let steps = if per_step { r.steps.max(1) as f64 } else { 1.0 };
+            (r.train_seconds / steps).ln()
+        })
+        .filter(|x| x.is_finite())
+        .collect();
+    Arm {
+        mean: batchlab_method::stats::mean(&xs),
+        sd: batchlab_method::stats::sample_std(&xs),
+        n: xs.len(),
+    }
+}
+
+/// Counts of pairs shown equal, shown apart and open, over the comparisons of a rule.
+#[derive(Default)]
+struct Tally {
+    shown: usize,
+    refuted: usize,
+    compared: usize,
+}
+
+impl Tally {
+    fn add(&mut self, decision: Decision) {
+        self.compared += 1;
+        match decision {
+            Decision::Shown => self.shown += 1,
+            Decision::Refuted => self.refuted += 1,
+            Decision::Open => {}
+        }
+    }
+
+    /// All shown: reproduces; all refuted: does not; some refuted: partly; else inconclusive.
+    fn outcome(&self, what: &str, detectable: String) -> Outcome {
+        match (self.refuted, self.shown) {
+            (0, s) if s == self.compared => Outcome::reproduces(),
+            (r, _) if r == self.compared => {
+                Outcome::does_not_reproduce(format!("{what} in all {r} comparisons"))
+            }
+            (0, _) => Outcome::inconclusive(detectable),
+            (r, _) => Outcome::partly(format!("{what} in {r} of {} comparisons", self.compared)),
+        }
+    }
+}
+
+pub(super) fn powers_of_two(cells: &Line, analysis: &Analysis, tolerance: f64) -> Judged {
+    let margin = (1.0 + tolerance).ln();
+    let mut parts = vec![];
+    let mut tally = Tally::default();
+    let mut widest: f64 = 0.0;
+    for (cell, neighbours) in Analysis::powers_of_two_with_neighbours(cells.values().copied()) {
+        let sides: Vec<String> = neighbours
+            .iter()
+            .map(|n| {
+                let d = Difference::welch(
+                    log_time_arm(analysis, n, false),
+                    log_time_arm(analysis, cell, false),
+                );
+                let decision = d.map_or(Decision::Open, |d| equivalence(&d, margin));
+                tally.add(decision);
+                let (text, half) = d.map_or(("no seed spread".to_string(), f64::INFINITY), |d| {
+                    let (lo, hi) = d.interval90();
+                    (
+                        format!(
+                            "{:+.1}% vs {} (90% interval {:+.1}% to {:+.1}%)",
+                            100.0 * d.diff.exp_m1(),
+                            n.batch_size,
+                            100.0 * lo.exp_m1(),
+                            100.0 * hi.exp_m1()
+                        ),
+                        d.critical() * d.se,
+                    )
+                });
+                widest = widest.max(half);
+                text
+            })
+            .collect();
+        parts.push(format!(
+            "{} ({} s): {}",
+            cell.batch_size,
+            num(cell.train_seconds_median, 2),
+            sides.join(", ")
+        ));
+    }
+    if tally.compared == 0 {
+        return Judged::untested(
+            "no power of two with a neighbour one below or above it",
+            "the grid has no power of two beside its neighbours",
+        );
+    }
+    Judged {
+        outcome: tally.outcome(
+            "a noticeable difference",
+            format!(
+                "a difference of ±{:.1}% (the widest 90% interval's half-width) against a margin of ±{:.0}%",
+                100.0 * widest.exp_m1(),
+                100.0 * tolerance
+            ),
+        ),
+        measured: parts.join("; "),
+        quantities: vec![("tolerance", tolerance), ("pairs", tally.compared as f64)],
+    }
+}
+
+pub(super) fn time_follows_steps(
+    cells: &Line,
+    analysis: &Analysis,
+    reference: u32,
+    tolerance: f64,
+) -> Judged {
+    if !cells.contains_key(&reference) {
+        return Judged::untested("not measured", format!("batch {reference} was not run"));
+    }
+    // Every ok seed of the line: training time against the steps it took.
+    let (mut steps, mut seconds) = (vec![], vec![]);
+    for cell in cells.values() {
+        for r in analysis
+            .ok_records(cell)
+            .filter(|r| r.train_seconds.is_finite())
+        {
+            steps.push(r.steps as f64);
+            seconds.push(r.train_seconds);
+        }
+    }
+    let Some(fit) = linear_fit(&steps, &seconds).filter(|f| f.slope_se.is_finite()) else {
+        return Judged::untested(
+            "fewer than three seeds or one number of steps",
+            "no line of time on steps",
+        );
+    };
+    let df = (steps.len() - 2) as f64;
+    let t = critical(ALPHA, df);
+    let (low, high) = (fit.slope - t * fit.slope_se, fit.slope + t * fit.slope_se);
+    // How far each batch size's mean time lies off the line, relative to the line: the part
+    // of its time the number of steps does not explain.
+    let margin = (1.0 + tolerance).ln();
+    let mut tally = Tally::default();
+    let mut parts = vec![];
+    let mut widest: f64 = 0.0;
+    for (&b, cell) in cells {
+        let off: Vec<f64> = analysis
+            .ok_records(cell)
+            .filter(|r| r.train_seconds.is_finite())
+            .map(|r| (r.train_seconds / fit.predict(r.steps as f64)).ln())
+            .collect();
+        let arm = Arm {
+            mean: batchlab_method::stats::mean(&off),
+            sd: batchlab_method::stats::sample_std(&off),
+            n: off.len(),
+        };
+        let d = Difference::one_sample(arm);
+        tally.add(d.map_or(Decision::Open, |d| equivalence(&d, margin)));
+        if let Some(d) = d {
+            widest = widest.max(d.critical() * d.se);
+        }
+        parts.push(format!(
+            "{b}: {} steps, {} s ({:+.1}% off the line)",
+            num(cell.steps_median, 0),
+            num(cell.train_seconds_median, 2),
+            100.0 * arm.mean.exp_m1()
+        ));
+    }
+    let measured = format!(
+        "time = {} s + {} ms per step (95% one-sided bounds {} to {} ms); {}",
+        num(fit.intercept, 2),
+        num(1000.0 * fit.slope, 3),
+        num(1000.0 * low, 3),
+        num(1000.0 * high, 3),
+        parts.join("; ")
+    );
+    let outcome = if high <= 0.0 {
+        Outcome::does_not_reproduce(
+            "more steps do not take more time: the time per step's overhead is not above zero",
+        )
+    } else if low <= 0.0 {
+        Outcome::inconclusive(format!(
+            "a per-step overhead of {} ms",
+            num(1000.0 * t * fit.slope_se, 3)
+        ))
+    } else {
+        match tally.outcome(
+            "the time lies off the steps line",
+            format!(
+                "a departure from the steps line of ±{:.1}% against a margin of ±{:.0}%",
+                100.0 * widest.exp_m1(),
+                100.0 * tolerance
+            ),
+        ) {
+            Outcome::DoesNotReproduce { why } => Outcome::partly(format!(
+                "more steps take more time, but {why}: the steps explain only part of it"
+            )),
+            other => other,
+        }
+    };
+    Judged {
+        outcome,
+        measured: format!("relative to the line through every seed: {measured}"),
+        quantities: vec![
+            ("seconds_per_step", fit.slope),
+            ("seconds_per_step_low95", low),
+            ("seconds_per_step_high95", high),
+            ("tolerance", tolerance),
+        ],
+    }
+}

@@ -524,3 +524,24 @@ fn time_that_does_not_grow_with_the_steps_refutes_the_steps_mechanism() {
         "{row}"
     );
 }
+
+#[test]
+fn a_faster_larger_batch_is_seen_and_a_slower_one_refutes_the_claim() {
+    let tmp = tempfile::tempdir().unwrap();
+    let row = |name: &str, per_example: f64| {
+        row_of_one_claim(
+            &out_dir(&tmp, name),
+            &[100, 512],
+            |b, seed| (20.0 + per_example * f64::from(b)) * (1.0 + 0.001 * seed as f64),
+            "the larger the batch size, the faster the training",
+            ClaimRule::EpochTimeFalls { from: 100, to: 512 },
+        )
+    };
+    let faster = row("faster", -0.01);
+    assert!(faster.contains("**reproduces ("), "{faster}");
+    let slower = row("slower", 0.01);
+    assert!(
+        slower.contains("**does not reproduce (batch 512 trains"),
+        "{slower}"
+    );
+}

@@ -8,7 +8,7 @@
 //! series = "adam"              # an optimizer label, a variant, or optimizer/variant
 //! budget = "epochs"            # default; "steps" judges the steps-matched control
 //! rule = "accuracy-falls"      # accuracy-falls | accuracy-holds | accuracy-does-not-fall |
-//!                              # falls-less-than | accuracy-higher-than |
+//!                              # falls-less-than | accuracy-higher-than | epoch-time-falls |
 //!                              # powers-of-two-flat | time-follows-steps
 //! versus = "sgd"               # falls-less-than, accuracy-higher-than: the other line
 //! batch_sizes = [64, 128]      # the accuracy rules: from, to
@@ -40,6 +40,8 @@ pub enum RuleName {
     FallsLessThan,
     /// The line is more accurate than `versus` at `batch_sizes[0]`.
     AccuracyHigherThan,
+    /// The whole budget trains faster at `batch_sizes[1]` than at `batch_sizes[0]`.
+    EpochTimeFalls,
 }
 
 /// One `[[analysis.claims]]` entry.
@@ -125,6 +127,7 @@ impl ClaimConfig {
                 | RuleName::AccuracyHolds
                 | RuleName::AccuracyDoesNotFall
                 | RuleName::FallsLessThan
+                | RuleName::EpochTimeFalls
         );
         let at_one = self.rule == RuleName::AccuracyHigherThan;
         match (&self.batch_sizes, accuracy, at_one) {
@@ -262,6 +265,10 @@ impl ClaimConfig {
                     from: pair(0),
                     to: pair(1),
                     versus: self.versus.clone().unwrap_or_default(),
+                },
+                RuleName::EpochTimeFalls => ClaimRule::EpochTimeFalls {
+                    from: pair(0),
+                    to: pair(1),
                 },
                 RuleName::AccuracyHigherThan => ClaimRule::AccuracyHigherThan {
                     at: pair(0),

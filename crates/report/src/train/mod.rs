@@ -131,6 +131,13 @@ pub enum ClaimRule {
         /// The line compared with.
         versus: String,
     },
+    /// A directional claim: the whole budget trains faster at `to` than at `from`.
+    EpochTimeFalls {
+        /// The smaller batch size.
+        from: u32,
+        /// The larger batch size, claimed faster.
+        to: u32,
+    },
     /// A mechanism claim: training time follows the number of steps because the time per step
     /// is the same at every batch size, within `tolerance` of the time per step at
     /// `reference`.

@@ -31,6 +31,7 @@ fn rule_name(rule: &ClaimRule) -> &'static str {
         ClaimRule::TimeFollowsSteps { .. } => "time-follows-steps",
         ClaimRule::FallsLessThan { .. } => "falls-less-than",
         ClaimRule::AccuracyHigherThan { .. } => "accuracy-higher-than",
+        ClaimRule::EpochTimeFalls { .. } => "epoch-time-falls",
     }
 }
 
@@ -87,6 +88,7 @@ fn judge_rule(claim: &TrainClaim, analysis: &Analysis) -> Result<Judged, Judged>
         ClaimRule::AccuracyHigherThan { at, versus: v } => {
             accuracy::higher_than(analysis, &line, &versus(v)?, *at, v)
         }
+        ClaimRule::EpochTimeFalls { from, to } => time::time_falls(&line, analysis, *from, *to),
         ClaimRule::PowersOfTwoFlat { tolerance } => {
             time::powers_of_two(&line, analysis, *tolerance)
         }
@@ -152,6 +154,9 @@ fn rule_words(rule: &ClaimRule) -> String {
         ),
         ClaimRule::AccuracyHigherThan { at, versus } => format!(
             "A superiority between two lines at batch {at}: this line's accuracy minus {versus}'s, paired by seed where both cells have the same seeds (else Welch). Reproduces when the one-sided 95% lower bound lies above zero, does not reproduce when the upper bound lies below zero, inconclusive otherwise."
+        ),
+        ClaimRule::EpochTimeFalls { from, to } => format!(
+            "A directional claim on the training time of the whole (epoch) budget: the seeds' log training times at {to} against {from} (Welch); reproduces when the one-sided 95% upper bound of the ratio lies below 1 (faster at {to}), does not reproduce when the lower bound lies above 1, inconclusive otherwise."
         ),
         ClaimRule::TimeFollowsSteps { reference, tolerance } => format!(
             "A mechanism claim: training time differs between batch sizes because they take different numbers of steps (batch {reference} is the seed's reference). A line of training time on steps through every seed of the line: the mechanism needs a per-step overhead above zero (one-sided 95% lower bound of the slope) and every batch size's mean time on the line within ±{:.0}% (two one-sided tests on the seeds' log ratios to the line). Reproduces if both, partly if the overhead is there but some batch size lies off the line (the steps explain only part of the time), does not reproduce if the slope's upper bound is not above zero, inconclusive otherwise.",

@@ -1,10 +1,13 @@
-//! The time rules: powers of two against their neighbours (an equivalence on the seeds' log
-//! training times) and training time following the steps (its mechanism: a per-step overhead,
-//! every batch size on the line of time on steps).
+//! The time rules: a larger batch training faster (a one-sided test on the seeds' log training
+//! times), powers of two against their neighbours (an equivalence on them) and training time
+//! following the steps (its mechanism: a per-step overhead, every batch size on the line of
+//! time on steps).
 
 use batchlab_method::findings::Outcome;
 use batchlab_method::stats::linear_fit;
-use batchlab_method::tests_of_claims::{critical, equivalence, Arm, Decision, Difference, ALPHA};
+use batchlab_method::tests_of_claims::{
+    critical, decrease, equivalence, Arm, Decision, Difference, ALPHA,
+};
 
 use super::{accuracy::Line, Judged};
 use crate::train::analysis::Analysis;
@@ -57,6 +60,48 @@ impl Tally {
             (0, _) => Outcome::inconclusive(detectable),
             (r, _) => Outcome::partly(format!("{what} in {r} of {} comparisons", self.compared)),
         }
+    }
+}
+
+/// A directional claim: training (the whole budget) is faster at `to` than at `from`.
+pub(super) fn time_falls(cells: &Line, analysis: &Analysis, from: u32, to: u32) -> Judged {
+    let (Some(a), Some(b)) = (cells.get(&from), cells.get(&to)) else {
+        return Judged::untested("not measured", format!("batch {from} or {to} was not run"));
+    };
+    let Some(d) = Difference::welch(
+        log_time_arm(analysis, a, false),
+        log_time_arm(analysis, b, false),
+    ) else {
+        return Judged::untested(
+            "fewer than two ok seeds in a cell",
+            "fewer than two ok seeds in a cell: no seed spread",
+        );
+    };
+    let (low, high) = d.interval90();
+    let outcome = match decrease(&d) {
+        Decision::Shown => {
+            Outcome::reproduces_with(format!("{:.1}% faster", -100.0 * d.diff.exp_m1()))
+        }
+        Decision::Refuted => Outcome::does_not_reproduce(format!(
+            "batch {to} trains {:.1}% slower than {from}",
+            100.0 * d.diff.exp_m1()
+        )),
+        Decision::Open => Outcome::inconclusive(format!(
+            "a difference of {:.1}% of the training time",
+            100.0 * (d.critical() * d.se).exp_m1()
+        )),
+    };
+    Judged {
+        outcome,
+        measured: format!(
+            "{} s at {from}, {} s at {to} (medians over the seeds): {:+.1}% (90% interval {:+.1}% to {:+.1}%, Welch on the log times)",
+            num(a.train_seconds_median, 2),
+            num(b.train_seconds_median, 2),
+            100.0 * d.diff.exp_m1(),
+            100.0 * low.exp_m1(),
+            100.0 * high.exp_m1()
+        ),
+        quantities: vec![("log_ratio", d.diff), ("log_ratio_se", d.se), ("df", d.df)],
     }
 }
 

@@ -9,6 +9,8 @@ use std::{fmt, path::Path};
 
 use batchlab_models::ModelSpec;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use toml::de::{DeString, DeTable, DeValue};
+use toml::Spanned;
 
 /// The largest batch size a config may name: far beyond any device's memory, small enough that
 /// nothing sized by it overflows.
@@ -80,9 +82,25 @@ pub struct Source {
     pub overrides: Vec<String>,
 }
 
+/// The largest config file read: the largest committed experiment is under 6 KB, and a config
+/// of tens of megabytes (25 million batch sizes) would exhaust a cluster node's address-space
+/// limit while being parsed, before any check could refuse it.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 impl Source {
-    /// Reads a TOML file.
+    /// Reads a TOML file; one over [`MAX_CONFIG_BYTES`] is refused before it is read.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        if size > MAX_CONFIG_BYTES {
+            return Err(ConfigError {
+                origin: path.display().to_string(),
+                location: None,
+                key: None,
+                message: format!(
+                    "the file is {size} bytes; configs over {MAX_CONFIG_BYTES} bytes (1 MiB) are refused before parsing (list batch sizes as sweep.batch_range = [from, to] rather than one by one)"
+                ),
+            });
+        }
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
             origin: path.display().to_string(),
             location: None,
@@ -390,55 +408,103 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// The dotted key defined on the line holding `offset` (`table.key`), if that line has one.
-fn key_at(text: &str, offset: usize) -> Option<String> {
-    let (line_no, _) = line_column(text, offset);
-    let mut table = String::new();
-    for (i, line) in text.lines().enumerate() {
-        let trimmed = line.trim();
-        if let Some(header) = trimmed.strip_prefix('[') {
-            table = header.trim_end_matches(']').trim().to_string();
-            if i + 1 == line_no {
-                return Some(table);
-            }
-            continue;
-        }
-        if i + 1 == line_no {
-            let key = trimmed.split('=').next()?.trim();
-            if key.is_empty() || key.starts_with('#') {
-                return None;
-            }
-            return Some(if table.is_empty() {
-                key.to_string()
-            } else {
-                format!("{table}.{key}")
-            });
-        }
-    }
-    None
+/// One step of a dotted key: a table key, or an index into an array (`claims[1]`).
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
 }
 
-/// Where the dotted key `table.key` is written (line, column), if it is written at all.
-fn locate_key(text: &str, dotted: &str) -> Option<(usize, usize)> {
-    let (table, key) = dotted.rsplit_once('.').unwrap_or(("", dotted));
-    let mut current = String::new();
-    let mut table_line = None;
-    for (i, line) in text.lines().enumerate() {
-        let trimmed = line.trim();
-        if let Some(header) = trimmed.strip_prefix('[') {
-            current = header.trim_end_matches(']').trim().to_string();
-            if current == dotted {
-                table_line = Some((i + 1, 1));
-            }
-            continue;
+/// `analysis.claims[1].margin` as its steps.
+fn steps(dotted: &str) -> Vec<Step<'_>> {
+    let mut out = vec![];
+    for part in dotted.split('.') {
+        let mut pieces = part.split('[');
+        if let Some(key) = pieces.next().filter(|k| !k.is_empty()) {
+            out.push(Step::Key(key));
         }
-        let written = trimmed.split('=').next().map(str::trim);
-        if current == table && written == Some(key) && trimmed.contains('=') {
-            let column = line.len() - line.trim_start().len() + 1;
-            return Some((i + 1, column));
+        for index in pieces {
+            match index.trim_end_matches(']').parse() {
+                Ok(i) => out.push(Step::Index(i)),
+                Err(_) => return out,
+            }
         }
     }
-    table_line
+    out
+}
+
+/// The value under `key` in a table of a spanned document.
+fn entry<'t, 'i>(
+    table: &'t DeTable<'i>,
+    key: &str,
+) -> Option<(&'t Spanned<DeString<'i>>, &'t Spanned<DeValue<'i>>)> {
+    table.iter().find(|(k, _)| k.get_ref() == key)
+}
+
+/// Where the dotted key (`table.key`, `analysis.claims[1].margin`) is written (line, column),
+/// read from toml's own spans; where it is not written, the deepest part of it that is (a
+/// missing key is reported at its table). `None` for a document that does not parse.
+fn locate_key(text: &str, dotted: &str) -> Option<(usize, usize)> {
+    let document = DeTable::parse(text).ok()?;
+    let mut value: Option<&Spanned<DeValue>> = None;
+    let mut found = None;
+    for step in steps(dotted) {
+        let next = match (step, value) {
+            (Step::Key(key), None) => entry(document.get_ref(), key).map(|(k, v)| (k.span(), v)),
+            (Step::Key(key), Some(v)) => v
+                .get_ref()
+                .as_table()
+                .and_then(|t| entry(t, key))
+                .map(|(k, v)| (k.span(), v)),
+            (Step::Index(i), Some(v)) => v
+                .get_ref()
+                .as_array()
+                .and_then(|a| a.get(i))
+                .map(|el| (el.span(), el)),
+            (Step::Index(_), None) => None,
+        };
+        let Some((span, v)) = next else {
+            break;
+        };
+        found = Some(span.start);
+        value = Some(v);
+    }
+    found.map(|offset| line_column(text, offset))
+}
+
+/// The dotted key whose key or value holds `offset` (`analysis.claims[1].margin`), the
+/// deepest one, read from toml's own spans; `None` where no key does.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let document = DeTable::parse(text).ok()?;
+    path_in_table(document.get_ref(), offset)
+}
+
+fn path_in_table(table: &DeTable, offset: usize) -> Option<String> {
+    table.iter().find_map(|(k, v)| {
+        let inner = path_in_value(v.get_ref(), offset);
+        let here = k.span().contains(&offset) || v.span().contains(&offset);
+        match inner {
+            Some(rest) if rest.starts_with('[') => Some(format!("{}{rest}", k.get_ref())),
+            Some(rest) => Some(format!("{}.{rest}", k.get_ref())),
+            None if here => Some(k.get_ref().to_string()),
+            None => None,
+        }
+    })
+}
+
+fn path_in_value(value: &DeValue, offset: usize) -> Option<String> {
+    match value {
+        DeValue::Table(t) => path_in_table(t, offset),
+        DeValue::Array(a) => {
+            a.iter()
+                .enumerate()
+                .find_map(|(i, el)| match path_in_value(el.get_ref(), offset) {
+                    Some(rest) => Some(format!("[{i}].{rest}")),
+                    None if el.span().contains(&offset) => Some(format!("[{i}]")),
+                    None => None,
+                })
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

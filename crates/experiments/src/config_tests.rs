@@ -77,5 +77,53 @@ fn resolve_errors_point_at_the_key() {
     let mut model = doc.model.clone();
     model.classes = 0;
     let err = check_model(&model, &src).unwrap_err();
-    assert_eq!(err.location, Some((5, 1)));
+    // `classes` is not written: the error points at its table's name in `[model]`.
+    assert_eq!(err.location, Some((5, 2)));
+}
+
+/// A document with arrays of tables, as the training and steps-to-target configs have.
+const ARRAYS: &str = "[experiment]\nname = \"t\"\nkind = \"train\"\n\n[[optimizers]]\nname = \"sgd\"\n\n[[optimizers]]\nname = \"adam\"\nsteps_matched = true\n\n[[analysis.claims]]\nclaim = \"a\"\nmargin = 2.5\n\n[[analysis.claims]]\nclaim = \"b\"\nmargin = 200\n";
+
+#[test]
+fn keys_inside_arrays_of_tables_are_located_by_their_spans() {
+    let src = source(ARRAYS);
+    let err = src.error("analysis.claims[1].margin", "not a margin");
+    assert_eq!(err.location, Some((18, 1)), "{err}");
+    let err = src.error("analysis.claims[0].margin", "not a margin");
+    assert_eq!(err.location, Some((14, 1)), "{err}");
+    // A key the entry lacks is reported at the deepest part that is written.
+    let err = src.error("analysis.claims[1].versus", "name the second");
+    assert_eq!(err.location.map(|l| l.0), Some(16), "{err}");
+    assert_eq!(
+        key_at(ARRAYS, ARRAYS.find("steps_matched").unwrap()).as_deref(),
+        Some("optimizers[1].steps_matched")
+    );
+    assert_eq!(
+        key_at(ARRAYS, ARRAYS.find("200").unwrap()).as_deref(),
+        Some("analysis.claims[1].margin")
+    );
+}
+
+#[test]
+fn a_type_error_inside_an_array_of_tables_names_its_key_without_brackets() {
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Optimizer {
+        name: String,
+        steps_matched: Option<u32>,
+    }
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Arrays {
+        optimizers: Vec<Optimizer>,
+    }
+    let text =
+        "[[optimizers]]\nname = \"sgd\"\n\n[[optimizers]]\nname = \"adam\"\nsteps_matched = true\n";
+    let err = source(text).parse::<Arrays>().unwrap_err();
+    assert_eq!(
+        err.key.as_deref(),
+        Some("optimizers[1].steps_matched"),
+        "{err}"
+    );
+    assert_eq!(err.location, Some((6, 17)), "{err}");
 }

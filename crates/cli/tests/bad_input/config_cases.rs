@@ -430,8 +430,27 @@ pub fn cases() -> Vec<Case> {
             &["analysis.claims[0].versus", "name the second"],
         ),
     ];
+    cases.push(
+        case(
+            "a config file of megabytes",
+            &["check", "huge.toml"],
+            1,
+            &["huge.toml", "bytes (1 MiB) are refused before parsing"],
+        )
+        .with("huge.toml", huge_config()),
+    );
     cases.extend(find_batch_cases());
     cases
+}
+
+/// A step-time config listing two million batch sizes one by one (about 16 MB).
+fn huge_config() -> Vec<u8> {
+    let sizes: Vec<String> = (1..=2_000_000u32).map(|b| b.to_string()).collect();
+    format!(
+        "[experiment]\nname = \"huge\"\nkind = \"step-time\"\n\n[model]\narchitecture = \"mlp\"\ninput = [1, 8, 8]\nclasses = 4\n\n[sweep]\nbatch_sizes = [{}]\n",
+        sizes.join(", ")
+    )
+    .into_bytes()
 }
 
 /// The batch-size finder: budgets, the curve, the search's range.

@@ -6,8 +6,11 @@ use anyhow::{anyhow, Result};
 use batchlab_experiments::{
     backend::{device_name, kernels, threads},
     config::{BackendConfig, BackendKind},
-    predict::{history, history_summary, predict_training, Basis, Origin, TrainingPlan},
-    sweeps::{model_name, Machine},
+    predict::{
+        history, history_summary, nearest_machine, predict_training, suggestions, Basis, Origin,
+        Predicted, TrainingPlan,
+    },
+    sweeps::{kernels_note, model_name, Machine},
 };
 use batchlab_models::{Architecture, ModelSpec};
 
@@ -51,6 +54,14 @@ pub struct PredictArgs {
     /// Report root holding the step-time sweeps.
     #[arg(long, default_value = "reports")]
     reports: PathBuf,
+    /// Directory of experiment TOMLs, searched for the step-time study that would give a sweep
+    /// when this machine has none.
+    #[arg(long, default_value = "experiments")]
+    experiments: PathBuf,
+    /// Without a sweep on this machine, predict from the nearest machine's sweeps (named, with
+    /// the warning that the error was measured there).
+    #[arg(long)]
+    any_machine: bool,
     /// Instead of predicting, list every past check of the prediction under the report root
     /// (each training report's measured times beside the predicted ones).
     #[arg(long)]
@@ -109,6 +120,98 @@ fn triple((v, lo, hi): (f64, f64, f64)) -> String {
     format!("{} ({} – {})", seconds(v), seconds(lo), seconds(hi))
 }
 
+/// "flex on AMD EPYC, 2 threads".
+fn machine_words(m: &Machine) -> String {
+    let plural = if m.threads == 1 { "" } else { "s" };
+    format!(
+        "{} on {}, {} thread{plural}{}",
+        m.backend,
+        m.device,
+        m.threads,
+        kernels_note(&m.kernels)
+    )
+}
+
+/// Without a prediction on this machine: with `--any-machine`, the nearest machine's (said as
+/// such); else the error, naming the experiments that would give a sweep and how long their
+/// runs took, and the nearest machine `--any-machine` would use.
+fn elsewhere(
+    args: &PredictArgs,
+    model: &ModelSpec,
+    machine: &Machine,
+    plan: &TrainingPlan,
+    error: batchlab_experiments::RunError,
+) -> Result<(Predicted, Machine)> {
+    let nearest = nearest_machine(&args.reports, model, &args.optimizer, machine);
+    if args.any_machine {
+        let Some(other) = nearest else {
+            return Err(anyhow!(
+                "{error}; and no other machine has a sweep under {}",
+                args.reports.display()
+            ));
+        };
+        let p = predict_training(&args.reports, model, &args.optimizer, &other, plan)?;
+        println!(
+            "warning: no sweep of this machine ({}); predicted from the sweeps of {}, whose error was measured there, not here",
+            machine_words(machine),
+            machine_words(&other)
+        );
+        return Ok((p, other));
+    }
+    let mut advice = vec![];
+    for s in suggestions(&args.experiments, &args.reports, model)
+        .iter()
+        .take(3)
+    {
+        let runs: Vec<String> = s
+            .runs
+            .iter()
+            .map(|(m, took)| match took {
+                Some(t) => format!("{} on {}", minutes(*t), machine_words(m)),
+                None => format!("a run on {}", machine_words(m)),
+            })
+            .collect();
+        advice.push(format!(
+            "`just run experiment={}` ({}{})",
+            s.name,
+            if s.same_model {
+                "this model"
+            } else {
+                "this architecture; set its [model] to this model's input and classes"
+            },
+            if runs.is_empty() {
+                String::new()
+            } else {
+                format!("; took {}", runs.join(", "))
+            }
+        ));
+    }
+    let run = if advice.is_empty() {
+        format!(
+            "No step-time experiment in {} times this architecture: copy one and set its [model] table",
+            args.experiments.display()
+        )
+    } else {
+        format!("To time it here, run {}", advice.join(" or "))
+    };
+    let any = nearest.map_or(String::new(), |m| {
+        format!(
+            "; or add --any-machine to predict from the sweeps of {}",
+            machine_words(&m)
+        )
+    });
+    Err(anyhow!("{error}. {run}{any}"))
+}
+
+/// A run's wall time (whole seconds, as meta.json gives it) in words.
+fn minutes(seconds: u64) -> String {
+    if seconds < 60 {
+        format!("{seconds} s")
+    } else {
+        format!("{:.1} min", seconds as f64 / 60.0)
+    }
+}
+
 pub fn predict(args: PredictArgs) -> Result<()> {
     if args.history {
         past_checks(&args.reports, true);
@@ -127,7 +230,7 @@ pub fn predict(args: PredictArgs) -> Result<()> {
         ));
     }
     let mut model = ModelSpec::new(architecture, args.input, args.classes);
-    if let Some(hidden) = args.hidden {
+    if let Some(hidden) = args.hidden.clone() {
         model.hidden = hidden;
     }
     model.validate().map_err(|e| anyhow!("--model: {e}"))?;
@@ -148,7 +251,11 @@ pub fn predict(args: PredictArgs) -> Result<()> {
         epochs: args.epochs,
         drop_last: args.drop_last,
     };
-    let p = predict_training(&args.reports, &model, &args.optimizer, &machine, &plan)?;
+    let (p, machine) =
+        match predict_training(&args.reports, &model, &args.optimizer, &machine, &plan) {
+            Ok(p) => (p, machine),
+            Err(e) => elsewhere(&args, &model, &machine, &plan, e)?,
+        };
     let step = p.prediction.step;
     println!(
         "{} with {}, batch {}, {} examples x {} epoch(s) on {} / {} ({} threads)",

@@ -110,6 +110,47 @@ fn predictions_come_from_the_sweep_of_the_same_model() {
         error.contains("no step-time sweep of mlp 1x8x8") && error.contains("needs at least 3"),
         "{error}"
     );
+
+    // Another machine (7 threads): the error names the experiment that would time this model
+    // here and how long its run took where it ran; --any-machine predicts from that run.
+    let experiments = tmp.path().join("experiments");
+    fs::create_dir_all(&experiments).unwrap();
+    fs::write(experiments.join("crash-step-time.toml"), STEP_TIME).unwrap();
+    let elsewhere = |extra: &[&str]| {
+        let mut args = vec![
+            "--hidden",
+            "64",
+            "--batch",
+            "8",
+            "--examples",
+            "100",
+            "--threads",
+            "7",
+            "--experiments",
+            experiments.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        predict(&reports, &args)
+    };
+    let refused = elsewhere(&[]);
+    assert_eq!(refused.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        error.contains(
+            "To time it here, run `just run experiment=crash-step-time` (this model; took "
+        ) && error.contains(" on flex on ")
+            && error.contains("or add --any-machine"),
+        "{error}"
+    );
+    let any = elsewhere(&["--any-machine"]);
+    let text = String::from_utf8_lossy(&any.stdout);
+    assert!(any.status.success(), "{text}");
+    assert!(
+        text.starts_with("warning: no sweep of this machine (flex on ")
+            && text.contains("7 threads")
+            && text.contains(&format!("per step:  {:.1} ms", median[&8])),
+        "{text}"
+    );
 }
 
 /// Runs the sweep `sweep_toml`, then the study `study_toml`, into one report root under `tmp`;

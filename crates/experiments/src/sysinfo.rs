@@ -148,6 +148,25 @@ pub fn rfc3339(unix: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
 }
 
+/// The Unix time of a `YYYY-MM-DDTHH:MM:SSZ` written by [`rfc3339`]; `None` for anything else.
+pub fn parse_rfc3339(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    // Howard Hinnant's days from civil, the inverse of `civil`.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
+}
+
 /// `YYYYMMDDTHHMMSSZ`, which sorts in time order as text (used in run ids).
 pub fn compact_timestamp(unix: u64) -> String {
     let (y, m, d, hh, mm, ss) = civil(unix);
@@ -225,6 +244,10 @@ mod tests {
         assert_eq!(rfc3339(1_795_310_625), "2026-11-22T01:23:45Z");
         assert_eq!(compact_timestamp(1_795_310_625), "20261122T012345Z");
         assert!(compact_timestamp(1_795_310_625) < compact_timestamp(1_795_310_626));
+        for unix in [0, 951_782_400, 1_795_310_625, 4_102_444_799] {
+            assert_eq!(parse_rfc3339(&rfc3339(unix)), Some(unix));
+        }
+        assert_eq!(parse_rfc3339("2026-11-22 01:23:45"), None);
     }
 
     #[test]

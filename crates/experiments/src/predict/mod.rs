@@ -7,6 +7,10 @@
 //! label) is used first; without one, the cross-model fit over every counting sweep, with its
 //! leave-one-model-out error as the interval.
 
+mod sources;
+
+pub use sources::{nearest_machine, suggestions, Suggestion};
+
 use std::path::{Path, PathBuf};
 
 use batchlab_method::rows::{prediction::PredictionRow, read_rows};
@@ -85,7 +89,7 @@ pub fn predict_training(
     let left_out = leave_one_out(&samples);
     if left_out.is_empty() {
         return Err(RunError::Other(format!(
-            "no step-time sweep of {} with {optimizer} on {} / {} with {} threads{} under {}, and {} sweep(s) of other models there: a cross-model prediction needs at least 3 (run a step-time study of this model, e.g. `just run experiment=NAME` with its [model] table)",
+            "no step-time sweep of {} with {optimizer} on {} / {} with {} threads{} under {}, and {} sweep(s) of other models there: a cross-model prediction needs at least 3",
             model_name(model),
             machine.backend,
             machine.device,

@@ -169,7 +169,10 @@ pub fn config_key(kind: &str, rule: &str, param: &str) -> Option<ConfigKey> {
             Some(Entry(known(param)))
         }
         ("steps-to-target", _, "workload" | "versus") => Some(Entry(known(param))),
-        ("step-time", "jumps-at", "positions") => Some(Analysis("claimed_jumps", None)),
+        ("step-time", "jumps-at" | "jump-below-ratio", "positions") => {
+            Some(Analysis("claimed_jumps", None))
+        }
+        ("step-time", "jump-below-ratio", "max_ratio") => Some(Analysis("max_jump_ratio", None)),
         ("step-time", "no-jumps-at", "positions") => Some(Analysis("no_jumps_at", None)),
         ("step-time", "no-jumps-at", "margin") => Some(Analysis("no_jumps_margin", Some(0.02))),
         ("step-time", "linear", "margin") => Some(Analysis("linear_margin", Some(0.25))),

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use batchlab_method::rows::{append_rows, step_time::StepSample};
-use batchlab_report::step_time::{render_step_time, StepTimeContext, OUTPUT_FILES};
+use batchlab_report::step_time::{render_step_time, StepTimeContext, StepTimeRules, OUTPUT_FILES};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -266,5 +266,35 @@ fn no_jump_and_fluctuation_claims_get_verdicts_the_data_decides() {
     assert!(
         md.contains("**cannot be tested here (no complete run of absent"),
         "{md}"
+    );
+}
+
+#[test]
+fn jumps_below_a_ratio_are_judged_at_the_named_positions() {
+    let root = tempfile::tempdir().unwrap();
+    let with_limit = |name: &str, limit: f64| {
+        let ctx = StepTimeContext {
+            rules: StepTimeRules {
+                max_jump_ratio: Some(limit),
+                ..Default::default()
+            },
+            ..context()
+        };
+        let md = render_run(root.path(), name, &synthetic_sweep(), &ctx);
+        md.lines()
+            .find(|l| l.contains("stay below"))
+            .unwrap()
+            .to_string()
+    };
+    // The planted step at 32 is +8% of the step time: far below doubling, above x1.05.
+    let doubling = with_limit("doubling", 2.0);
+    assert!(
+        doubling.contains("| **reproduces (at most x1.0"),
+        "{doubling}"
+    );
+    let tight = with_limit("tight", 1.05);
+    assert!(
+        tight.contains("**does not reproduce (the step time reaches x1.05 at 1 of 4 positions)**"),
+        "{tight}"
     );
 }

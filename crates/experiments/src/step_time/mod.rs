@@ -115,6 +115,10 @@ pub struct AnalysisConfig {
     /// "No jumps at ..." holds when each step is within this fraction of the step time: the
     /// jump detector's own size floor (`JumpOptions::min_relative`), what counts as a jump.
     pub no_jumps_margin: f64,
+    /// The seed's "why not double": the claimed jumps must keep the step time below this
+    /// ratio of the time before them (claims/registry.toml: 2, from the seed's text); unset,
+    /// the claim is not judged.
+    pub max_jump_ratio: Option<f64>,
     /// Bootstrap resamples for the interval of each median.
     pub bootstrap_resamples: usize,
 }
@@ -127,6 +131,7 @@ impl Default for AnalysisConfig {
             fluctuates_more_than: None,
             linear_margin: StepTimeRules::default().linear_margin,
             no_jumps_margin: StepTimeRules::default().no_jumps_margin,
+            max_jump_ratio: None,
             // 2000 resamples put the percentile interval's own noise well below a sample's.
             bootstrap_resamples: 2000,
         }
@@ -222,6 +227,16 @@ impl StepTimeStudy {
             if !(margin > 0.0 && margin < 1.0) {
                 return Err(source.error(key, format!("{margin} is not a fraction in (0, 1)")));
             }
+        }
+        if config
+            .analysis
+            .max_jump_ratio
+            .is_some_and(|r| !(r > 1.0 && r.is_finite()))
+        {
+            return Err(source.error(
+                "analysis.max_jump_ratio",
+                "expected a ratio above 1 (the step time after a jump over the time before it)",
+            ));
         }
         if let Some(anatomy) = &config.anatomy {
             anatomy.check(&config.model, source)?;

@@ -118,6 +118,7 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Rendered, RunError> {
         rules: StepTimeRules {
             linear_margin: config.analysis.linear_margin,
             no_jumps_margin: config.analysis.no_jumps_margin,
+            max_jump_ratio: config.analysis.max_jump_ratio,
         },
         fluctuates_more_than: config
             .analysis

@@ -4,25 +4,26 @@
 //! one-sided test at each position named in advance, beside the named gaps' rank among all
 //! gaps; "no jumps at ..." as a claim of absence, within a margin; "fluctuates more" against a
 //! reference curve measured on the same machine.
+mod positions;
 
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
 use batchlab_method::stats::{bootstrap_median_ci, linear_fit, LinearFit, MAD_TO_SD};
-use batchlab_method::tests_of_claims::{critical, named_position_z, named_rank_p, ALPHA};
+use batchlab_method::tests_of_claims::{critical, ALPHA};
 
 use super::analysis::Analysis;
 use super::StepTimeContext;
-use crate::jumps::{scatter, Jump, JumpOptions};
+use crate::jumps::{scatter, JumpOptions};
 use crate::markdown::and_list;
 
 /// The source every step-time claim comes from.
-const SEEDS: &str = "seeds 000/001";
+pub(super) const SEEDS: &str = "seeds 000/001";
 
 /// Fewest ok batch sizes in each half of the sweep for the marginal-cost test: a line through
 /// four points has two residual degrees of freedom.
 const MIN_HALF: usize = 4;
 
 /// Random sets of gaps the named positions' rank is compared with.
-const RANK_RESAMPLES: usize = 10_000;
+pub(super) const RANK_RESAMPLES: usize = 10_000;
 
 /// The rules' parameters a config (or the claims registry) sets.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,6 +34,9 @@ pub struct StepTimeRules {
     /// "No jumps at ...": the largest step, relative to the step time, that still counts as
     /// no jump.
     pub no_jumps_margin: f64,
+    /// "The jumps stay below doubling": the ratio of the step time after a claimed jump to the
+    /// time before it that they must stay under; `None` leaves the claim unjudged.
+    pub max_jump_ratio: Option<f64>,
 }
 
 impl Default for StepTimeRules {
@@ -41,6 +45,7 @@ impl Default for StepTimeRules {
         StepTimeRules {
             linear_margin: 0.25,
             no_jumps_margin: JumpOptions::default().min_relative,
+            max_jump_ratio: None,
         }
     }
 }
@@ -67,10 +72,17 @@ pub(super) fn judge(
     // The seeds' first claim is about step time in general: every sweep can judge it.
     let mut findings = vec![linear(a, ctx.rules.linear_margin)];
     if !ctx.claimed_jumps.is_empty() {
-        findings.push(jumps_at(a, &ctx.claimed_jumps, &opts, ctx.seed));
+        findings.push(positions::jumps_at(a, &ctx.claimed_jumps, &opts, ctx.seed));
+        if let Some(ratio) = ctx.rules.max_jump_ratio {
+            findings.push(positions::jumps_below(a, &ctx.claimed_jumps, ratio));
+        }
     }
     if !ctx.no_jumps_at.is_empty() {
-        findings.push(no_jumps_at(a, &ctx.no_jumps_at, ctx.rules.no_jumps_margin));
+        findings.push(positions::no_jumps_at(
+            a,
+            &ctx.no_jumps_at,
+            ctx.rules.no_jumps_margin,
+        ));
     }
     if let Some(reference) = reference {
         findings.push(fluctuates_more(a, reference, ctx.seed));
@@ -176,173 +188,6 @@ fn linear(a: &Analysis, margin: f64) -> Finding {
     .with_quantities([("ratio", ratio), ("ratio_low90", lo), ("ratio_high90", hi)])
 }
 
-/// The gap that tests a named position: of the tested gaps touching it, the one with the
-/// larger z (a jump "at 16" may be 15 -> 16 or 16 -> 17), and its index among all gaps.
-fn gap_at(a: &Analysis, b: u32) -> Option<(usize, &Jump)> {
-    a.gaps
-        .iter()
-        .enumerate()
-        .filter(|(_, g)| g.previous_batch_size <= b && b <= g.batch_size)
-        .max_by(|x, y| x.1.z.total_cmp(&y.1.z))
-}
-
-/// Whether the rise at gap `i` is a spike rather than a step: the next gap falls back by at
-/// least half of it, itself clearly (one slow batch size, not a change of level).
-fn is_spike(a: &Analysis, i: usize, z_needed: f64) -> bool {
-    let (rise, next) = (&a.gaps[i], a.gaps.get(i + 1));
-    next.is_some_and(|n| {
-        n.previous_batch_size == rise.batch_size
-            && n.z <= -z_needed
-            && -n.height_ms >= rise.height_ms / 2.0
-    })
-}
-
-fn jumps_at(a: &Analysis, claimed: &[u32], opts: &JumpOptions, seed: u64) -> Finding {
-    let claim = ClaimText::new(
-        format!("The step time jumps at {}", list(claimed)),
-        format!("{SEEDS}, on GPUs"),
-    );
-    // Each position is looked at through up to two gaps: the family is all of them.
-    let z_needed = named_position_z(2 * claimed.len());
-    let mut measured = vec![];
-    let (mut passed, mut tested, mut indices) = (vec![], vec![], vec![]);
-    let mut detectable: f64 = 0.0;
-    for &b in claimed {
-        let Some((i, g)) = gap_at(a, b) else {
-            measured.push(format!(
-                "{b}: not tested (outside the ok batch sizes or at an end)"
-            ));
-            continue;
-        };
-        tested.push(b);
-        indices.push(i);
-        let per_z = if g.z != 0.0 {
-            (g.relative / g.z).abs()
-        } else {
-            0.0
-        };
-        detectable = detectable.max((z_needed * per_z).max(opts.min_relative));
-        let spike = is_spike(a, i, z_needed);
-        let passes = g.z >= z_needed && g.relative >= opts.min_relative && !spike;
-        if passes {
-            passed.push(b);
-        }
-        measured.push(format!(
-            "{b}: {} → {} {:+.1}% (z {:.1}){}{}",
-            g.previous_batch_size,
-            g.batch_size,
-            100.0 * g.relative,
-            g.z,
-            if passes { ", a jump" } else { "" },
-            if spike {
-                ", a spike (the next gap falls back)"
-            } else {
-                ""
-            }
-        ));
-    }
-    let z_all: Vec<f64> = a.gaps.iter().map(|g| g.z).collect();
-    let rank_p = named_rank_p(&z_all, &indices, RANK_RESAMPLES, seed);
-    if let Some(p) = rank_p {
-        measured.push(format!(
-            "the named gaps' z summed against {RANK_RESAMPLES} random sets of {} of the {} gaps: p = {p:.4}",
-            indices.len(),
-            z_all.len()
-        ));
-    }
-    let outcome = if tested.is_empty() {
-        Outcome::cannot_test("no claimed position inside the sweep")
-    } else if passed.len() == tested.len() {
-        Outcome::reproduces_with(format!(
-            "a jump at each of the {} named positions",
-            tested.len()
-        ))
-    } else if passed.is_empty() {
-        Outcome::does_not_reproduce(format!(
-            "no jump at any named position; jumps above {:.1}% would have been seen",
-            100.0 * detectable
-        ))
-    } else {
-        Outcome::partly(format!(
-            "a jump at {} of {} named positions",
-            passed.len(),
-            tested.len()
-        ))
-    };
-    let test = format!(
-        "A one-sided test at each position named in advance: of the gaps touching it, the one with the larger z (the detector's step statistic, method below) must reach z >= {z_needed:.2} (5% over the {} gaps looked at, Bonferroni; not the search-wide 5 meant for every gap) and at least {:.0}% of the step time (the detector's size floor), and not be a spike (the next gap falling back by half of it, clearly). Reproduces if every tested position passes, partly if some, does not reproduce if none. At this noise steps above {:.1}% could pass. Beside it, a permutation test of how the named gaps rank among all gaps. This judges the jumps, not the seed's explanation of them (PCIe lanes)",
-        2 * claimed.len(),
-        100.0 * opts.min_relative,
-        100.0 * detectable
-    );
-    Finding::new(claim, "jumps-at", outcome, measured.join("; "), test).with_quantities(
-        [("z_needed", z_needed), ("detectable_relative", detectable)]
-            .into_iter()
-            .chain(rank_p.map(|p| ("rank_p", p))),
-    )
-}
-
-fn no_jumps_at(a: &Analysis, positions: &[u32], margin: f64) -> Finding {
-    let claim = ClaimText::new(
-        format!("No jumps at {} (unlike VGG)", list(positions)),
-        SEEDS,
-    );
-    // Absence at every position is an intersection of one-sided tests: no correction needed.
-    let z = named_position_z(1);
-    let mut measured = vec![];
-    let (mut shown, mut refuted, mut tested) = (0, 0, 0);
-    let mut widest: f64 = 0.0;
-    for &b in positions {
-        let Some((_, g)) = gap_at(a, b) else {
-            measured.push(format!("{b}: not tested"));
-            continue;
-        };
-        tested += 1;
-        let se = if g.z != 0.0 {
-            (g.relative / g.z).abs()
-        } else {
-            0.0
-        };
-        let (lo, hi) = (g.relative - z * se, g.relative + z * se);
-        widest = widest.max(z * se);
-        if hi < margin && lo > -margin {
-            shown += 1;
-        } else if lo > margin {
-            refuted += 1;
-        }
-        measured.push(format!(
-            "{b}: {} → {} {:+.1}% (90% interval {:+.1}% to {:+.1}%)",
-            g.previous_batch_size,
-            g.batch_size,
-            100.0 * g.relative,
-            100.0 * lo,
-            100.0 * hi
-        ));
-    }
-    let outcome = if tested == 0 {
-        Outcome::cannot_test("no named position inside the sweep")
-    } else if refuted > 0 {
-        Outcome::does_not_reproduce(format!(
-            "a step above {:.0}% at {refuted} of {tested} positions",
-            100.0 * margin
-        ))
-    } else if shown == tested {
-        Outcome::reproduces_with(format!("every step within ±{:.0}%", 100.0 * margin))
-    } else {
-        Outcome::inconclusive(format!(
-            "a step's 90% interval is ±{:.1}% of the step time; the margin is ±{:.0}%",
-            100.0 * widest,
-            100.0 * margin
-        ))
-    };
-    let test = format!(
-        "A claim of absence, with a margin: at each named position the step statistic of the gap touching it with the larger z (method below), as a fraction of the step time; no jump where its 90% interval lies inside ±{:.0}% (two one-sided tests). Reproduces if every tested position shows no jump, does not reproduce if a step's interval lies wholly above the margin anywhere, inconclusive otherwise",
-        100.0 * margin
-    );
-    Finding::new(claim, "no-jumps-at", outcome, measured.join("; "), test)
-        .with_quantities([("margin", margin), ("widest_half_interval", widest)])
-}
-
 fn fluctuates_more(a: &Analysis, reference: &FluctuationReference, seed: u64) -> Finding {
     let claim = ClaimText::new(
         format!(
@@ -423,7 +268,7 @@ fn percent(v: Option<(f64, f64, f64)>) -> String {
 }
 
 /// "16, 32 and 48".
-fn list(values: &[u32]) -> String {
+pub(super) fn list(values: &[u32]) -> String {
     let text: Vec<String> = values.iter().map(u32::to_string).collect();
     and_list(&text)
 }

@@ -178,7 +178,7 @@ pub fn claims_lines(results: &[ClaimResult]) -> Vec<String> {
 pub fn results_markdown(registry: &Registry, results: &[ClaimResult]) -> String {
     let mut md = String::from("# Results: every registered claim and its verdict\n\n");
     md.push_str(&format!(
-        "Written by `batchlab results` from `{REGISTRY_PATH}` (sha256 `{}`) and the `findings.json` of every committed run under `reports/`; do not edit by hand: `just test` regenerates it and fails when it differs. A claim's verdict of record is the newest committed run of its test of record; other runs (other backends, machines, or experiments that judge it) are listed beside it. Each verdict holds for the machine named: rows are never pooled across machines.\n\n",
+        "Written by `batchlab results` from `{REGISTRY_PATH}` (sha256 `{}`) and the `findings.json` of every committed run under `reports/`; do not edit by hand: `just test` fails when it differs from what they give, and `just batchlab results` writes it again. A claim's verdict of record is the newest committed run of its test of record; other runs (other backends, machines, or experiments that judge it) are listed beside it. Each verdict holds for the machine named: rows are never pooled across machines.\n\n",
         registry.sha256
     ));
     let mut counts: Vec<(String, usize)> = vec![];

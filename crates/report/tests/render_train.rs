@@ -545,3 +545,45 @@ fn a_faster_larger_batch_is_seen_and_a_slower_one_refutes_the_claim() {
         "{slower}"
     );
 }
+
+#[test]
+fn the_best_batch_size_is_judged_by_the_sizes_the_seeds_cannot_tell_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out_dir(&tmp, "best-batch");
+    write_study(&dir, |_, _, _| true, |_, _, _| true);
+    let best = |budget: &str, b: u32| TrainClaim {
+        id: None,
+        claim: format!("the best batch size is {b} ({budget})"),
+        source: "seed 003".into(),
+        series: "adam/standard".into(),
+        budget: budget.into(),
+        rule: ClaimRule::BestBatch { best: b },
+    };
+    let ctx = TrainContext {
+        // Epochs: 66% at 16, 3 points less each doubling, the seeds shifted alike in every
+        // cell; steps: 66% everywhere.
+        claims: vec![best("epochs", 16), best("epochs", 64), best("steps", 64)],
+        ..context()
+    };
+    render_train(&dir, &ctx).unwrap();
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let row = |text: &str| {
+        report
+            .lines()
+            .find(|l| l.contains(text))
+            .unwrap_or_else(|| panic!("no row {text}"))
+            .to_string()
+    };
+    let sixteen = row("is 16 (epochs)");
+    assert!(sixteen.contains("| **reproduces** |"), "{sixteen}");
+    let sixty_four = row("is 64 (epochs)");
+    assert!(
+        sixty_four.contains("**does not reproduce (16 is best here"),
+        "{sixty_four}"
+    );
+    let flat = row("is 64 (steps)");
+    assert!(
+        flat.contains("**inconclusive (") && flat.contains("could be best: "),
+        "{flat}"
+    );
+}

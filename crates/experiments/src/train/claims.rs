@@ -9,6 +9,7 @@
 //! budget = "epochs"            # default; "steps" judges the steps-matched control
 //! rule = "accuracy-falls"      # accuracy-falls | accuracy-holds | accuracy-does-not-fall |
 //!                              # falls-less-than | accuracy-higher-than | epoch-time-falls |
+//!                              # best-batch |
 //!                              # powers-of-two-flat | time-follows-steps
 //! versus = "sgd"               # falls-less-than, accuracy-higher-than: the other line
 //! batch_sizes = [64, 128]      # the accuracy rules: from, to
@@ -42,6 +43,8 @@ pub enum RuleName {
     AccuracyHigherThan,
     /// The whole budget trains faster at `batch_sizes[1]` than at `batch_sizes[0]`.
     EpochTimeFalls,
+    /// `batch_sizes[0]` is the most accurate batch size of the line.
+    BestBatch,
 }
 
 /// One `[[analysis.claims]]` entry.
@@ -129,7 +132,10 @@ impl ClaimConfig {
                 | RuleName::FallsLessThan
                 | RuleName::EpochTimeFalls
         );
-        let at_one = self.rule == RuleName::AccuracyHigherThan;
+        let at_one = matches!(
+            self.rule,
+            RuleName::AccuracyHigherThan | RuleName::BestBatch
+        );
         match (&self.batch_sizes, accuracy, at_one) {
             (Some(pair), true, _)
                 if pair.len() == 2 && pair[0] != pair[1] && !pair.contains(&0) => {}
@@ -141,10 +147,7 @@ impl ClaimConfig {
             }
             (Some(one), _, true) if one.len() == 1 && one[0] > 0 => {}
             (_, _, true) => {
-                return Err(source.error(
-                    &key("batch_sizes"),
-                    "expected the one batch size >= 1 the lines are compared at: [b]",
-                ))
+                return Err(source.error(&key("batch_sizes"), "expected one batch size >= 1: [b]"))
             }
             (Some(_), false, false) => {
                 return Err(source.error(&key("batch_sizes"), "only used by the accuracy rules"))
@@ -266,6 +269,7 @@ impl ClaimConfig {
                     to: pair(1),
                     versus: self.versus.clone().unwrap_or_default(),
                 },
+                RuleName::BestBatch => ClaimRule::BestBatch { best: pair(0) },
                 RuleName::EpochTimeFalls => ClaimRule::EpochTimeFalls {
                     from: pair(0),
                     to: pair(1),

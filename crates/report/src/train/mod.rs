@@ -131,6 +131,12 @@ pub enum ClaimRule {
         /// The line compared with.
         versus: String,
     },
+    /// "The best batch size is `best`": the batch sizes the seeds cannot tell from the most
+    /// accurate one (multiple comparisons with the best) are `best` alone.
+    BestBatch {
+        /// The batch size claimed best.
+        best: u32,
+    },
     /// A directional claim: the whole budget trains faster at `to` than at `from`.
     EpochTimeFalls {
         /// The smaller batch size.

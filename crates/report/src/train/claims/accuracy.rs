@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use batchlab_method::findings::Outcome;
 use batchlab_method::stats::{mean, sample_std};
 use batchlab_method::tests_of_claims::{
-    decrease, equivalence, increase, non_inferiority, Arm, Decision, Difference,
+    critical, decrease, equivalence, increase, non_inferiority, Arm, Decision, Difference, ALPHA,
 };
 
 use super::{ClaimRule, Judged};
@@ -277,5 +277,74 @@ pub(super) fn higher_than(
             interval_text(&d, &how)
         ),
         quantities: quantities(&d),
+    }
+}
+
+/// "The best batch size is `claimed`": the batch sizes that could be best, a confidence set
+/// (multiple comparisons with the best, Bonferroni): a batch size is left out when the best
+/// observed one is more accurate than it at the one-sided level ALPHA / (sizes - 1). Reproduces
+/// when the set is `claimed` alone, does not reproduce when `claimed` is left out, inconclusive
+/// when the seeds cannot tell it from others.
+pub(super) fn best_batch(analysis: &Analysis, line: &Line, claimed: u32) -> Judged {
+    let Some(&top) = line
+        .values()
+        .filter(|c| c.test_accuracy_mean.is_finite())
+        .max_by(|a, b| a.test_accuracy_mean.total_cmp(&b.test_accuracy_mean))
+    else {
+        return Judged::untested("no cell with an accuracy", "no cell with an accuracy");
+    };
+    if !line.contains_key(&claimed) {
+        return Judged::untested("not measured", format!("batch {claimed} was not run"));
+    }
+    let others = line.len().saturating_sub(1).max(1) as f64;
+    let alpha = ALPHA / others;
+    let (mut possible, mut widest, mut parts) = (vec![], 0.0f64, vec![]);
+    for (&b, &c) in line {
+        if b == top.batch_size {
+            possible.push(b);
+            continue;
+        }
+        let Some((d, _)) = combine(analysis, &[(-1.0, c), (1.0, top)]) else {
+            return too_few();
+        };
+        let half = critical(alpha, d.df) * d.se;
+        widest = widest.max(half);
+        if d.diff - half <= 0.0 {
+            possible.push(b);
+        }
+        parts.push(format!(
+            "{b}: {:+.2} points (bound {:+.2})",
+            -d.diff,
+            half - d.diff
+        ));
+    }
+    let sizes: Vec<String> = possible.iter().map(u32::to_string).collect();
+    let outcome = if !possible.contains(&claimed) {
+        Outcome::does_not_reproduce(format!(
+            "{} is best here; {claimed} is below it beyond the seeds' spread",
+            top.batch_size
+        ))
+    } else if possible.len() == 1 {
+        Outcome::reproduces()
+    } else {
+        Outcome::inconclusive(format!(
+            "a difference of {} points from the best; could be best: {}",
+            num(widest, 2),
+            sizes.join(", ")
+        ))
+    };
+    Judged {
+        outcome,
+        measured: format!(
+            "best observed {} at {}; against it: {}; could be best: {}",
+            num(100.0 * top.test_accuracy_mean, 2),
+            top.batch_size,
+            parts.join(", "),
+            sizes.join(", ")
+        ),
+        quantities: vec![
+            ("best_observed", f64::from(top.batch_size)),
+            ("could_be_best", possible.len() as f64),
+        ],
     }
 }

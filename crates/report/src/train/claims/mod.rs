@@ -32,6 +32,7 @@ fn rule_name(rule: &ClaimRule) -> &'static str {
         ClaimRule::FallsLessThan { .. } => "falls-less-than",
         ClaimRule::AccuracyHigherThan { .. } => "accuracy-higher-than",
         ClaimRule::EpochTimeFalls { .. } => "epoch-time-falls",
+        ClaimRule::BestBatch { .. } => "best-batch",
     }
 }
 
@@ -85,6 +86,7 @@ fn judge_rule(claim: &TrainClaim, analysis: &Analysis) -> Result<Judged, Judged>
             to,
             versus: v,
         } => accuracy::falls_less_than(analysis, &line, &versus(v)?, (*from, *to), v),
+        ClaimRule::BestBatch { best } => accuracy::best_batch(analysis, &line, *best),
         ClaimRule::AccuracyHigherThan { at, versus: v } => {
             accuracy::higher_than(analysis, &line, &versus(v)?, *at, v)
         }
@@ -154,6 +156,9 @@ fn rule_words(rule: &ClaimRule) -> String {
         ),
         ClaimRule::AccuracyHigherThan { at, versus } => format!(
             "A superiority between two lines at batch {at}: this line's accuracy minus {versus}'s, paired by seed where both cells have the same seeds (else Welch). Reproduces when the one-sided 95% lower bound lies above zero, does not reproduce when the upper bound lies below zero, inconclusive otherwise."
+        ),
+        ClaimRule::BestBatch { best } => format!(
+            "Which batch sizes could be best: each batch size against the most accurate one, paired by seed where they share their seeds (else Welch), one-sided at 5% divided by the number of comparisons (Bonferroni); a batch size clearly below the best is left out. Reproduces if only {best} could be best, does not reproduce if {best} is left out, inconclusive if the seeds cannot tell it from others."
         ),
         ClaimRule::EpochTimeFalls { from, to } => format!(
             "A directional claim on the training time of the whole (epoch) budget: the seeds' log training times at {to} against {from} (Welch); reproduces when the one-sided 95% upper bound of the ratio lies below 1 (faster at {to}), does not reproduce when the lower bound lies above 1, inconclusive otherwise."

@@ -10,6 +10,8 @@ use batchlab_method::findings::Finding;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use batchlab_report::step_time::StepTimeRules;
+
 use crate::config::{ConfigError, Source};
 
 /// The registry's text as committed.
@@ -162,40 +164,41 @@ pub enum ConfigKey {
 /// `kind` judged by `rule`; `None` for a parameter no config key carries (no rule reads it).
 pub fn config_key(kind: &str, rule: &str, param: &str) -> Option<ConfigKey> {
     use ConfigKey::*;
+    let defaults = StepTimeRules::default();
     match (kind, rule, param) {
         ("train" | "steps-to-target", _, "from" | "batch_size") => Some(EntryBatch(0)),
         ("train" | "steps-to-target", _, "to") => Some(EntryBatch(1)),
-        ("train", _, "series" | "budget" | "margin" | "tolerance" | "reference" | "versus") => {
-            Some(Entry(known(param)))
-        }
-        ("steps-to-target", _, "workload" | "versus") => Some(Entry(known(param))),
+        ("train", _, p) => TRAIN_KEYS.into_iter().find(|k| *k == p).map(Entry),
+        ("steps-to-target", _, p) => TARGET_KEYS.into_iter().find(|k| *k == p).map(Entry),
         ("step-time", "jumps-at" | "jump-below-ratio", "positions") => {
             Some(Analysis("claimed_jumps", None))
         }
         ("step-time", "jump-below-ratio", "max_ratio") => Some(Analysis("max_jump_ratio", None)),
         ("step-time", "no-jumps-at", "positions") => Some(Analysis("no_jumps_at", None)),
-        ("step-time", "no-jumps-at", "margin") => Some(Analysis("no_jumps_margin", Some(0.02))),
-        ("step-time", "linear", "margin") => Some(Analysis("linear_margin", Some(0.25))),
+        ("step-time", "no-jumps-at", "margin") => {
+            Some(Analysis("no_jumps_margin", Some(defaults.no_jumps_margin)))
+        }
+        ("step-time", "linear", "margin") => {
+            Some(Analysis("linear_margin", Some(defaults.linear_margin)))
+        }
         ("step-time", "fluctuates-more", "than") => Some(Analysis("fluctuates_more_than", None)),
         _ => None,
     }
 }
 
-/// The static name of a config key `config_key` matched.
-fn known(param: &str) -> &'static str {
-    [
-        "series",
-        "budget",
-        "margin",
-        "tolerance",
-        "reference",
-        "versus",
-        "workload",
-    ]
-    .into_iter()
-    .find(|k| *k == param)
-    .unwrap_or("")
-}
+/// The keys of a training claim's `[[analysis.claims]]` entry that carry the registered
+/// parameter of the same name.
+const TRAIN_KEYS: [&str; 6] = [
+    "series",
+    "budget",
+    "margin",
+    "tolerance",
+    "reference",
+    "versus",
+];
+
+/// The same for a steps-to-target claim.
+const TARGET_KEYS: [&str; 2] = ["workload", "versus"];
 
 impl Registry {
     /// Reads a registry file (`batchlab report --registry FILE`).

@@ -333,7 +333,9 @@ fn local_noise(
 
 mod points;
 
-pub use points::{detectable_relative, point_offsets, relative_offsets, scatter, PointOffset};
+pub use points::{
+    detectable_relative, point_offsets, relative_offsets, relative_se, scatter, PointOffset,
+};
 
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@ mod command_cases;
 #[path = "../common/mod.rs"]
 mod common;
 mod config_cases;
+mod find_batch_cases;
 
 use std::{
     fs,

@@ -70,17 +70,21 @@ pub fn scatter(offsets: &[f64]) -> f64 {
     MAD_TO_SD * median(offsets)
 }
 
-/// The smallest step, relative to the step time before it, that could have passed the
-/// detector's thresholds at the gap of `gap` (a tested gap from [`super::gap_statistics`]):
-/// |z| >= the threshold at this gap's noise, and the minimum relative height. A real step must
-/// also persist on both sides, so this is a lower bound.
-pub fn detectable_relative(gap: &Jump, opts: &JumpOptions) -> f64 {
-    let per_z = if gap.z != 0.0 && gap.relative.is_finite() {
+/// The standard error of `gap`'s relative height (a tested gap from
+/// [`super::gap_statistics`]): its height over its z, as a fraction of the step time.
+pub fn relative_se(gap: &Jump) -> f64 {
+    if gap.z != 0.0 && gap.relative.is_finite() {
         (gap.relative / gap.z).abs()
     } else {
         0.0
-    };
-    (opts.z_threshold * per_z).max(opts.min_relative)
+    }
+}
+
+/// The smallest step, relative to the step time before it, that could reach `z_needed` at the
+/// noise of `gap` and the detector's minimum relative height. A real step must also persist on
+/// both sides, so this is a lower bound.
+pub fn detectable_relative(gap: &Jump, z_needed: f64, opts: &JumpOptions) -> f64 {
+    (z_needed * relative_se(gap)).max(opts.min_relative)
 }
 
 /// The points sorted by batch size without non-finite medians or repeats, with their
@@ -146,7 +150,8 @@ mod tests {
             z,
         };
         // 4% at z 2: one standard error is 2%, so 5 of them are 10%.
-        assert!((detectable_relative(&gap(0.04, 2.0), &opts) - 0.10).abs() < 1e-12);
-        assert_eq!(detectable_relative(&gap(0.001, 10.0), &opts), 0.02);
+        let z = opts.z_threshold;
+        assert!((detectable_relative(&gap(0.04, 2.0), z, &opts) - 0.10).abs() < 1e-12);
+        assert_eq!(detectable_relative(&gap(0.001, 10.0), z, &opts), 0.02);
     }
 }

@@ -6,7 +6,7 @@ use batchlab_method::findings::{ClaimText, Finding, Outcome};
 use batchlab_method::tests_of_claims::{named_position_z, named_rank_p};
 
 use super::{list, RANK_RESAMPLES, SEEDS};
-use crate::jumps::{Jump, JumpOptions};
+use crate::jumps::{detectable_relative, relative_se, Jump, JumpOptions};
 use crate::step_time::analysis::Analysis;
 
 /// The gap that tests a named position: of the tested gaps touching it, the one with the
@@ -23,11 +23,7 @@ fn gap_at(a: &Analysis, b: u32) -> Option<(usize, &Jump)> {
 /// at `z` standard errors (its standard error from its own z).
 fn bounds_at(a: &Analysis, b: u32, z: f64) -> Option<(&Jump, f64, f64)> {
     let (_, g) = gap_at(a, b)?;
-    let se = if g.z != 0.0 {
-        (g.relative / g.z).abs()
-    } else {
-        0.0
-    };
+    let se = relative_se(g);
     Some((g, g.relative - z * se, g.relative + z * se))
 }
 
@@ -61,12 +57,7 @@ pub(super) fn jumps_at(a: &Analysis, claimed: &[u32], opts: &JumpOptions, seed: 
         };
         tested.push(b);
         indices.push(i);
-        let per_z = if g.z != 0.0 {
-            (g.relative / g.z).abs()
-        } else {
-            0.0
-        };
-        detectable = detectable.max((z_needed * per_z).max(opts.min_relative));
+        detectable = detectable.max(detectable_relative(g, z_needed, opts));
         let spike = is_spike(a, i, z_needed);
         let passes = g.z >= z_needed && g.relative >= opts.min_relative && !spike;
         if passes {

@@ -44,6 +44,17 @@ pub struct Arm {
     pub n: usize,
 }
 
+impl Arm {
+    /// The summary of a sample.
+    pub fn of(xs: &[f64]) -> Arm {
+        Arm {
+            mean: crate::stats::mean(xs),
+            sd: crate::stats::sample_std(xs),
+            n: xs.len(),
+        }
+    }
+}
+
 impl Difference {
     /// Welch's difference `b - a`; `None` with fewer than two observations in an arm (no
     /// spread to test against).

@@ -13,11 +13,7 @@ fn arm(rng: &mut StdRng, mean: f64, n: usize) -> Arm {
             mean + (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
         })
         .collect();
-    Arm {
-        mean: crate::stats::mean(&xs),
-        sd: crate::stats::sample_std(&xs),
-        n,
-    }
+    Arm::of(&xs)
 }
 
 /// How often `decide` returns `want` over `trials` simulated pairs of arms.

@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 
 use batchlab_method::findings::Outcome;
-use batchlab_method::stats::{mean, sample_std};
 use batchlab_method::tests_of_claims::{
     critical, decrease, equivalence, increase, non_inferiority, Arm, Decision, Difference, ALPHA,
 };
@@ -47,12 +46,7 @@ fn combine(analysis: &Analysis, terms: &[(f64, &TrainCell)]) -> Option<(Differen
                     .sum()
             })
             .collect();
-        let arm = Arm {
-            mean: mean(&values),
-            sd: sample_std(&values),
-            n: values.len(),
-        };
-        let d = Difference::one_sample(arm)?;
+        let d = Difference::one_sample(Arm::of(&values))?;
         return Some((d, format!("paired by seed, {} seeds", seeds.len())));
     }
     let arms: Vec<(f64, Arm)> = terms

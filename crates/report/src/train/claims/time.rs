@@ -16,20 +16,13 @@ use crate::train::TrainCell;
 
 /// The log training times of a cell's ok seeds, as one arm (a ratio of times is then a
 /// difference).
-fn log_time_arm(analysis: &Analysis, c: &TrainCell, per_step: bool) -> Arm {
+fn log_time_arm(analysis: &Analysis, c: &TrainCell) -> Arm {
     let xs: Vec<f64> = analysis
         .ok_records(c)
-        .map(|r| {
-            let steps = if per_step { r.steps.max(1) as f64 } else { 1.0 };
-            (r.train_seconds / steps).ln()
-        })
+        .map(|r| r.train_seconds.ln())
         .filter(|x| x.is_finite())
         .collect();
-    Arm {
-        mean: batchlab_method::stats::mean(&xs),
-        sd: batchlab_method::stats::sample_std(&xs),
-        n: xs.len(),
-    }
+    Arm::of(&xs)
 }
 
 /// Counts of pairs shown equal, shown apart and open, over the comparisons of a rule.
@@ -68,10 +61,7 @@ pub(super) fn time_falls(cells: &Line, analysis: &Analysis, from: u32, to: u32) 
     let (Some(a), Some(b)) = (cells.get(&from), cells.get(&to)) else {
         return Judged::untested("not measured", format!("batch {from} or {to} was not run"));
     };
-    let Some(d) = Difference::welch(
-        log_time_arm(analysis, a, false),
-        log_time_arm(analysis, b, false),
-    ) else {
+    let Some(d) = Difference::welch(log_time_arm(analysis, a), log_time_arm(analysis, b)) else {
         return Judged::untested(
             "fewer than two ok seeds in a cell",
             "fewer than two ok seeds in a cell: no seed spread",
@@ -114,10 +104,7 @@ pub(super) fn powers_of_two(cells: &Line, analysis: &Analysis, tolerance: f64) -
         let sides: Vec<String> = neighbours
             .iter()
             .map(|n| {
-                let d = Difference::welch(
-                    log_time_arm(analysis, n, false),
-                    log_time_arm(analysis, cell, false),
-                );
+                let d = Difference::welch(log_time_arm(analysis, n), log_time_arm(analysis, cell));
                 let decision = d.map_or(Decision::Open, |d| equivalence(&d, margin));
                 tally.add(decision);
                 let (text, half) = d.map_or(("no seed spread".to_string(), f64::INFINITY), |d| {
@@ -205,11 +192,7 @@ pub(super) fn time_follows_steps(
             .filter(|r| r.train_seconds.is_finite())
             .map(|r| (r.train_seconds / fit.predict(r.steps as f64)).ln())
             .collect();
-        let arm = Arm {
-            mean: batchlab_method::stats::mean(&off),
-            sd: batchlab_method::stats::sample_std(&off),
-            n: off.len(),
-        };
+        let arm = Arm::of(&off);
         let d = Difference::one_sample(arm);
         tally.add(d.map_or(Decision::Open, |d| equivalence(&d, margin)));
         if let Some(d) = d {

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use batchlab_report::step_time::StepTimeRules;
+use batchlab_report::steps_to_target::RegimeBands;
 
 use crate::config::{ConfigError, Source};
 
@@ -169,7 +170,6 @@ pub fn config_key(kind: &str, rule: &str, param: &str) -> Option<ConfigKey> {
         ("train" | "steps-to-target", _, "from" | "batch_size") => Some(EntryBatch(0)),
         ("train" | "steps-to-target", _, "to") => Some(EntryBatch(1)),
         ("train", _, p) => TRAIN_KEYS.into_iter().find(|k| *k == p).map(Entry),
-        ("steps-to-target", _, p) => TARGET_KEYS.into_iter().find(|k| *k == p).map(Entry),
         ("step-time", "jumps-at" | "jump-below-ratio", "positions") => {
             Some(Analysis("claimed_jumps", None))
         }
@@ -182,6 +182,20 @@ pub fn config_key(kind: &str, rule: &str, param: &str) -> Option<ConfigKey> {
             Some(Analysis("linear_margin", Some(defaults.linear_margin)))
         }
         ("step-time", "fluctuates-more", "than") => Some(Analysis("fluctuates_more_than", None)),
+        ("steps-to-target", "three-regimes", p) => {
+            let bands = RegimeBands::default();
+            match p {
+                "perfect_slope_from" => {
+                    Some(Analysis("perfect_slope_from", Some(bands.perfect_from)))
+                }
+                "perfect_slope_to" => Some(Analysis("perfect_slope_to", Some(bands.perfect_to))),
+                "plateau_slope_from" => {
+                    Some(Analysis("plateau_slope_from", Some(bands.plateau_from)))
+                }
+                _ => TARGET_KEYS.into_iter().find(|k| *k == p).map(Entry),
+            }
+        }
+        ("steps-to-target", _, p) => TARGET_KEYS.into_iter().find(|k| *k == p).map(Entry),
         _ => None,
     }
 }

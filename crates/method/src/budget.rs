@@ -5,7 +5,10 @@
 //!   `max_epochs` is set: at most ceil(max_epochs x N / B) steps over N training examples.
 //!   A fixed step budget that lets small batches reach the target makes large batches train
 //!   for many epochs when they miss; an epoch cap bounds the cost of a missed trial by the
-//!   examples it sees, which is what a CPU pays for.
+//!   examples it sees, which is what a CPU pays for. An epoch cap leaves the largest batch
+//!   sizes few steps, though, and a cap below the steps their neighbours needed decides the
+//!   answer (nothing reaches because nothing could): `min_steps` is a floor under the epoch
+//!   cap, so the budget is max(min_steps, min(max_steps, ceil(max_epochs x N / B))).
 //! - **Evaluation steps** start at K (`evaluate_every`) and go on every K steps until the
 //!   spacing reaches `growth - 1` of the step count, then grow geometrically: s(i+1) =
 //!   max(s(i) + K, ceil(s(i) x growth)). Steps to result are read at these steps, so a
@@ -30,6 +33,8 @@ pub struct StepBudget {
     pub max_epochs: Option<f64>,
     /// Training examples (N), for the epoch cap.
     pub train_examples: u64,
+    /// The fewest steps a trial trains whatever the epoch cap says (0: no floor).
+    pub min_steps: u64,
 }
 
 impl StepBudget {
@@ -61,7 +66,20 @@ impl StepBudget {
             max_steps,
             max_epochs,
             train_examples,
+            min_steps: 0,
         })
+    }
+
+    /// The same budget with a floor of `min_steps` under the epoch cap (at most `max_steps`).
+    pub fn with_min_steps(self, min_steps: u64) -> Result<Self, TargetError> {
+        if min_steps > self.max_steps {
+            return Err(TargetError::argument(
+                "min_steps",
+                min_steps,
+                "at most max_steps",
+            ));
+        }
+        Ok(Self { min_steps, ..self })
     }
 
     /// The most steps a trial at `batch_size` trains (at least 1).
@@ -69,7 +87,7 @@ impl StepBudget {
         let by_epochs = self.max_epochs.map_or(u64::MAX, |e| {
             (e * self.train_examples as f64 / f64::from(batch_size.max(1))).ceil() as u64
         });
-        self.max_steps.min(by_epochs).max(1)
+        self.max_steps.min(by_epochs).max(self.min_steps).max(1)
     }
 
     /// The steps at which a trial at `batch_size` is evaluated, increasing, ending with its
@@ -123,6 +141,15 @@ impl StepBudget {
 
     /// "at most S steps [or E epochs ...]" in words.
     pub fn limit_text(&self) -> String {
+        let text = self.cap_text();
+        if self.min_steps > 0 && self.max_epochs.is_some() {
+            format!("{text}, but at least {} steps", self.min_steps)
+        } else {
+            text
+        }
+    }
+
+    fn cap_text(&self) -> String {
         match self.max_epochs {
             Some(e) => format!(
                 "at most {} steps or {e} epochs of the {} training examples, whichever is fewer",
@@ -166,6 +193,20 @@ mod tests {
         assert_eq!(b.steps(4096), 1);
         let unbounded = StepBudget::new(10, 1.1, 5000, None, 1000).unwrap();
         assert_eq!(unbounded.steps(4096), 5000);
+    }
+
+    #[test]
+    fn a_step_floor_lifts_the_epoch_cap_of_large_batches_only() {
+        let b = StepBudget::new(10, 1.1, 5000, Some(2.0), 1000)
+            .unwrap()
+            .with_min_steps(300)
+            .unwrap();
+        assert_eq!(b.steps(1), 2000);
+        assert_eq!(b.steps(16), 300);
+        assert_eq!(*b.evaluation_steps(16).last().unwrap(), 300);
+        assert!(b.limit_text().ends_with("but at least 300 steps"));
+        let err = b.with_min_steps(6000).unwrap_err().to_string();
+        assert!(err.starts_with("min_steps"), "{err}");
     }
 
     #[test]

@@ -46,7 +46,8 @@ fn renders_every_file_and_finds_the_knee_and_the_regimes() {
     );
     for needle in [
         "perfect scaling from batch 4 to 16",
-        "diminishing returns from batch 16 to 512",
+        // The windows 16-64 to 64-256 straddle a band edge (true slopes -0.8 to -0.5): open.
+        "diminishing returns from batch 128 to 512",
         "maximal data parallelism from batch 512 to 4096",
         "consistent with linear scaling (slope 1), not with square-root scaling",
         "Steps to result: 16500 at batch 4, 8500 at batch 8,",

@@ -42,15 +42,29 @@ fn each_claim_is_judged_from_the_curves() {
     ];
     render_target(&dir, &ctx).unwrap();
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    // Perfect 4-16, diminishing 16-512, plateau 512-4096 (see the regimes test above).
+    // Perfect 4-16, diminishing 128-512, plateau 512-4096 (see the regimes test).
     assert_eq!(
         verdict_of(&report, "ThreeRegimes\" (a test); mlp/sgd"),
         "**reproduces**"
     );
-    // Both end at batch 16 on this grid.
+    // B_crit 256 against 128: the ratio's bootstrap interval lies above 1.
     assert_eq!(
         verdict_of(&report, "ExtendsPerfectScaling"),
-        "**does not reproduce (mlp/sgd-momentum's perfect scaling ends no later than mlp/sgd's)**"
+        "**reproduces**"
+    );
+    // Swapped, the ratio lies below 1.
+    let mut swapped = ctx.clone();
+    swapped.claims = vec![claim(
+        "mlp/sgd",
+        ExtendsPerfectScaling,
+        Some("mlp/sgd-momentum"),
+    )];
+    render_target(&dir, &swapped).unwrap();
+    let report_swapped = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let refuted = verdict_of(&report_swapped, "ExtendsPerfectScaling");
+    assert!(
+        refuted.starts_with("**does not reproduce (its critical batch size is smaller"),
+        "{refuted}"
     );
     // S_sgd = 500 + 64000 / B against S_momentum = 300 + 76800 / B: plain SGD needs fewer
     // steps below batch 64 and more above it.

@@ -396,6 +396,27 @@ pub fn cases() -> Vec<Case> {
             &["workloads[0].refine_trials", "needs [search.refine]"],
         ),
         case(
+            "beaten trials stopped before the best",
+            &target("budget.beaten_factor=0.5"),
+            1,
+            &["budget.beaten_factor", ">= 1"],
+        ),
+        case(
+            "step floor above the step cap",
+            &target("budget.min_steps=100000000"),
+            1,
+            &["budget", "min_steps", "at most max_steps"],
+        ),
+        case(
+            "regime bands out of order",
+            &target("analysis.plateau_slope_from=-2.0"),
+            1,
+            &[
+                "analysis.perfect_slope_to",
+                "perfect_slope_from < perfect_slope_to < plateau_slope_from",
+            ],
+        ),
+        case(
             "points neither shared nor per batch size",
             &target("search.points=\"each\""),
             1,

@@ -3,6 +3,7 @@
 use batchlab_datasets::DataConfig;
 use batchlab_method::{budget::StepBudget, refine::RefineConfig};
 use batchlab_models::ModelSpec;
+use batchlab_report::steps_to_target::RegimeBands;
 use serde::{Deserialize, Serialize};
 
 use super::claims::TargetClaimConfig;
@@ -76,6 +77,9 @@ pub struct Workload {
     /// Epoch cap for this workload instead of `budget.max_epochs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_epochs: Option<f64>,
+    /// Step floor under the epoch cap for this workload instead of `budget.min_steps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_steps: Option<u64>,
 }
 
 impl Workload {
@@ -201,7 +205,7 @@ fn default_one_minus_momentum() -> [f64; 2] {
 }
 
 /// `[analysis]`: what the report sets beside the steps.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TargetAnalysis {
     /// `[[analysis.step_times]]`: step-time sweeps of the workloads' models on the device of
@@ -209,6 +213,37 @@ pub struct TargetAnalysis {
     pub step_times: Vec<StepTimeSource>,
     /// `[[analysis.claims]]`: the claims the report judges.
     pub claims: Vec<TargetClaimConfig>,
+    /// Perfect scaling is a log-log slope of steps to result from this (-1.25) ...
+    pub perfect_slope_from: f64,
+    /// ... to this (-0.75); diminishing returns lie above it ...
+    pub perfect_slope_to: f64,
+    /// ... and below this (-0.25), where maximal data parallelism begins (see
+    /// `batchlab_report::steps_to_target::scaling::bands`).
+    pub plateau_slope_from: f64,
+}
+
+impl Default for TargetAnalysis {
+    fn default() -> Self {
+        let bands = RegimeBands::default();
+        TargetAnalysis {
+            step_times: vec![],
+            claims: vec![],
+            perfect_slope_from: bands.perfect_from,
+            perfect_slope_to: bands.perfect_to,
+            plateau_slope_from: bands.plateau_from,
+        }
+    }
+}
+
+impl TargetAnalysis {
+    /// The regime bands these keys state.
+    pub fn bands(&self) -> RegimeBands {
+        RegimeBands {
+            perfect_from: self.perfect_slope_from,
+            perfect_to: self.perfect_slope_to,
+            plateau_from: self.plateau_slope_from,
+        }
+    }
 }
 
 /// A step-time report to take a model's step times from.
@@ -239,10 +274,21 @@ pub struct BudgetConfig {
     /// batch sizes); unset: `max_steps` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_epochs: Option<f64>,
+    /// The fewest steps a trial trains whatever `max_epochs` says (at most `max_steps`): the
+    /// epoch cap leaves large batch sizes few steps, and a cap below what their neighbours
+    /// needed decides the answer. Unset: no floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_steps: Option<u64>,
     /// Stop a trial once another trial of its batch size has reached the target at an earlier
     /// or equal step (it can no longer lower steps to result; see `steps_to_target::cutoff`).
     #[serde(default = "default_true")]
     pub stop_when_beaten: bool,
+    /// With `stop_when_beaten`, how far past the best known steps a beaten trial trains: it
+    /// stops at `beaten_factor` x the steps another trial of its batch size reached the
+    /// target in (1: at those steps). Above 1 the stopped trial is right-censored further
+    /// out, so the report's interval of steps to result rests on fewer unknowns.
+    #[serde(default = "default_beaten_factor")]
+    pub beaten_factor: f64,
     /// Batch size of evaluation passes (speed only).
     #[serde(default = "default_eval_batch")]
     pub eval_batch_size: usize,
@@ -263,6 +309,10 @@ fn default_growth() -> f64 {
 
 fn default_true() -> bool {
     true
+}
+
+fn default_beaten_factor() -> f64 {
+    1.0
 }
 
 fn default_eval_batch() -> usize {
@@ -308,6 +358,15 @@ impl TargetConfig {
             if w.max_epochs.is_some_and(|e| !(e > 0.0 && e.is_finite())) {
                 return Err(source.error(&format!("{key}.max_epochs"), "expected a number above 0"));
             }
+            if w.min_steps.is_some_and(|m| m > self.budget.max_steps) {
+                return Err(source.error(
+                    &format!("{key}.min_steps"),
+                    format!(
+                        "expected at most budget.max_steps ({})",
+                        self.budget.max_steps
+                    ),
+                ));
+            }
             if w.trials == Some(0) {
                 return Err(source.error(&format!("{key}.trials"), "expected at least 1"));
             }
@@ -329,6 +388,12 @@ impl TargetConfig {
                 return Err(source.error(&key, format!("two workloads are both {}", w.label())));
             }
             labels.push(w.label());
+        }
+        if !self.analysis.bands().is_valid() {
+            return Err(source.error(
+                "analysis.perfect_slope_to",
+                "expected perfect_slope_from < perfect_slope_to < plateau_slope_from, all finite",
+            ));
         }
         for (i, claim) in self.analysis.claims.iter().enumerate() {
             claim.check(i, source, &labels)?;
@@ -398,7 +463,11 @@ impl TargetConfig {
             b.max_epochs,
             1,
         )
+        .and_then(|budget| budget.with_min_steps(b.min_steps.unwrap_or(0)))
         .map_err(|e| source.error("budget", e.to_string()))?;
+        if !(b.beaten_factor >= 1.0 && b.beaten_factor.is_finite()) {
+            return Err(source.error("budget.beaten_factor", "expected a number >= 1"));
+        }
         if b.noise_every == Some(0) {
             return Err(source.error("budget.noise_every", "expected at least 1"));
         }

@@ -10,15 +10,41 @@
 //! changes is only whether a beaten trial would have reached the target later, which is why
 //! the report counts it among the missed and its record says where it stopped.
 //!
+//! With `budget.beaten_factor` F above 1 a beaten trial trains on to F x S before it stops:
+//! still unable to lower steps to result, but right-censored further out, so the report's
+//! bootstrap of steps to result (which treats a stopped trial as "not reached by its stop",
+//! see `batchlab_report::steps_to_target::censoring`) leaves fewer resamples unbounded.
+//!
 //! Evaluations are appended to results.csv as they happen, so a shard running at the same
 //! time as this one contributes as soon as one of its trials reaches the target.
 
 use std::path::Path;
 
 use batchlab_method::reaching::reaches;
-use batchlab_method::rows::{read_rows, train::TrainEval};
+use batchlab_method::rows::{
+    read_rows,
+    train::{TrainEval, BEATEN_PREFIX},
+};
 
 use crate::shard::run_dirs;
+
+/// The step at which a trial beaten by a sibling that reached the target at `best` stops:
+/// `factor` x `best`, rounded up (at least `best`).
+pub fn stop_step(best: u64, factor: f64) -> u64 {
+    ((best as f64 * factor).ceil() as u64).max(best)
+}
+
+/// The trials.csv message of a beaten trial (it begins with [`BEATEN_PREFIX`]).
+pub fn beaten_message(stopped: u64, batch_size: u32, best: u64, factor: f64) -> String {
+    let past = if factor > 1.0 {
+        format!(" and it had trained {factor} x that")
+    } else {
+        String::new()
+    };
+    format!(
+        "{BEATEN_PREFIX} stopped at step {stopped} because another trial of batch size {batch_size} reached the target at step {best}{past}"
+    )
+}
 
 /// The results.csv files of this run: `dir`'s own and, for a shard, its sibling shards'.
 fn results_files(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -57,6 +83,19 @@ mod tests {
             ));
         }
         text
+    }
+
+    #[test]
+    fn a_beaten_trial_stops_at_the_factor_times_the_best() {
+        assert_eq!(stop_step(100, 1.0), 100);
+        assert_eq!(stop_step(100, 3.0), 300);
+        assert_eq!(stop_step(7, 1.5), 11);
+        let message = beaten_message(300, 64, 100, 3.0);
+        assert!(message.starts_with(BEATEN_PREFIX), "{message}");
+        assert!(
+            message.ends_with("at step 100 and it had trained 3 x that"),
+            "{message}"
+        );
     }
 
     #[test]

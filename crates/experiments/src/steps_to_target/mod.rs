@@ -95,6 +95,14 @@ impl TargetStudy {
             workload.and_then(|w| w.max_epochs).or(b.max_epochs),
             train_examples,
         )
+        .and_then(|budget| {
+            budget.with_min_steps(
+                workload
+                    .and_then(|w| w.min_steps)
+                    .or(b.min_steps)
+                    .unwrap_or(0),
+            )
+        })
         .map_err(|e| format!("budget: {e}"))
     }
 
@@ -106,9 +114,12 @@ impl TargetStudy {
             .workloads
             .iter()
             .map(|w| {
-                let cap = w
+                let mut cap = w
                     .max_epochs
                     .map_or(String::new(), |e| format!(" (at most {e} epochs)"));
+                if let Some(m) = w.min_steps {
+                    cap.push_str(&format!(" (at least {m} steps)"));
+                }
                 let refine = match w.refine_trials(s) {
                     0 => String::new(),
                     n => format!(" + {n} refining"),
@@ -121,10 +132,10 @@ impl TargetStudy {
                 )
             })
             .collect();
-        let beaten = if b.stop_when_beaten {
-            "; a trial also stops once another trial of its batch size has reached the target at an earlier or equal evaluation step (it can no longer lower steps to result; counted as missed)"
-        } else {
-            ""
+        let beaten = match (b.stop_when_beaten, b.beaten_factor) {
+            (false, _) => String::new(),
+            (true, f) if f > 1.0 => format!("; a trial also stops once it has trained {f} x the steps at which another trial of its batch size reached the target (it can no longer lower steps to result; right-censored there)"),
+            (true, _) => "; a trial also stops once another trial of its batch size has reached the target at an earlier or equal evaluation step (it can no longer lower steps to result; right-censored there)".into(),
         };
         let points = match s.points {
             config::Points::Shared => {

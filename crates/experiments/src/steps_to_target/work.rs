@@ -104,6 +104,7 @@ impl TrialWorker<SearchTrial> for TargetWorker<'_> {
         Trained(outcome, end, m): Trained,
     ) -> Result<String, RunError> {
         let (study, dir) = (self.study, self.dir);
+        let factor = study.config.budget.beaten_factor;
         let w = &study.config.workloads[t.workload];
         append_search_row(study, dir, t, m)?;
         let noise = noise::rows(t, w, &outcome.gradient_norms);
@@ -114,10 +115,7 @@ impl TrialWorker<SearchTrial> for TargetWorker<'_> {
         let summary = match (outcome.status, end) {
             ("ok", End::Reached) => format!("reached at step {}", outcome.steps),
             ("ok", End::Beaten(best)) => {
-                row.message = format!(
-                    "beaten: stopped at step {} because another trial of batch size {} reached the target at step {best}",
-                    outcome.steps, t.batch_size
-                );
+                row.message = cutoff::beaten_message(outcome.steps, t.batch_size, best, factor);
                 format!("beaten at step {}", outcome.steps)
             }
             ("ok", End::Budget) => "missed".into(),
@@ -160,15 +158,19 @@ fn run_trial(
     let steps = study.step_budget(Some(w), data.train.len() as u64)?;
     let target = budget.target_error;
     let prefix = w.cell_prefix(t.batch_size);
+    // A trial is beaten at `beaten_factor` x the best known steps (see `cutoff`).
     let best_known = || {
         budget
             .stop_when_beaten
             .then(|| cutoff::best_known_steps(dir, &prefix, target))
             .flatten()
     };
+    let factor = budget.beaten_factor;
     let mut beaten_at = best_known();
     // Training past the best known steps cannot lower them (see `cutoff`).
-    let total_steps = steps.steps(t.batch_size).min(beaten_at.unwrap_or(u64::MAX));
+    let total_steps = steps
+        .steps(t.batch_size)
+        .min(beaten_at.map_or(u64::MAX, |best| cutoff::stop_step(best, factor)));
     let evaluate_at: Vec<u64> = steps
         .evaluation_steps(t.batch_size)
         .into_iter()
@@ -211,7 +213,7 @@ fn run_trial(
             looked = Instant::now();
         }
         match beaten_at {
-            Some(best) if e.step >= best => {
+            Some(best) if e.step >= cutoff::stop_step(best, factor) => {
                 end = End::Beaten(best);
                 Ok(Next::Stop)
             }
@@ -298,6 +300,7 @@ pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<R
                 drop_last: false,
             }
         },
+        bands: config.analysis.bands(),
         claims: config
             .analysis
             .claims

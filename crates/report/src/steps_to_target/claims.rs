@@ -5,6 +5,10 @@ use batchlab_method::findings::{ClaimText, Finding, Outcome};
 
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
+use crate::steps_to_target::scaling::{bounded_interval, WINDOW};
+use crate::steps_to_target::{
+    fit_scaling, BandRegimes, CurveIntervals, Regime, ScalingFitOptions, MIN_FIT_POINTS,
+};
 
 /// How a claim is judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,112 +89,238 @@ fn range_text(name: &str, range: Option<(f64, f64)>) -> String {
     }
 }
 
-/// The rule of the interval-judged regimes, for the test column.
-const INTERVAL_RULE: &str = "regimes judged with 95% bootstrap intervals of steps to result (perfect scaling while the interval of S(B) reaches the line S(B0) B0 / B from the top of S(B0)'s interval; plateau over the trailing segments whose slope interval includes zero)";
-
-/// Why the regimes of `w` cannot judge a claim: they were not judged with intervals (the
-/// point-by-point ranges in the report describe the curve, but a verdict needs the rule
-/// that knows the noise).
-fn unjudgeable(w: &Workload) -> Option<Outcome> {
-    (!w.regimes_with_intervals).then(|| {
-        Outcome::cannot_test(format!(
-            "{}'s steps to result at its smallest batch size rest on too few trials that reached the target (its 95% interval has no upper end), so no batch size can be told apart from perfect scaling",
-            w.label
-        ))
-    })
+fn regime_word(r: Regime) -> &'static str {
+    match r {
+        Regime::PerfectScaling => "perfect scaling",
+        Regime::DiminishingReturns => "diminishing returns",
+        Regime::MaximalDataParallelism => "maximal data parallelism",
+    }
 }
 
-/// How far above S(B0) the top of its interval lies: the slack the perfect-scaling test
-/// gives every later batch size.
-fn first_slack(w: &Workload) -> String {
-    match (w.intervals.steps.first(), w.intervals.intervals.first()) {
-        (Some(&s), Some(&(_, hi))) if s.is_finite() && hi.is_finite() => format!(
-            "it tells a batch size apart from perfect scaling once its steps lie more than {:.0}% above the line (the top of S(B0)'s interval)",
-            100.0 * (hi / s - 1.0)
+/// The rule of the band-judged regimes, for the test column.
+fn band_rule(w: &Workload) -> String {
+    format!(
+        "the log-log slope of steps to result fitted over every {WINDOW} neighbouring batch sizes, with a 95% bootstrap interval (censored trials read by Kaplan-Meier; values the data cannot bound enter as bounds, not numbers); a window is in a regime only when its whole interval lies inside that regime's band ({})",
+        w.bands.bands.describe()
+    )
+}
+
+/// What the windows could resolve: the widest open window's half-width, or that every window
+/// was decided.
+fn resolution(b: &BandRegimes) -> String {
+    match b.widest_open() {
+        Some(h) if h.is_finite() => format!(
+            "windows whose interval straddles a band's edge decide nothing; the widest open interval is ±{h:.2} (the bands are {:.2} wide)",
+            b.bands.plateau_from - b.bands.perfect_to
         ),
-        _ => "S(B0)'s interval has no upper end, so no departure from perfect scaling can be detected with intervals".into(),
+        Some(_) => "some window's interval is unbounded (too few trials reached the target there)".into(),
+        None => "every window's interval lies inside one band".into(),
+    }
+}
+
+/// The three-regimes verdict of one reading's windows.
+fn judge_regimes(b: &BandRegimes) -> Outcome {
+    let seq = b.sequence();
+    let words = |rs: &[Regime]| {
+        rs.iter()
+            .map(|r| regime_word(*r))
+            .collect::<Vec<_>>()
+            .join(", then ")
+    };
+    let all = [
+        Regime::PerfectScaling,
+        Regime::DiminishingReturns,
+        Regime::MaximalDataParallelism,
+    ];
+    if b.out_of_order() {
+        Outcome::does_not_reproduce(format!(
+            "the windows show {} (out of the claimed order)",
+            words(&seq)
+        ))
+    } else if seq.len() == 3 {
+        Outcome::reproduces()
+    } else if seq.is_empty() {
+        Outcome::inconclusive(format!(
+            "no window shows a regime, so none of the three could be told from its neighbours: {}",
+            resolution(b)
+        ))
+    } else {
+        let missing: Vec<Regime> = all.into_iter().filter(|r| !seq.contains(r)).collect();
+        Outcome::partly(format!(
+            "{} shown in order; no window shows {} ({})",
+            words(&seq),
+            missing
+                .iter()
+                .map(|r| regime_word(*r))
+                .collect::<Vec<_>>()
+                .join(" or "),
+            resolution(b)
+        ))
+    }
+}
+
+/// `judge` under both bounds of the censored trials: their verdict when they agree, else
+/// inconclusive naming both.
+fn within_bounds(w: &Workload, judge: impl Fn(&CurveIntervals) -> Outcome) -> Outcome {
+    let [opt, pess] = &w.bounds;
+    let (a, b) = (judge(opt), judge(pess));
+    if a.verdict() == b.verdict() {
+        judge(&w.intervals)
+    } else {
+        Outcome::inconclusive(format!(
+            "none while the trials stopped before reaching the target are unresolved: the verdict flips between their bounds, \"{}\" read as reaching at their stop, \"{}\" as never reaching",
+            a.verdict().name(),
+            b.verdict().name()
+        ))
     }
 }
 
 fn three_regimes(w: &Workload) -> Parts {
-    let Ok(r) = &w.regimes else {
+    if !w.regimes_with_intervals {
         return (
-            "fewer than two batch sizes reached the target".into(),
-            Outcome::cannot_test("no curve"),
+            format!("{} batch sizes with trials", w.intervals.batch_sizes.len()),
+            Outcome::cannot_test(format!("a slope window needs {WINDOW} batch sizes")),
             "–".into(),
         );
+    }
+    let range = |r| {
+        w.bands
+            .range(r)
+            .map(|(a, b)| (w.intervals.batch_sizes[a], w.intervals.batch_sizes[b]))
     };
+    let windows: Vec<String> = w
+        .bands
+        .windows
+        .iter()
+        .map(|(win, r)| {
+            let (lo, hi) = win.interval;
+            format!(
+                "{}–{}: [{}, {}] {}",
+                w.intervals.batch_sizes[win.first],
+                w.intervals.batch_sizes[win.last],
+                signed(lo),
+                signed(hi),
+                r.map_or("open", regime_word)
+            )
+        })
+        .collect();
     let measured = format!(
-        "{}; {}; {}",
-        range_text("perfect scaling", r.perfect_scaling),
-        range_text("diminishing returns", r.diminishing_returns),
-        range_text("maximal data parallelism", r.maximal_data_parallelism)
+        "{}; {}; {} (slope windows {})",
+        range_text("perfect scaling", range(Regime::PerfectScaling)),
+        range_text("diminishing returns", range(Regime::DiminishingReturns)),
+        range_text(
+            "maximal data parallelism",
+            range(Regime::MaximalDataParallelism)
+        ),
+        windows.join("; ")
     );
-    let present = [
-        r.perfect_scaling.is_some(),
-        r.diminishing_returns.is_some(),
-        r.maximal_data_parallelism.is_some(),
-    ];
-    let verdict = match (unjudgeable(w), present) {
-        (Some(why), _) => why,
-        (None, [true, true, true]) => Outcome::reproduces(),
-        (None, [true, false, true]) => Outcome::partly("perfect scaling, then a plateau, with no batch size of diminishing returns between them on this grid"),
-        (None, [true, true, false]) => Outcome::partly("no plateau up to the largest batch size measured"),
-        (None, [false, true, true]) => Outcome::partly("no perfect scaling from the smallest batch size measured"),
-        _ => Outcome::does_not_reproduce("fewer than two of the three regimes appear in order"),
-    };
+    let bands = w.bands.bands;
+    let verdict = within_bounds(w, |c| judge_regimes(&BandRegimes::new(c, bands)));
     let test = format!(
-        "{INTERVAL_RULE}; reproduces when all three regimes appear in this order; {}",
-        first_slack(w)
+        "{}; reproduces when all three regimes are shown in this order and none out of it; {}",
+        band_rule(w),
+        resolution(&w.bands)
     );
     (measured, verdict, test)
 }
 
-/// The last batch size of perfect scaling (the smallest batch size when there is none) and
-/// whether it is the largest measured.
-fn perfect_end(w: &Workload) -> Option<(f64, bool)> {
-    let r = w.regimes.as_ref().ok()?;
-    let largest = *w.intervals.batch_sizes.last()?;
-    let end = r
-        .perfect_scaling
-        .map_or(*w.intervals.batch_sizes.first()?, |(_, b)| b);
-    Some((end, end >= largest))
+/// A slope for the reader: its value, or ±∞ where the data cannot bound it.
+fn signed(x: f64) -> String {
+    match x {
+        x if x == f64::INFINITY => "+∞".into(),
+        x if x == f64::NEG_INFINITY => "−∞".into(),
+        x => format!("{x:.2}"),
+    }
+}
+
+/// B_crit fitted to one bootstrap replicate of a curve (NaN with fewer than
+/// [`MIN_FIT_POINTS`] batch sizes drawn exactly; infinite when not identified).
+fn replicate_b_crit(c: &CurveIntervals, r: usize) -> f64 {
+    let points = c.replicate_points(r);
+    if points.len() < MIN_FIT_POINTS {
+        return f64::NAN;
+    }
+    let options = ScalingFitOptions {
+        resamples: 0,
+        ..ScalingFitOptions::default()
+    };
+    match fit_scaling(&points, &options) {
+        Ok(fit) if fit.b_crit_identified => fit.b_crit,
+        Ok(_) => f64::INFINITY,
+        Err(_) => f64::NAN,
+    }
+}
+
+/// The 95% interval of B_crit(w) / B_crit(v) over paired bootstrap replicates (the two
+/// curves' replicates are independent draws, so pairing them by index pairs independent
+/// draws). A replicate without a fit counts as unbounded both ways.
+fn b_crit_ratio(w: &CurveIntervals, v: &CurveIntervals) -> (f64, f64) {
+    let n = w.replicate_count().min(v.replicate_count());
+    bounded_interval((0..n).map(|r| {
+        let ratio = replicate_b_crit(w, r) / replicate_b_crit(v, r);
+        if ratio.is_nan() {
+            (f64::NAN, f64::NAN)
+        } else {
+            (ratio, ratio)
+        }
+    }))
+}
+
+fn judge_extends(w: &CurveIntervals, v: &CurveIntervals) -> Outcome {
+    let (lo, hi) = b_crit_ratio(w, v);
+    if lo > 1.0 {
+        Outcome::reproduces()
+    } else if hi < 1.0 {
+        Outcome::does_not_reproduce(format!(
+            "its critical batch size is smaller (ratio interval {}–{})",
+            signed(lo),
+            signed(hi)
+        ))
+    } else {
+        Outcome::inconclusive(format!(
+            "the ratio's interval {}–{} holds 1: it could show only a ratio above {}",
+            signed(lo),
+            signed(hi),
+            signed(hi)
+        ))
+    }
 }
 
 fn extends(w: &Workload, v: &Workload) -> Parts {
-    let (Some((end_w, top_w)), Some((end_v, top_v))) = (perfect_end(w), perfect_end(v)) else {
-        return (
-            "a curve is missing".into(),
-            Outcome::cannot_test(
-                "fewer than two batch sizes reached the target in one of the workloads",
-            ),
-            "–".into(),
-        );
+    let fitted = |x: &Workload| match &x.fit {
+        Ok(f) => format!("B_crit {:.0} for {}", f.b_crit, x.label),
+        Err(e) => format!("no B_crit for {} ({e})", x.label),
     };
+    let (lo, hi) = b_crit_ratio(&w.intervals, &v.intervals);
     let measured = format!(
-        "perfect scaling up to batch {end_w} for {}, up to {end_v} for {}",
-        w.label, v.label
+        "{}, {}; ratio {} / {}: 95% interval {}–{}",
+        fitted(w),
+        fitted(v),
+        w.label,
+        v.label,
+        signed(lo),
+        signed(hi)
     );
-    let verdict = if let Some(why) = unjudgeable(w).or_else(|| unjudgeable(v)) {
-        why
-    } else if top_w && top_v {
-        Outcome::cannot_test("both scale perfectly to the largest batch size measured")
-    } else if end_w > end_v {
-        Outcome::reproduces()
-    } else if top_v {
-        Outcome::cannot_test(format!(
-            "{} scales perfectly to the largest batch size measured",
-            v.label
-        ))
-    } else {
-        Outcome::does_not_reproduce(format!(
-            "{}'s perfect scaling ends no later than {}'s",
-            w.label, v.label
-        ))
+    let verdict = match (&w.fit, &v.fit) {
+        (Err(e), _) | (_, Err(e)) => Outcome::cannot_test(e.clone()),
+        _ => {
+            let [wo, wp] = &w.bounds;
+            let [vo, vp] = &v.bounds;
+            let (a, b) = (judge_extends(wo, vo), judge_extends(wp, vp));
+            if a.verdict() == b.verdict() {
+                judge_extends(&w.intervals, &v.intervals)
+            } else {
+                Outcome::inconclusive(format!(
+            "none while the trials stopped before reaching the target are unresolved: the verdict flips between their bounds, \"{}\" read as reaching at their stop, \"{}\" as never reaching",
+                    a.verdict().name(),
+                    b.verdict().name()
+                ))
+            }
+        }
     };
     let test = format!(
-        "the ends of the two perfect-scaling ranges compared; {INTERVAL_RULE}; resolution: one step of the batch-size grid; {}",
-        first_slack(v)
+        "the critical batch size B_crit of S(B) = S_min (1 + B_crit / B), fitted to each bootstrap replicate of both curves (at least {MIN_FIT_POINTS} batch sizes drawn exactly), compared by the 95% interval of the ratio B_crit({}) / B_crit({}): reproduces when it lies above 1, does not when below",
+        w.label, v.label
     );
     (measured, verdict, test)
 }

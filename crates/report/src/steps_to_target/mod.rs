@@ -41,8 +41,9 @@ pub use analysis::time::{TimePoint, TimeToResult};
 pub use analysis::workload::{LearningRateScaling, WorkloadFindings};
 pub use claims::{TargetClaim, TargetClaimRule};
 pub use scaling::{
-    curve_intervals, fit_scaling, perfect_scaling_line, regimes, CellTrials, CurveIntervals,
-    IntervalRegimes, Regime, RegimeOptions, Regimes, ScalingFit, ScalingFitOptions, Segment,
+    curve_intervals, fit_scaling, perfect_scaling_line, regimes, BandRegimes, CellTrials,
+    CurveIntervals, Draw, Reading, Regime, RegimeBands, RegimeOptions, Regimes, ScalingFit,
+    ScalingFitOptions, Segment, MIN_FIT_POINTS,
 };
 pub use steps::{
     classify, steps_to_result, trials_from_train, Evaluation, StepsToResult, Trial, TrialOutcome,
@@ -112,6 +113,8 @@ pub struct TargetContext {
     pub step_times: Vec<(String, u32, f64, f64, f64)>,
     /// The claims the report judges, each by its rule (empty: no claims section).
     pub claims: Vec<TargetClaim>,
+    /// The slope bands of the three regimes (`[analysis]` of the config).
+    pub bands: RegimeBands,
     /// The step-time sweeps the trials' training times are checked against.
     pub prediction: crate::predict::check::PredictionInputs,
 }

@@ -12,6 +12,7 @@ use batchlab_method::rows::train::{TrainEval, TrialRecord};
 
 fn context() -> TargetContext {
     TargetContext {
+        bands: Default::default(),
         experiment: "unit".into(),
         description: String::new(),
         reproduces: None,
@@ -235,7 +236,7 @@ fn step_times_are_checked_and_an_exact_label_wins_over_the_model() {
 #[test]
 fn regimes_and_fit_are_put_in_words() {
     // Perfect scaling throughout: no plateau, and B_crit beyond the measured range.
-    let records: Vec<TrialRecord> = [8u32, 16, 32, 64]
+    let records: Vec<TrialRecord> = [8u32, 16, 32, 64, 128]
         .iter()
         .map(|&b| record(&format!("b{b}"), b, "sgd", "ok", 0))
         .collect();
@@ -249,13 +250,15 @@ fn regimes_and_fit_are_put_in_words() {
         .collect();
     let mut ctx = context();
     ctx.trials_per_batch = 1;
+    // A cap of 3x the most steps any batch size needs (800 at 8): no cap decides.
+    ctx.budget = batchlab_method::budget::StepBudget::new(10, 1.0, 2400, None, 1000).unwrap();
     let study = Study::new(Path::new("run"), &ctx, &records, &evals, Some(rows)).unwrap();
     let w = &study.workloads[0];
     let regimes = regimes_sentence(w);
     assert!(
-        regimes.contains("perfect scaling from batch 8 to 64")
+        regimes.contains("perfect scaling from batch 8 to 128")
             && regimes.contains(
-                "no plateau yet: the last doubling (32 to 64) still divides the steps by 2"
+                "no plateau yet: the last doubling (64 to 128) still divides the steps by 2"
             ),
         "{regimes}"
     );
@@ -263,7 +266,7 @@ fn regimes_and_fit_are_put_in_words() {
     assert!(fit.contains("B_crit is not identified"), "{fit}");
     // Learning rate exactly proportional to B: slope 1 with a zero-width interval.
     let lr = w.learning_rate.unwrap();
-    assert!((lr.slope - 1.0).abs() < 1e-9 && lr.perfect_scaling_range && lr.points == 4);
+    assert!((lr.slope - 1.0).abs() < 1e-9 && lr.perfect_scaling_range && lr.points == 5);
     let sentences = workload_sentences(&ctx, w).join("\n");
     assert!(
         sentences.contains("consistent with linear scaling (slope 1), not with square-root"),
@@ -306,4 +309,31 @@ fn a_batch_size_where_every_trial_diverged_is_not_blamed_on_the_budget() {
         "{sentences}"
     );
     assert!(!sentences.contains("within the step budget"), "{sentences}");
+}
+
+#[test]
+fn a_cap_below_three_times_a_neighbours_steps_is_noted() {
+    // Steps 800, 400, 200 at 8, 16, 32 under a 1000-step cap: 3 x 800 and 3 x 400 exceed it.
+    let records: Vec<TrialRecord> = [8u32, 16, 32]
+        .iter()
+        .map(|&b| record(&format!("b{b}"), b, "sgd", "ok", 0))
+        .collect();
+    let evals: Vec<TrainEval> = records
+        .iter()
+        .map(|r| eval(r, 6400 / u64::from(r.batch_size), 0.05))
+        .collect();
+    let ctx = context();
+    let study = Study::new(Path::new("run"), &ctx, &records, &evals, None).unwrap();
+    let note = study
+        .notes
+        .iter()
+        .find(|n| n.starts_with("Caps that may decide"))
+        .expect("a caps note");
+    assert!(
+        note.contains(
+            "mlp/sgd at batch 8 (cap 1000 steps, steps to result 800; batch 16 needed 400)"
+        ),
+        "{note}"
+    );
+    assert!(note.contains("3 cell(s)"), "{note}");
 }

@@ -24,6 +24,10 @@ pub(super) mod workload;
 /// Notes listing (workload, batch size) cells name at most this many; the rest are counted.
 const LIST_AT_MOST: usize = 12;
 
+/// A cell's step cap should be at least this many times its neighbours' steps to result, so
+/// that a trial slower than the best neighbour by that much still fits.
+pub(crate) const CAP_FACTOR: f64 = 3.0;
+
 /// Trial counts over the whole study.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Counts {
@@ -130,6 +134,7 @@ impl Study {
         };
         study.count();
         study.note_partial(ctx, records, evals, &no_search, orphans);
+        study.note_caps(ctx);
         study.notes.append(&mut notes);
         Ok(study)
     }
@@ -150,6 +155,46 @@ impl Study {
             None => Some((n, n)),
             Some((lo, hi)) => Some((lo.min(n), hi.max(n))),
         });
+    }
+
+    /// A note on the cells whose step cap is below [`CAP_FACTOR`] x a neighbouring batch
+    /// size's steps to result: there the cap may decide the answer (nothing reaches because
+    /// nothing could), so their steps to result are only "> cap" when none reached.
+    fn note_caps(&mut self, ctx: &TargetContext) {
+        let mut low = vec![];
+        for w in &self.workloads {
+            let budget = ctx.budget_of(&w.label);
+            let steps: Vec<(u32, Option<u64>)> = w
+                .cells
+                .iter()
+                .map(|c| (c.batch_size, c.steps_to_result))
+                .collect();
+            for (k, &(b, own)) in steps.iter().enumerate() {
+                let cap = budget.steps(b);
+                let neighbours = [k.checked_sub(1), Some(k + 1)]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|j| steps.get(j).and_then(|(nb, s)| Some((*nb, (*s)?))));
+                if let Some((nb, need)) = neighbours.max_by_key(|(_, s)| *s) {
+                    if (cap as f64) < CAP_FACTOR * need as f64 {
+                        let own = own.map_or(format!("none reached: > {cap}"), |s| {
+                            format!("steps to result {s}")
+                        });
+                        low.push(format!(
+                            "{} at batch {b} (cap {cap} steps, {own}; batch {nb} needed {need})",
+                            w.label
+                        ));
+                    }
+                }
+            }
+        }
+        if !low.is_empty() {
+            self.notes.push(format!(
+                "Caps that may decide: {} cell(s) had a step budget below {CAP_FACTOR}x a neighbouring batch size's steps to result: {}. Raise `budget.max_epochs` or `min_steps` for them; the regimes read a cell where none reached as \"more than its cap\", a bound, never a number.",
+                low.len(),
+                low.join("; ")
+            ));
+        }
     }
 
     /// Notes on what is missing: no search rows, no evaluations, unfinished trials, cells

@@ -9,9 +9,9 @@ use batchlab_method::stats::linear_fit;
 
 use super::time::{self, StepTime, TimeToResult};
 use crate::steps_to_target::{
-    curve_intervals, fit_scaling, regimes, steps_to_result, CellTrials, CurveIntervals,
-    RegimeOptions, Regimes, ScalingFit, ScalingFitOptions, StepsToResult, TargetCell,
-    TargetContext, Trial, TrialOutcome,
+    curve_intervals, fit_scaling, regimes, steps_to_result, BandRegimes, CellTrials,
+    CurveIntervals, Draw, Reading, Regime, RegimeOptions, Regimes, ScalingFit, ScalingFitOptions,
+    StepsToResult, TargetCell, TargetContext, Trial, TrialOutcome, MIN_FIT_POINTS,
 };
 
 /// What the study found for one workload.
@@ -84,9 +84,16 @@ pub(crate) struct Workload {
     pub points: Vec<(f64, f64)>,
     pub fit: Result<ScalingFit, String>,
     pub regimes: Result<Regimes, String>,
-    /// Steps to result with bootstrap intervals, per batch size with an evaluated trial.
+    /// Steps to result with bootstrap intervals, per batch size with an evaluated trial,
+    /// censored trials read by Kaplan-Meier.
     pub intervals: CurveIntervals,
-    /// Whether `regimes`' ranges were judged with `intervals` (else point by point).
+    /// The same with censored trials read as reaching at their stop, and as never reaching:
+    /// the bounds a verdict must hold between.
+    pub bounds: [CurveIntervals; 2],
+    /// The regimes by positive tests on `intervals`' slope windows.
+    pub bands: BandRegimes,
+    /// Whether `regimes`' ranges were judged by `bands` (else point by point: fewer than
+    /// three batch sizes).
     pub regimes_with_intervals: bool,
     pub learning_rate: Option<LearningRateScaling>,
     pub effective: Option<LearningRateScaling>,
@@ -146,15 +153,30 @@ pub(super) fn workload(
         .filter_map(|c| Some((f64::from(c.batch_size), c.steps_to_result? as f64)))
         .collect();
     // The defaults' 1000 resamples cost a fraction of a second per workload.
-    let fit = fit_scaling(&curve, &ScalingFitOptions::default()).map_err(|e| e.to_string());
-    let intervals = curve_intervals(&cell_trials(&points), 0);
+    let fit = if curve.len() < MIN_FIT_POINTS {
+        Err(format!(
+            "{} batch sizes reached the target: B_crit is fitted from at least {MIN_FIT_POINTS}",
+            curve.len()
+        ))
+    } else {
+        fit_scaling(&curve, &ScalingFitOptions::default()).map_err(|e| e.to_string())
+    };
+    let trials_by_cell = cell_trials(&points);
+    let intervals = curve_intervals(&trials_by_cell, Reading::KaplanMeier, 0);
+    let bounds = [Reading::Optimistic, Reading::Pessimistic]
+        .map(|reading| curve_intervals(&trials_by_cell, reading, 0));
+    let bands = BandRegimes::new(&intervals, ctx.bands);
     let mut regimes = regimes(&curve, &RegimeOptions::default()).map_err(|e| e.to_string());
-    let mut regimes_with_intervals = false;
-    if let (Ok(r), Some(judged)) = (regimes.as_mut(), intervals.regimes()) {
-        r.perfect_scaling = judged.perfect_scaling;
-        r.diminishing_returns = judged.diminishing_returns;
-        r.maximal_data_parallelism = judged.maximal_data_parallelism;
-        regimes_with_intervals = true;
+    let regimes_with_intervals = !bands.windows.is_empty();
+    if let (Ok(r), true) = (regimes.as_mut(), regimes_with_intervals) {
+        let range = |regime| {
+            bands
+                .range(regime)
+                .map(|(a, b)| (intervals.batch_sizes[a], intervals.batch_sizes[b]))
+        };
+        r.perfect_scaling = range(Regime::PerfectScaling);
+        r.diminishing_returns = range(Regime::DiminishingReturns);
+        r.maximal_data_parallelism = range(Regime::MaximalDataParallelism);
     }
     let learning_rate = rate_scaling(&cells, regimes.as_ref().ok(), |c| c.learning_rate);
     let effective = if momentum {
@@ -174,6 +196,8 @@ pub(super) fn workload(
         fit,
         regimes,
         intervals,
+        bounds,
+        bands,
         regimes_with_intervals,
         learning_rate,
         effective,
@@ -181,23 +205,25 @@ pub(super) fn workload(
     })
 }
 
-/// Each batch size's evaluated trials for the bootstrap: steps to the target, or `None` for
-/// a trial that missed it or diverged; failed and unevaluated trials are left out.
+/// Each batch size's evaluated trials for the bootstrap: steps to the target; right-censored
+/// where a trial stopped without reaching it (its budget spent, or beaten by a sibling); never
+/// for a trial that diverged. Failed and unevaluated trials are left out.
 fn cell_trials(points: &[TrialPoint]) -> Vec<CellTrials> {
-    let mut cells: BTreeMap<u32, Vec<Option<u64>>> = BTreeMap::new();
+    let mut cells: BTreeMap<u32, Vec<Draw>> = BTreeMap::new();
     for p in points {
-        let reached = match p.outcome {
-            Some(TrialOutcome::Reached(steps)) => Some(steps),
-            Some(TrialOutcome::Missed | TrialOutcome::Infeasible) => None,
+        let draw = match p.outcome {
+            Some(TrialOutcome::Reached(steps)) => Draw::Reached(steps),
+            Some(TrialOutcome::Missed) => Draw::Censored(p.stopped_at),
+            Some(TrialOutcome::Infeasible) => Draw::Never,
             Some(TrialOutcome::Failed) | None => continue,
         };
-        cells.entry(p.batch_size).or_default().push(reached);
+        cells.entry(p.batch_size).or_default().push(draw);
     }
     cells
         .into_iter()
-        .map(|(b, reached)| CellTrials {
+        .map(|(b, trials)| CellTrials {
             batch_size: f64::from(b),
-            reached,
+            trials,
         })
         .collect()
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::{color, title, workload_series, BATCH_LABEL, CURVE_POINTS};
 use crate::figures::{
-    render_grid_pair, Chart, LegendPosition, LineStyle, Rgb, Scale, Series, Span,
+    render_grid_pair, Chart, LegendPosition, LineStyle, MarkerShape, Rgb, Scale, Series, Span,
 };
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
@@ -65,29 +65,22 @@ fn panel(ctx: &TargetContext, w: &Workload, k: usize) -> Chart {
     let reached: Vec<usize> = (0..iv.batch_sizes.len())
         .filter(|&k| iv.steps[k].is_finite())
         .collect();
-    let top = reached
-        .iter()
-        .map(|&k| iv.intervals[k].1)
-        .filter(|x| x.is_finite())
-        .fold(0.0f64, f64::max)
-        .max(
-            iv.steps
-                .iter()
-                .copied()
-                .filter(|x| x.is_finite())
-                .fold(0.0, f64::max),
-        )
-        * 2.0;
     let points: Vec<(f64, f64)> = reached
         .iter()
         .map(|&k| (iv.batch_sizes[k], iv.steps[k]))
         .collect();
+    // An interval the data bound only from below ends at the last step its trials were seen
+    // at, marked by a triangle: never a bar to the axis edge.
     let bars: Vec<(f64, f64)> = reached
         .iter()
         .map(|&k| {
             let (lo, hi) = iv.intervals[k];
-            (lo, if hi.is_finite() { hi } else { top })
+            (lo, if hi.is_finite() { hi } else { iv.support[k] })
         })
+        .collect();
+    let open: Vec<(f64, f64)> = (0..iv.batch_sizes.len())
+        .filter(|&k| !iv.intervals[k].1.is_finite())
+        .map(|k| (iv.batch_sizes[k], iv.support[k]))
         .collect();
     if let Ok(line) = perfect_scaling_line(&points) {
         chart.series.push(
@@ -118,6 +111,17 @@ fn panel(ctx: &TargetContext, w: &Workload, k: usize) -> Chart {
             .with_error_bars(bars)
             .with_line(LineStyle::Solid),
     );
+    if !open.is_empty() {
+        chart.series.push(
+            Series::new(
+                "open above: more than the last step seen (▲)",
+                open,
+                color(k),
+            )
+            .with_shape(MarkerShape::Triangle)
+            .with_line(LineStyle::None),
+        );
+    }
     chart
 }
 

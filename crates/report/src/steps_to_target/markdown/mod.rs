@@ -124,8 +124,9 @@ fn definition(ctx: &TargetContext) -> String {
     )
 }
 
-/// The bootstrap interval of a cell's steps to result, "a–b" ("a–none" when too many resamples
-/// had no trial reaching the target); "–" for a cell without evaluated trials.
+/// The bootstrap interval of a cell's steps to result, "a–b"; "a–(> C)" when more than the
+/// tail of replicates lay beyond the last step C any of its trials was seen at (the data
+/// bound the top only from below); "–" for a cell without evaluated trials.
 fn steps_interval(study: &Study, workload: &str, batch_size: u32) -> String {
     let Some(w) = study.workloads.iter().find(|w| w.label == workload) else {
         return "–".into();
@@ -138,15 +139,14 @@ fn steps_interval(study: &Study, workload: &str, batch_size: u32) -> String {
     else {
         return "–".into();
     };
-    let end = |x: f64| {
-        if x.is_finite() {
-            format!("{x:.0}")
-        } else {
-            "none".into()
-        }
-    };
     let (lo, hi) = intervals.intervals[k];
-    format!("{}–{}", end(lo), end(hi))
+    let support = intervals.support[k];
+    match (lo.is_finite(), hi.is_finite()) {
+        (true, true) => format!("{lo:.0}–{hi:.0}"),
+        // The data bound the top only from below: more than the last step a trial was seen at.
+        (true, false) => format!("{lo:.0}–(> {support:.0})"),
+        _ => format!("> {support:.0}"),
+    }
 }
 
 fn cell_table(study: &Study) -> String {

@@ -176,9 +176,12 @@ fn signed(x: f64) -> String {
     }
 }
 
-/// The rule of the interval-judged regimes (`scaling::interval`), in words.
-fn interval_rule() -> &'static str {
-    "judged with 95% bootstrap intervals of steps to result S(B), resampling each batch size's trials: perfect scaling from the smallest batch size B0 while the interval of S(B) reaches down to the perfect-scaling line S(B0) B0 / B drawn from the top of S(B0)'s interval, maximal data parallelism over the trailing segments whose interval of the log-log slope to the next batch size includes zero, diminishing returns between"
+/// The rule of the band-judged regimes (`scaling::bands`), in words.
+fn interval_rule(w: &Workload) -> String {
+    format!(
+        "judged by positive tests: the log-log slope of steps to result over every 3 neighbouring batch sizes, with a 95% bootstrap interval (each batch size's trials resampled as the best of N, trials stopped before reaching the target read as right-censored by Kaplan-Meier); a window is in a regime only when its whole interval lies inside the regime's band ({}), else it is open; each regime runs from the first window that shows it to the last",
+        w.bands.bands.describe()
+    )
 }
 
 fn regime_name(r: Regime) -> &'static str {
@@ -234,7 +237,7 @@ pub(crate) fn regimes_sentence(w: &Workload) -> String {
         )),
     }
     let rule = if w.regimes_with_intervals {
-        interval_rule().to_string()
+        interval_rule(w)
     } else if w
         .intervals
         .intervals

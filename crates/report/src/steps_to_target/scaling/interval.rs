@@ -1,42 +1,33 @@
-//! How sure a steps-to-result curve is: a bootstrap interval on each batch size's steps to
-//! result, and the regimes judged with those intervals rather than from point values.
+//! How sure a steps-to-result curve is: per batch size an interval of steps to result, and
+//! intervals of the log-log slope over windows of neighbouring batch sizes, all from one
+//! bootstrap whose replicates are whole curves.
 //!
 //! # The bootstrap
 //!
-//! Steps to result at a batch size is the minimum over its trials of each trial's steps to
-//! the target (a trial that missed or diverged counts as never reaching it). A resample draws
-//! as many trials as the cell has, with replacement, and takes the minimum again; percentiles
-//! of [`RESAMPLES`] resamples make the interval. A resample in which no trial reached the
-//! target has no steps to result: it counts as infinitely many steps, so when more than the
-//! interval's tail of resamples miss, its upper end is unbounded ("none reached"). Every cell
-//! is resampled in every replicate, so a replicate is a whole curve and the quantities that
-//! compare batch sizes (a ratio, a slope) get intervals of their own from the same replicates.
+//! Steps to result at a batch size is the best of its N trials. A replicate draws, for every
+//! batch size, the best of N from the distribution of one trial's steps that the cell's trials
+//! give under a [`Reading`] of its censored trials ([`censored`](super::censored); with no
+//! censoring this is exactly the minimum over N trials resampled with replacement).
+//! Percentiles of [`RESAMPLES`] replicates make the intervals. A draw beyond the last step any
+//! of the cell's trials was seen at is only "more than C steps": it counts as C at the low end
+//! and as unbounded at the high end, so an interval whose top the data cannot bound says
+//! "> C" instead of a number.
 //!
-//! What it does not capture, and which way that errs: a trial stopped because another had
-//! already reached the target ("beaten") counts as missed, although it might have reached the
-//! target later, so resamples without the best trial run long and the upper ends are too high
-//! (the intervals err wide, towards "cannot tell"); and a refining trial's box depends on the
-//! first stage, which resampling the cell's trials as if independent ignores.
+//! Slopes are fitted per replicate over windows of at least [`WINDOW`] neighbouring batch
+//! sizes (least squares of log S on log B). A value only known to be beyond C bounds the
+//! slope on one side: raising it raises the slope where its weight in the fit is positive
+//! (the upper batch sizes of the window) and lowers it where negative. The interval is the
+//! low percentile of the replicates' lower bounds and the high percentile of their upper
+//! bounds: partial identification, never imputation.
 //!
-//! # Regimes with intervals
-//!
-//! - **Perfect scaling** at batch size B while the interval of S(B) reaches down to the
-//!   perfect-scaling line through the smallest batch size B0 drawn at the top of S(B0)'s
-//!   interval: low(S(B)) <= high(S(B0)) B0 / B. That is: the data cannot rule out that doubling
-//!   the batch size has halved the steps all the way from B0. The range runs from B0 to the
-//!   last batch size of the leading run that passes.
-//! - **Maximal data parallelism** on a segment between neighbouring batch sizes when the
-//!   interval of the slope of log S against log B there includes zero (or lies above it): the
-//!   data cannot rule out that the larger batch size saves no steps. The range runs from the
-//!   start of the trailing run of such segments to the largest batch size.
-//! - **Diminishing returns** between the two.
-//!
-//! A curve too noisy to say anything passes both tests everywhere; the perfect-scaling range
-//! is then read first (it takes the leading segments) and the plateau takes only what lies
-//! after it, and the report prints the intervals so a reader sees how wide they are.
+//! What it does not capture: a refining trial's box depends on the first stage, which
+//! resampling a cell's trials as if independent ignores (the coverage check in
+//! `steps-to-target-fmnist`'s report measures how much that matters).
 
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
+
+use super::censored::{BestOfN, Draw, Reading, Steps};
 
 /// Resamples of the bootstrap: 2000, enough for stable 2.5% and 97.5% percentiles.
 pub const RESAMPLES: usize = 2000;
@@ -44,30 +35,64 @@ pub const RESAMPLES: usize = 2000;
 /// Confidence level of the intervals.
 pub const LEVEL: f64 = 0.95;
 
-/// One batch size's trials as the bootstrap sees them: each trial's steps to the target, or
-/// `None` for a trial that trained and did not reach it (missed, beaten, diverged). Failed
-/// trials (`error`, `oom`) say nothing about the metaparameters and are left out.
+/// Batch sizes in a slope window: 3, the fewest for a slope that is not one noisy ratio.
+pub const WINDOW: usize = 3;
+
+/// One batch size's trials as the bootstrap sees them. Failed trials (`error`, `oom`) say
+/// nothing about the metaparameters and are left out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellTrials {
     /// The batch size.
     pub batch_size: f64,
-    /// Per trial, its steps to the target if it reached it.
-    pub reached: Vec<Option<u64>>,
+    /// Its trials.
+    pub trials: Vec<Draw>,
+}
+
+/// The log-log slope of steps to result over a window of neighbouring batch sizes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlopeWindow {
+    /// Index of the window's first batch size in [`CurveIntervals::batch_sizes`].
+    pub first: usize,
+    /// Index of its last batch size.
+    pub last: usize,
+    /// The slope of the observed values (NaN where a value is beyond its support).
+    pub slope: f64,
+    /// Its interval at [`LEVEL`] (ends infinite where the data cannot bound them).
+    pub interval: (f64, f64),
+}
+
+impl SlopeWindow {
+    /// Half the width of the interval: what the window could resolve.
+    pub fn half_width(&self) -> f64 {
+        (self.interval.1 - self.interval.0) / 2.0
+    }
 }
 
 /// A steps-to-result curve with its bootstrap (see the module documentation).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CurveIntervals {
+    /// How censored trials were read.
+    pub reading: Reading,
     /// Batch sizes with at least one trial, increasing.
     pub batch_sizes: Vec<f64>,
-    /// Steps to result per batch size (infinite where no trial reached the target).
+    /// Steps to result per batch size (infinite where no trial reached the target under this
+    /// reading).
     pub steps: Vec<f64>,
+    /// Per batch size, the last step any of its trials was seen at: beyond it the data say
+    /// nothing.
+    pub support: Vec<f64>,
     /// Interval of steps to result per batch size at [`LEVEL`] (the high end infinite when
-    /// too many resamples had no trial reaching the target).
+    /// more than its tail of replicates lay beyond the support: "> support").
     pub intervals: Vec<(f64, f64)>,
     /// Interval of the log-log slope between each batch size and the next (one fewer than
     /// batch sizes): -1 is perfect scaling, 0 no gain.
     pub slopes: Vec<(f64, f64)>,
+    /// Slopes over every run of [`WINDOW`] neighbouring batch sizes.
+    pub windows: Vec<SlopeWindow>,
+    /// Per batch size, whether any trial reached the target (whatever the reading).
+    pub reached: Vec<bool>,
+    /// The replicates, one curve each.
+    replicates: Vec<Vec<Steps>>,
 }
 
 /// The percentile `q` of `sorted` (ascending, may hold infinities) by the nearest rank, so
@@ -80,160 +105,181 @@ fn rank_percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-fn interval(mut xs: Vec<f64>) -> (f64, f64) {
-    xs.retain(|x| !x.is_nan());
-    xs.sort_by(f64::total_cmp);
-    let tail = (1.0 - LEVEL) / 2.0;
-    (rank_percentile(&xs, tail), rank_percentile(&xs, 1.0 - tail))
-}
-
-/// The smallest reached step of `trials` as f64 (infinite when none reached).
-fn best(trials: impl Iterator<Item = Option<u64>>) -> f64 {
-    trials.flatten().min().map_or(f64::INFINITY, |s| s as f64)
-}
-
-/// The log-log slope from (b0, s0) to (b1, s1), with the infinities of cells where nothing
-/// reached the target read as "steps grew" (+inf) or "steps fell from nothing" (-inf); NaN
-/// when neither reached it.
-fn slope(b0: f64, s0: f64, b1: f64, s1: f64) -> f64 {
-    match (s0.is_finite(), s1.is_finite()) {
-        (true, true) => (s1 / s0).ln() / (b1 / b0).ln(),
-        (true, false) => f64::INFINITY,
-        (false, true) => f64::NEG_INFINITY,
-        (false, false) => f64::NAN,
-    }
-}
-
-/// Bootstraps `cells` (any order; cells without trials are left out) with a seeded
-/// generator, so the same rows always give the same intervals.
-pub fn curve_intervals(cells: &[CellTrials], seed: u64) -> CurveIntervals {
-    let mut cells: Vec<&CellTrials> = cells.iter().filter(|c| !c.reached.is_empty()).collect();
-    cells.sort_by(|a, b| a.batch_size.total_cmp(&b.batch_size));
-    let mut rng = StdRng::seed_from_u64(seed);
-    let replicates: Vec<Vec<f64>> = (0..RESAMPLES)
-        .map(|_| {
-            cells
-                .iter()
-                .map(|c| {
-                    let n = c.reached.len();
-                    best((0..n).map(|_| c.reached[rng.random_range(0..n)]))
-                })
-                .collect()
+/// The interval of values known to lie within `bounds` per replicate: the low tail of the
+/// lower bounds and the high tail of the upper bounds. NaN bounds count as unbounded.
+pub(crate) fn bounded_interval(bounds: impl Iterator<Item = (f64, f64)>) -> (f64, f64) {
+    let (mut lows, mut highs): (Vec<f64>, Vec<f64>) = bounds
+        .map(|(lo, hi)| {
+            (
+                if lo.is_nan() { f64::NEG_INFINITY } else { lo },
+                if hi.is_nan() { f64::INFINITY } else { hi },
+            )
         })
+        .unzip();
+    lows.sort_by(f64::total_cmp);
+    highs.sort_by(f64::total_cmp);
+    let tail = (1.0 - LEVEL) / 2.0;
+    (
+        rank_percentile(&lows, tail),
+        rank_percentile(&highs, 1.0 - tail),
+    )
+}
+
+/// Least-squares slope weights of log B over `batch`: slope = sum w_i log S_i.
+fn slope_weights(batch: &[f64]) -> Vec<f64> {
+    let x: Vec<f64> = batch.iter().map(|b| b.ln()).collect();
+    let mean = x.iter().sum::<f64>() / x.len() as f64;
+    let sxx: f64 = x.iter().map(|v| (v - mean).powi(2)).sum();
+    x.iter().map(|v| (v - mean) / sxx).collect()
+}
+
+/// The bounds of the slope sum w_i log S_i when each S_i is only known within its bounds.
+fn slope_bounds(weights: &[f64], values: &[Steps]) -> (f64, f64) {
+    let (mut lo, mut hi) = (0.0, 0.0);
+    for (&w, v) in weights.iter().zip(values) {
+        let (a, b) = (w * v.low().ln(), w * v.high().ln());
+        if w >= 0.0 {
+            lo += a;
+            hi += b;
+        } else {
+            lo += b;
+            hi += a;
+        }
+    }
+    (lo, hi)
+}
+
+/// Bootstraps `cells` (any order; cells without trials are left out) under `reading` with a
+/// seeded generator, so the same rows always give the same intervals.
+pub fn curve_intervals(cells: &[CellTrials], reading: Reading, seed: u64) -> CurveIntervals {
+    let mut cells: Vec<&CellTrials> = cells.iter().filter(|c| !c.trials.is_empty()).collect();
+    cells.sort_by(|a, b| a.batch_size.total_cmp(&b.batch_size));
+    let best: Vec<BestOfN> = cells
+        .iter()
+        .map(|c| BestOfN::new(&c.trials, reading))
+        .collect();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let replicates: Vec<Vec<Steps>> = (0..RESAMPLES)
+        .map(|_| best.iter().map(|b| b.sample(&mut rng)).collect())
         .collect();
     let batch_sizes: Vec<f64> = cells.iter().map(|c| c.batch_size).collect();
-    let column = |k: usize| replicates.iter().map(|r| r[k]).collect::<Vec<f64>>();
-    let slopes = (1..cells.len())
-        .map(|k| {
-            let (b0, b1) = (batch_sizes[k - 1], batch_sizes[k]);
-            interval(
-                replicates
-                    .iter()
-                    .map(|r| slope(b0, r[k - 1], b1, r[k]))
-                    .collect(),
-            )
+    let n = batch_sizes.len();
+    let slope_over = |first: usize, last: usize| {
+        let weights = slope_weights(&batch_sizes[first..=last]);
+        bounded_interval(
+            replicates
+                .iter()
+                .map(|r| slope_bounds(&weights, &r[first..=last])),
+        )
+    };
+    let observed: Vec<Steps> = best.iter().map(BestOfN::observed).collect();
+    let windows = (0..n.saturating_sub(WINDOW - 1))
+        .map(|first| {
+            let last = first + WINDOW - 1;
+            let weights = slope_weights(&batch_sizes[first..=last]);
+            let (lo, hi) = slope_bounds(&weights, &observed[first..=last]);
+            SlopeWindow {
+                first,
+                last,
+                slope: if lo == hi { lo } else { f64::NAN },
+                interval: slope_over(first, last),
+            }
         })
         .collect();
     CurveIntervals {
-        steps: cells
-            .iter()
-            .map(|c| best(c.reached.iter().copied()))
+        reading,
+        steps: observed.iter().map(|s| s.high()).collect(),
+        support: best.iter().map(BestOfN::support).collect(),
+        intervals: (0..n)
+            .map(|k| bounded_interval(replicates.iter().map(|r| (r[k].low(), r[k].high()))))
             .collect(),
-        intervals: (0..cells.len()).map(|k| interval(column(k))).collect(),
+        slopes: (1..n).map(|k| slope_over(k - 1, k)).collect(),
+        windows,
+        reached: cells
+            .iter()
+            .map(|c| c.trials.iter().any(|d| matches!(d, Draw::Reached(_))))
+            .collect(),
         batch_sizes,
-        slopes,
+        replicates,
     }
-}
-
-/// The three regimes judged with intervals (ranges include both ends, and neighbouring
-/// ranges share their boundary batch size).
-#[derive(Debug, Clone, PartialEq)]
-pub struct IntervalRegimes {
-    /// From the smallest batch size to the last that the data cannot rule out as perfect
-    /// scaling from it; `None` when not even the second batch size passes.
-    pub perfect_scaling: Option<(f64, f64)>,
-    /// Between the other two; `None` when they meet.
-    pub diminishing_returns: Option<(f64, f64)>,
-    /// From the start of the trailing run of segments whose slope interval includes zero to
-    /// the largest batch size; `None` when the last segment surely still saves steps.
-    pub maximal_data_parallelism: Option<(f64, f64)>,
 }
 
 impl CurveIntervals {
-    /// Whether the data cannot rule out perfect scaling from the smallest batch size to
-    /// batch size number `k` (see the module documentation).
-    pub fn consistent_with_perfect(&self, k: usize) -> bool {
-        let (b0, b) = (self.batch_sizes[0], self.batch_sizes[k]);
-        let top_of_first = self.intervals[0].1;
-        self.intervals[k].0 <= top_of_first * b0 / b
+    /// Replicate `r`'s batch sizes whose steps it drew exactly, as (batch size, steps), among
+    /// those where some trial reached the target: a batch size where none did is "more than
+    /// its cap" in every reading, a bound the S(B) fit cannot take, so it is left out of every
+    /// replicate's fit alike (as out of the fit of the observed curve).
+    pub fn replicate_points(&self, r: usize) -> Vec<(f64, f64)> {
+        self.replicates[r]
+            .iter()
+            .zip(&self.batch_sizes)
+            .zip(&self.reached)
+            .filter_map(|((s, &b), &reached)| match s {
+                Steps::Exact(v) if reached => Some((b, *v)),
+                _ => None,
+            })
+            .collect()
     }
 
-    /// Whether the slope interval of segment `k` (batch size k to k + 1) includes zero or
-    /// lies above it.
-    pub fn consistent_with_plateau(&self, k: usize) -> bool {
-        self.slopes[k].1 >= 0.0
-    }
-
-    /// The regimes by the rule of the module documentation; `None` with fewer than 2 batch
-    /// sizes, or when the smallest batch size's interval has no upper end (no trial reached
-    /// the target there, or too few did: every batch size would then pass the perfect-scaling
-    /// test, which could detect nothing).
-    pub fn regimes(&self) -> Option<IntervalRegimes> {
-        let n = self.batch_sizes.len();
-        if n < 2 || !self.intervals[0].1.is_finite() {
-            return None;
-        }
-        let end = (1..n)
-            .take_while(|&k| self.steps[k].is_finite() && self.consistent_with_perfect(k))
-            .count();
-        let plateau_segments = (end..n - 1)
-            .rev()
-            .take_while(|&k| self.consistent_with_plateau(k))
-            .count();
-        let start = n - 1 - plateau_segments;
-        let range =
-            |i: usize, j: usize| (i < j).then(|| (self.batch_sizes[i], self.batch_sizes[j]));
-        Some(IntervalRegimes {
-            perfect_scaling: range(0, end),
-            diminishing_returns: range(end, start),
-            maximal_data_parallelism: range(start, n - 1),
-        })
+    /// Replicates drawn.
+    pub fn replicate_count(&self) -> usize {
+        self.replicates.len()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::bands::{BandRegimes, RegimeBands};
+    use super::super::Regime;
     use super::*;
 
-    fn cell(batch_size: f64, reached: &[Option<u64>]) -> CellTrials {
+    fn cell(batch_size: f64, trials: &[Draw]) -> CellTrials {
         CellTrials {
             batch_size,
-            reached: reached.to_vec(),
+            trials: trials.to_vec(),
         }
     }
 
-    /// Twelve trials whose steps spread around `steps` by up to a factor 1.5, two missing.
+    /// Twelve trials whose steps spread around `steps` by up to a factor 1.5, two missing at
+    /// a cap far beyond.
     fn spread(batch_size: f64, steps: u64) -> CellTrials {
-        let mut reached: Vec<Option<u64>> = (0..10).map(|i| Some(steps + steps * i / 20)).collect();
-        reached.extend([None, None]);
-        cell(batch_size, &reached)
+        let mut trials: Vec<Draw> = (0..10)
+            .map(|i| Draw::Reached(steps + steps * i / 20))
+            .collect();
+        trials.extend([Draw::Censored(steps * 10), Draw::Never]);
+        cell(batch_size, &trials)
+    }
+
+    fn km(cells: &[CellTrials]) -> CurveIntervals {
+        curve_intervals(cells, Reading::KaplanMeier, 3)
     }
 
     #[test]
-    fn one_reaching_trial_among_misses_gives_an_open_upper_end() {
-        let c = curve_intervals(&[cell(16.0, &[Some(100), None, None, None, None, None])], 1);
+    fn one_reaching_trial_among_misses_gives_an_open_upper_end_beyond_the_support() {
+        let c = km(&[cell(
+            16.0,
+            &[
+                Draw::Reached(100),
+                Draw::Never,
+                Draw::Never,
+                Draw::Never,
+                Draw::Never,
+                Draw::Never,
+            ],
+        )]);
         assert_eq!(c.steps, vec![100.0]);
         // P(the one trial is left out of 6 draws) = (5/6)^6 = 33%: far above the 2.5% tail.
         assert_eq!(c.intervals[0], (100.0, f64::INFINITY));
-        let all = curve_intervals(&[cell(16.0, &[Some(100); 6])], 1);
+        assert_eq!(c.support, vec![100.0]);
+        let all = km(&[cell(16.0, &[Draw::Reached(100); 6])]);
         assert_eq!(all.intervals[0], (100.0, 100.0), "no spread, no width");
     }
 
     #[test]
     fn the_interval_holds_the_value_and_the_same_seed_gives_the_same_interval() {
         let cells = [spread(16.0, 1000), spread(32.0, 500)];
-        let a = curve_intervals(&cells, 7);
-        assert_eq!(a, curve_intervals(&cells, 7));
+        let a = km(&cells);
+        assert_eq!(a, km(&cells));
         for (k, &(lo, hi)) in a.intervals.iter().enumerate() {
             assert!(
                 lo <= a.steps[k] && a.steps[k] <= hi,
@@ -247,67 +293,76 @@ mod tests {
     }
 
     #[test]
+    fn censored_trials_close_the_interval_only_as_far_as_the_data_allow() {
+        // Two reached; ten stopped at 300 when beaten. Read as misses (pessimistic), the best
+        // of 12 lies beyond the support in (10/12)^12 = 11% of draws: no upper end. Read
+        // optimistically every stopped trial reaches at 300, so the top is 300.
+        let mut trials = vec![Draw::Reached(100), Draw::Reached(120)];
+        trials.extend([Draw::Censored(300); 10]);
+        let cells = [cell(16.0, &trials)];
+        let pess = curve_intervals(&cells, Reading::Pessimistic, 1);
+        let opt = curve_intervals(&cells, Reading::Optimistic, 1);
+        assert_eq!(pess.intervals[0].1, f64::INFINITY);
+        assert_eq!(pess.support, vec![300.0]);
+        assert!(opt.intervals[0].1 <= 300.0);
+        assert_eq!(opt.steps, pess.steps, "the observed best is the same");
+    }
+
+    #[test]
     fn a_clean_curve_shows_the_three_regimes_where_they_are() {
-        // Halving steps to 64, then saving 30% per doubling to 256, then flat.
+        // Halving steps to 128, then saving ~30% per doubling to 512, then flat.
         let curve = [
-            spread(16.0, 8000),
-            spread(32.0, 4000),
-            spread(64.0, 2000),
-            spread(128.0, 1400),
-            spread(256.0, 1000),
+            spread(16.0, 16000),
+            spread(32.0, 8000),
+            spread(64.0, 4000),
+            spread(128.0, 2000),
+            spread(256.0, 1400),
             spread(512.0, 1000),
             spread(1024.0, 1000),
+            spread(2048.0, 1000),
+            spread(4096.0, 1000),
         ];
-        let r = curve_intervals(&curve, 3).regimes().unwrap();
-        assert_eq!(r.perfect_scaling, Some((16.0, 64.0)));
-        assert_eq!(r.diminishing_returns, Some((64.0, 256.0)));
-        assert_eq!(r.maximal_data_parallelism, Some((256.0, 1024.0)));
+        let r = BandRegimes::new(&km(&curve), RegimeBands::default());
+        assert_eq!(r.range(Regime::PerfectScaling), Some((0, 3)));
+        assert_eq!(r.range(Regime::MaximalDataParallelism), Some((5, 8)));
+        assert_eq!(r.range(Regime::DiminishingReturns), Some((3, 5)));
+        assert!(!r.out_of_order());
+        assert_eq!(
+            r.sequence(),
+            vec![
+                Regime::PerfectScaling,
+                Regime::DiminishingReturns,
+                Regime::MaximalDataParallelism
+            ]
+        );
     }
 
     #[test]
-    fn a_lone_noisy_point_does_not_end_perfect_scaling_but_a_sure_one_does() {
-        // At 32 one trial of six reached, at 500: the interval reaches up to "none", and down
-        // to the perfect-scaling line, so perfect scaling goes on.
-        let lucky = [
-            spread(16.0, 1000),
-            cell(32.0, &[Some(500), None, None, None, None, None]),
-            spread(64.0, 250),
-        ];
-        let r = curve_intervals(&lucky, 3).regimes().unwrap();
-        assert_eq!(r.perfect_scaling, Some((16.0, 64.0)));
-        // Every trial at 32 takes 900 or more: surely not half of 16's 1000-1450.
-        let sure = [
-            spread(16.0, 1000),
-            cell(32.0, &[Some(900); 12]),
-            spread(64.0, 800),
-        ];
-        let r = curve_intervals(&sure, 3).regimes().unwrap();
-        assert_eq!(r.perfect_scaling, None);
-    }
-
-    #[test]
-    fn a_batch_size_where_nothing_reached_the_target_counts_as_a_plateau() {
+    fn a_cell_beyond_its_support_bounds_the_slope_on_one_side_only() {
+        // Nothing reached at 64: its steps are only known to exceed 1500, so the window's
+        // slope is at least that of (at most 1450), 500, 1500 and unbounded above: a plateau,
+        // shown.
         let curve = [
             spread(16.0, 1000),
             spread(32.0, 500),
-            cell(64.0, &[None; 6]),
+            cell(64.0, &[Draw::Censored(1500); 6]),
         ];
-        let c = curve_intervals(&curve, 3);
+        let c = km(&curve);
         assert!(c.steps[2].is_infinite());
-        assert_eq!(c.slopes[1], (f64::INFINITY, f64::INFINITY));
-        let r = c.regimes().unwrap();
-        assert_eq!(r.perfect_scaling, Some((16.0, 32.0)));
-        assert_eq!(r.maximal_data_parallelism, Some((32.0, 64.0)));
-        assert_eq!(r.diminishing_returns, None);
-        assert!(curve_intervals(&[cell(16.0, &[None])], 1)
-            .regimes()
-            .is_none());
-        // One lucky trial at the smallest batch size: its interval has no upper end, and the
-        // test would pass every batch size, so it is not made.
-        let lone = [
-            cell(16.0, &[Some(1000), None, None, None]),
-            spread(32.0, 900),
+        assert_eq!(c.intervals[2].1, f64::INFINITY);
+        assert_eq!(c.windows.len(), 1);
+        let (lo, hi) = c.windows[0].interval;
+        assert!(lo > -0.25 && hi == f64::INFINITY, "{lo} {hi}");
+        assert!(c.windows[0].slope.is_nan());
+        let r = BandRegimes::new(&c, RegimeBands::default());
+        assert_eq!(r.windows[0].1, Some(Regime::MaximalDataParallelism));
+        // Beyond a support of 200 instead, the slope could be anything above -1.4: open.
+        let low_cap = [
+            spread(16.0, 1000),
+            spread(32.0, 500),
+            cell(64.0, &[Draw::Censored(200); 6]),
         ];
-        assert!(curve_intervals(&lone, 3).regimes().is_none());
+        let r = BandRegimes::new(&km(&low_cap), RegimeBands::default());
+        assert_eq!(r.windows[0].1, None);
     }
 }

@@ -27,8 +27,13 @@
 //! 95% intervals covered the true S_min and B_crit about 90% of the time.
 //!
 //! The three regimes are in [`regimes`](mod@regimes), point by point, and in
-//! [`interval`](mod@interval) judged with bootstrap intervals of steps to result (what the
-//! report uses whenever the trials are at hand).
+//! [`bands`](mod@bands) judged by positive tests on the slope intervals of
+//! [`interval`](mod@interval) (what the report uses whenever the trials are at hand), whose
+//! bootstrap reads censored trials as [`censored`](mod@censored) says.
+//!
+//! B_crit is fitted only from at least [`MIN_FIT_POINTS`] batch sizes: with 3, two
+//! parameters leave one degree of freedom, and an interval like "666 [663-669]" says more
+//! about the residual bootstrap than about the curve.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -36,10 +41,18 @@ use rand::{Rng, SeedableRng};
 use batchlab_method::stats::quantile_sorted;
 use batchlab_method::TargetError;
 
+mod bands;
+mod censored;
 mod interval;
 mod regimes;
 
-pub use interval::{curve_intervals, CellTrials, CurveIntervals, IntervalRegimes};
+pub use bands::{rank, BandRegimes, RegimeBands};
+pub use censored::{BestOfN, Draw, Reading, Steps};
+pub(crate) use interval::bounded_interval;
+pub use interval::{curve_intervals, CellTrials, CurveIntervals, SlopeWindow, LEVEL, WINDOW};
+
+/// The fewest batch sizes with a result that B_crit is fitted from.
+pub const MIN_FIT_POINTS: usize = 5;
 pub use regimes::{regimes, Regime, RegimeOptions, Regimes, Segment};
 
 /// Values of B_crit on the fit's search grid: 401, about 23 per decade over the 8 + decades

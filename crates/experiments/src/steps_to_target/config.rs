@@ -220,6 +220,9 @@ pub struct TargetAnalysis {
     /// ... and below this (-0.25), where maximal data parallelism begins (see
     /// `batchlab_report::steps_to_target::scaling::bands`).
     pub plateau_slope_from: f64,
+    /// Workloads that repeat one search with other points: the report checks how often each
+    /// one's intervals hold the others' values.
+    pub replicates: Vec<String>,
 }
 
 impl Default for TargetAnalysis {
@@ -231,6 +234,7 @@ impl Default for TargetAnalysis {
             perfect_slope_from: bands.perfect_from,
             perfect_slope_to: bands.perfect_to,
             plateau_slope_from: bands.plateau_from,
+            replicates: vec![],
         }
     }
 }
@@ -393,6 +397,20 @@ impl TargetConfig {
             return Err(source.error(
                 "analysis.perfect_slope_to",
                 "expected perfect_slope_from < perfect_slope_to < plateau_slope_from, all finite",
+            ));
+        }
+        if let Some(r) = self
+            .analysis
+            .replicates
+            .iter()
+            .find(|r| !labels.contains(r))
+        {
+            return Err(source.error(
+                "analysis.replicates",
+                format!(
+                    "{r:?} names no workload; expected some of {}",
+                    labels.join(", ")
+                ),
             ));
         }
         for (i, claim) in self.analysis.claims.iter().enumerate() {

@@ -301,6 +301,7 @@ pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<R
             }
         },
         bands: config.analysis.bands(),
+        replicates: config.analysis.replicates.clone(),
         claims: config
             .analysis
             .claims

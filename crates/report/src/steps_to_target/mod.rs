@@ -115,6 +115,9 @@ pub struct TargetContext {
     pub claims: Vec<TargetClaim>,
     /// The slope bands of the three regimes (`[analysis]` of the config).
     pub bands: RegimeBands,
+    /// Workloads that repeat one search with other points, for the coverage check (empty:
+    /// none).
+    pub replicates: Vec<String>,
     /// The step-time sweeps the trials' training times are checked against.
     pub prediction: crate::predict::check::PredictionInputs,
 }

@@ -13,6 +13,7 @@ use batchlab_method::rows::train::{TrainEval, TrialRecord};
 fn context() -> TargetContext {
     TargetContext {
         bands: Default::default(),
+        replicates: vec![],
         experiment: "unit".into(),
         description: String::new(),
         reproduces: None,
@@ -336,4 +337,48 @@ fn a_cap_below_three_times_a_neighbours_steps_is_noted() {
         "{note}"
     );
     assert!(note.contains("3 cell(s)"), "{note}");
+}
+
+#[test]
+fn replicates_check_each_others_values_against_their_intervals() {
+    // r1 and r2 overlap at batch 8 (100-150 and 110-140); at 16 they are far apart.
+    let mut records = vec![];
+    let mut evals = vec![];
+    let trials: [(&str, u32, &[u64]); 4] = [
+        ("sgd-r1", 8, &[100, 120, 150]),
+        ("sgd-r2", 8, &[110, 130, 140]),
+        ("sgd-r1", 16, &[50, 55, 60]),
+        ("sgd-r2", 16, &[400, 410, 420]),
+    ];
+    for (optimizer, b, steps) in trials {
+        for (i, &s) in steps.iter().enumerate() {
+            let r = record(&format!("{optimizer}-b{b}-t{i}"), b, optimizer, "ok", s);
+            evals.push(eval(&r, s, 0.05));
+            records.push(r);
+        }
+    }
+    let mut ctx = context();
+    ctx.replicates = vec![
+        "mlp/sgd-r1".into(),
+        "mlp/sgd-r2".into(),
+        "mlp/absent".into(),
+    ];
+    let study = Study::new(Path::new("run"), &ctx, &records, &evals, None).unwrap();
+    let c = study.coverage.as_ref().expect("two replicates found");
+    assert_eq!(c.replicates, vec!["mlp/sgd-r1", "mlp/sgd-r2"]);
+    assert_eq!(c.checks.len(), 4);
+    let at = |b: f64, of: &str| {
+        c.checks
+            .iter()
+            .find(|k| k.batch_size == b && k.interval_of == of)
+            .unwrap()
+            .covered
+    };
+    assert!(!at(16.0, "mlp/sgd-r1") && !at(16.0, "mlp/sgd-r2"));
+    assert!(at(8.0, "mlp/sgd-r1"), "{:?}", c.checks);
+    // The low end of a best-of-N interval is its observed best: r2's (110) misses r1's 100.
+    assert!(!at(8.0, "mlp/sgd-r2"), "{:?}", c.checks);
+    assert_eq!(c.covered(), 1);
+    let (lo, hi) = c.rate_interval();
+    assert!(lo < 0.25 && hi > 0.25 && hi < 1.0, "{lo} {hi}");
 }

@@ -54,6 +54,7 @@ pub const WORKLOADS: [Workload; 2] = [
 pub fn context(step_times: Vec<(String, u32, f64, f64, f64)>) -> TargetContext {
     TargetContext {
         bands: Default::default(),
+        replicates: vec![],
         experiment: "synthetic-steps-to-target".into(),
         description: "A synthetic study shaped like the steps-to-target study.".into(),
         reproduces: Some("Shallue et al. 2018, Figure 1 (shape only)".into()),

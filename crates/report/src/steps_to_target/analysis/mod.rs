@@ -17,6 +17,7 @@ use crate::steps_to_target::{
 use crate::ReportError;
 use workload::{workload, TrialPoint, Workload};
 
+pub(crate) mod coverage;
 pub(super) mod noise;
 pub(super) mod time;
 pub(super) mod workload;
@@ -27,6 +28,10 @@ const LIST_AT_MOST: usize = 12;
 /// A cell's step cap should be at least this many times its neighbours' steps to result, so
 /// that a trial slower than the best neighbour by that much still fits.
 pub(crate) const CAP_FACTOR: f64 = 3.0;
+
+/// Reaching trials a cell needs before the top of its interval is more than luck: about 4 of
+/// 16-32 (with fewer, a resample leaves them all out often enough to open the top).
+const FEW_REACHED: usize = 4;
 
 /// Trial counts over the whole study.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -54,6 +59,9 @@ pub(super) struct Study {
     pub notes: Vec<String>,
     /// Trials recorded per (workload, batch size), smallest and largest: the N of best of N.
     pub trials_range: Option<(usize, usize)>,
+    /// How often the replicates' intervals hold each other's values, when the config names
+    /// replicates.
+    pub coverage: Option<coverage::Coverage>,
 }
 
 impl Study {
@@ -131,10 +139,13 @@ impl Study {
             step_times_given: !ctx.step_times.is_empty(),
             notes: vec![],
             trials_range: None,
+            coverage: None,
         };
+        study.coverage = coverage::Coverage::of(&study.workloads, &ctx.replicates);
         study.count();
         study.note_partial(ctx, records, evals, &no_search, orphans);
         study.note_caps(ctx);
+        study.note_few_reached();
         study.notes.append(&mut notes);
         Ok(study)
     }
@@ -193,6 +204,29 @@ impl Study {
                 "Caps that may decide: {} cell(s) had a step budget below {CAP_FACTOR}x a neighbouring batch size's steps to result: {}. Raise `budget.max_epochs` or `min_steps` for them; the regimes read a cell where none reached as \"more than its cap\", a bound, never a number.",
                 low.len(),
                 low.join("; ")
+            ));
+        }
+    }
+
+    /// A note on the cells where some but fewer than [`FEW_REACHED`] trials reached the
+    /// target: the top of a best-of-N interval rests on the reaching trials, and with so few a
+    /// finite top is luck. The remedy is more trials in that cell, not another estimator.
+    fn note_few_reached(&mut self) {
+        let few: Vec<String> = self
+            .cells()
+            .filter(|c| c.reached > 0 && c.reached < FEW_REACHED.min(c.trials))
+            .map(|c| {
+                format!(
+                    "{} at batch {} ({} of {})",
+                    c.workload, c.batch_size, c.reached, c.trials
+                )
+            })
+            .collect();
+        if !few.is_empty() {
+            self.notes.push(format!(
+                "Fewer than {FEW_REACHED} trials reached the target in {} cell(s): {}. The top of a steps-to-result interval rests on the trials that reached, so there it is open or fragile; run more trials in those cells to close it.",
+                few.len(),
+                few.join("; ")
             ));
         }
     }

@@ -203,12 +203,14 @@ pub(crate) fn draw_search_space(
 ) -> Result<(), ReportError> {
     // The panels are too small for a legend each: one panel above them holds it.
     let mut legend = Chart::new("search_space: what the markers mean", "", "");
-    legend.size = (PANEL.0, 190);
+    legend.size = (PANEL.0, 230);
     legend.legend_only = true;
-    legend.series = Mark::ALL
-        .iter()
-        .map(|mark| mark.series(mark.label(), vec![]))
-        .chain([best_series("best trial of the panel", vec![])])
+    legend.series = std::iter::once(best_series("best trial of the panel", vec![]))
+        .chain(
+            Mark::ALL
+                .iter()
+                .map(|mark| mark.series(mark.label(), vec![])),
+        )
         .collect();
     let panels: Vec<Vec<Chart>> = study
         .workloads

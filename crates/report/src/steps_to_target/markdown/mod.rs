@@ -11,6 +11,7 @@ use crate::verdict::{tally, verdict_table, Finding};
 use reading::{in_short, recorded_line, workload_sentences};
 use study::study_sentences;
 
+mod coverage;
 pub(super) mod noise;
 pub(super) mod reading;
 mod study;
@@ -55,6 +56,10 @@ pub(crate) fn report_markdown(ctx: &TargetContext, study: &Study, verdicts: &[Fi
     md.push_str("\n### All workloads\n\n");
     for sentence in study_sentences(ctx, study) {
         let _ = writeln!(md, "- {sentence}");
+    }
+
+    if let Some(c) = &study.coverage {
+        md.push_str(&coverage::coverage_section(c));
     }
 
     if !verdicts.is_empty() {
@@ -202,7 +207,7 @@ fn cell_table(study: &Study) -> String {
 fn figures(study: &Study) -> String {
     let mut md = String::new();
     md.push_str("![Steps to result versus batch size](steps_to_result.png)\n\n(vector: [steps_to_result.svg](steps_to_result.svg)) Steps to result against batch size on log2-log2 axes, one line per workload. Dashed: perfect scaling (steps halve when the batch size doubles) through each workload's smallest batch size; thin: the fitted S(B) = S_min (1 + B_crit / B). Dashed vertical lines mark batch sizes where no trial of a workload reached the target.\n\n");
-    md.push_str("![Regimes per workload](regimes.png)\n\n(vector: [regimes.svg](regimes.svg)) One log-log panel per workload, as Shallue et al.'s Figure 1: steps to result with its 95% bootstrap interval as error bars (a bar drawn to twice the panel's largest value has no upper end: too many resamples had no trial reaching the target), the perfect-scaling line through the smallest batch size (dashed), the fitted S(B) (dotted), and the regimes shaded where the interval rule puts them: green perfect scaling, yellow diminishing returns, red maximal data parallelism.\n\n");
+    md.push_str("![Regimes per workload](regimes.png)\n\n(vector: [regimes.svg](regimes.svg)) One log-log panel per workload, as Shallue et al.'s Figure 1: steps to result with its 95% bootstrap interval as error bars (an interval the data bound only from below ends at the last step its trials were seen at, marked by a triangle: the top is \"more than that\"; a triangle alone marks a batch size where no trial reached the target), the perfect-scaling line through the smallest batch size (dashed), the fitted S(B) (dotted), and the regimes shaded where the interval rule puts them: green perfect scaling, yellow diminishing returns, red maximal data parallelism.\n\n");
     md.push_str("![Best learning rate versus batch size](best_learning_rate.png)\n\n(vector: [best_learning_rate.svg](best_learning_rate.svg)) The best trial's learning rate at each batch size with a result (log-log)");
     if study.workloads.iter().any(|w| w.momentum) {
         md.push_str(", and on the right its effective learning rate lr / (1 - momentum) (the same as the learning rate for plain SGD)");

@@ -15,7 +15,7 @@
 //! freedom, so three seeds are not treated as a normal sample.
 
 use rand::{rngs::StdRng, seq::index::sample, SeedableRng};
-use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+use statrs::distribution::{ChiSquared, ContinuousCDF, Normal, StudentsT};
 
 /// The level every one-sided test here runs at (a two-sided 90% interval for equivalence, a
 /// one-sided 95% bound otherwise).
@@ -212,6 +212,15 @@ pub fn named_rank_p(values: &[f64], named: &[usize], resamples: usize, seed: u64
         })
         .count();
     Some((at_least + 1) as f64 / (resamples + 1) as f64)
+}
+
+/// P(X >= `statistic`) for X chi-square with `df` degrees of freedom: the p-value of a
+/// lack-of-fit test (NaN for df < 1).
+pub fn chi_square_upper(statistic: f64, df: f64) -> f64 {
+    match ChiSquared::new(df) {
+        Ok(d) if df >= 1.0 => 1.0 - d.cdf(statistic.max(0.0)),
+        _ => f64::NAN,
+    }
 }
 
 #[cfg(test)]

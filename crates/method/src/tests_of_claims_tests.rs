@@ -151,3 +151,11 @@ fn a_contrast_of_four_arms_tells_an_interaction_from_none() {
         Decision::Shown
     );
 }
+
+#[test]
+fn chi_square_upper_tail_matches_the_tables() {
+    // 3.841 is the 95% point of chi-square with 1 df; 11.07 with 5.
+    assert!((chi_square_upper(3.841, 1.0) - 0.05).abs() < 1e-3);
+    assert!((chi_square_upper(11.07, 5.0) - 0.05).abs() < 1e-3);
+    assert!(chi_square_upper(1.0, 0.0).is_nan());
+}

@@ -98,6 +98,42 @@ pub(crate) struct Workload {
     pub learning_rate: Option<LearningRateScaling>,
     pub effective: Option<LearningRateScaling>,
     pub time: Option<TimeToResult>,
+    /// Whether S(B) fits within the cells' own noise.
+    pub lack_of_fit: Option<LackOfFit>,
+}
+
+/// A chi-square test of the S(B) fit against each cell's noise, taken from the width of its
+/// bootstrap interval (log scale, the width of a 95% interval read as 2 x 1.96 standard
+/// deviations: rough, since a best-of-N interval is lopsided).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LackOfFit {
+    /// Sum of squared log residuals over their noise.
+    pub chi_square: f64,
+    /// Cells used minus the fit's two parameters.
+    pub df: usize,
+    /// P(chi-square >= the statistic) if S(B) were the curve.
+    pub p: f64,
+}
+
+fn lack_of_fit(fit: &ScalingFit, intervals: &CurveIntervals) -> Option<LackOfFit> {
+    let terms: Vec<f64> = (0..intervals.batch_sizes.len())
+        .filter_map(|k| {
+            let (lo, hi) = intervals.intervals[k];
+            let s = intervals.steps[k];
+            let sd = (hi / lo).ln() / (2.0 * 1.96);
+            (s.is_finite() && lo > 0.0 && hi.is_finite() && sd > 0.0).then(|| {
+                let r = s.ln() - fit.predict(intervals.batch_sizes[k]).ln();
+                (r / sd).powi(2)
+            })
+        })
+        .collect();
+    let df = terms.len().checked_sub(2).filter(|&d| d >= 1)?;
+    let chi_square: f64 = terms.iter().sum();
+    Some(LackOfFit {
+        chi_square,
+        df,
+        p: batchlab_method::tests_of_claims::chi_square_upper(chi_square, df as f64),
+    })
 }
 
 impl Workload {
@@ -178,6 +214,7 @@ pub(super) fn workload(
         r.diminishing_returns = range(Regime::DiminishingReturns);
         r.maximal_data_parallelism = range(Regime::MaximalDataParallelism);
     }
+    let lack_of_fit = fit.as_ref().ok().and_then(|f| lack_of_fit(f, &intervals));
     let learning_rate = rate_scaling(&cells, regimes.as_ref().ok(), |c| c.learning_rate);
     let effective = if momentum {
         rate_scaling(&cells, regimes.as_ref().ok(), |c| c.effective_learning_rate)
@@ -202,6 +239,7 @@ pub(super) fn workload(
         learning_rate,
         effective,
         time,
+        lack_of_fit,
     })
 }
 

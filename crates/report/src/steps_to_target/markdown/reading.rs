@@ -333,6 +333,19 @@ pub(crate) fn fit_sentence(w: &Workload) -> String {
             " The interval spans more than a factor of ten: the curve pins the knee down poorly.",
         );
     }
+    if let Some(l) = &w.lack_of_fit {
+        let reading = if l.p < 0.05 {
+            "the curve departs from S(B) by more than the cells' own noise, so B_crit summarises a shape it does not have; the regimes above are the finding, B_crit a cross-check"
+        } else {
+            "no departure from S(B) beyond the cells' own noise"
+        };
+        s.push_str(&format!(
+            " Lack of fit: chi-square {:.1} on {} degrees of freedom against each cell's noise read from its interval (p = {}): {reading}.",
+            l.chi_square,
+            l.df,
+            sig(l.p)
+        ));
+    }
     s
 }
 

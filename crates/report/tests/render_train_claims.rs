@@ -151,10 +151,27 @@ fn row_of_one_claim(
     claim: &str,
     rule: ClaimRule,
 ) -> String {
+    row_of_one_claim_with(
+        dir,
+        batch_sizes,
+        |rec, b, seed| rec.train_seconds = seconds(b, seed),
+        claim,
+        rule,
+    )
+}
+
+/// The same, each trial's record set by `set` (batch size, seed).
+fn row_of_one_claim_with(
+    dir: &Path,
+    batch_sizes: &[u32],
+    set: impl Fn(&mut batchlab_method::rows::train::TrialRecord, u32, u64),
+    claim: &str,
+    rule: ClaimRule,
+) -> String {
     for &b in batch_sizes {
         for seed in SEEDS {
             let (mut rec, evals) = trial(b, "standard", "epochs", seed);
-            rec.train_seconds = seconds(b, seed);
+            set(&mut rec, b, seed);
             append_rows(&dir.join("results.csv"), &evals).unwrap();
             append_rows(&dir.join("trials.csv"), &[rec]).unwrap();
         }
@@ -203,6 +220,36 @@ fn a_slow_power_of_two_is_noticed_and_a_flat_one_is_not() {
         slow.contains("**does not reproduce (a noticeable difference in all 2 comparisons)**"),
         "{slow}"
     );
+}
+
+#[test]
+fn the_inference_rule_reads_the_test_pass_not_training() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Training flat; the test pass 10% slower at 128 (seeds 0.1% apart).
+    let row = |name: &str, rule: ClaimRule| {
+        row_of_one_claim_with(
+            &out_dir(&tmp, name),
+            &[127, 128, 129],
+            |rec, b, seed| {
+                let jitter = 1.0 + 0.001 * seed as f64;
+                rec.train_seconds = 30.0 * jitter;
+                rec.test_seconds = 2.0 * jitter * if b == 128 { 1.1 } else { 1.0 };
+            },
+            "a power of two is no different",
+            rule,
+        )
+    };
+    let inference = row(
+        "inference",
+        ClaimRule::InferencePowersOfTwoFlat { tolerance: 0.03 },
+    );
+    assert!(
+        inference.contains("**does not reproduce (a noticeable difference in all 2 comparisons)**"),
+        "{inference}"
+    );
+    assert!(inference.contains("128 (2.20 s)"), "{inference}");
+    let training = row("training", ClaimRule::PowersOfTwoFlat { tolerance: 0.03 });
+    assert!(training.contains("| **reproduces** |"), "{training}");
 }
 
 #[test]

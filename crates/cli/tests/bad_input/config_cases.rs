@@ -256,6 +256,26 @@ pub fn cases() -> Vec<Case> {
             &["grid.evaluate_every"],
         ),
         case(
+            "evaluation batch size neither a number nor train",
+            &train("grid.eval_batch_size=\"test\""),
+            1,
+            &[
+                "grid.eval_batch_size",
+                "a batch size (a whole number of examples) or \"train\"",
+            ],
+        ),
+        case(
+            "inference claim at a fixed evaluation batch size",
+            &train(
+                r#"analysis.claims=[{claim="x",source="s",series="sgd",rule="inference-powers-of-two-flat",tolerance=0.07}]"#,
+            ),
+            1,
+            &[
+                "analysis.claims[0].rule",
+                "needs grid.eval_batch_size = \"train\"",
+            ],
+        ),
+        case(
             "train divergence factor",
             &train("grid.divergence_factor=0.5"),
             1,

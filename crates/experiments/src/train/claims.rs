@@ -10,7 +10,8 @@
 //! rule = "accuracy-falls"      # accuracy-falls | accuracy-holds | accuracy-does-not-fall |
 //!                              # falls-less-than | accuracy-higher-than | epoch-time-falls |
 //!                              # best-batch |
-//!                              # powers-of-two-flat | time-follows-steps
+//!                              # powers-of-two-flat | inference-powers-of-two-flat |
+//!                              # time-follows-steps
 //! versus = "sgd"               # falls-less-than, accuracy-higher-than: the other line
 //! batch_sizes = [64, 128]      # the accuracy rules: from, to
 //! margin = 1.0                 # accuracy-holds, accuracy-does-not-fall: points (required)
@@ -35,6 +36,9 @@ pub enum RuleName {
     AccuracyDoesNotFall,
     /// Powers of two train no slower or faster than their neighbours, within `tolerance`.
     PowersOfTwoFlat,
+    /// Powers of two test (infer) no slower or faster than their neighbours, within
+    /// `tolerance` (with `grid.eval_batch_size = "train"`).
+    InferencePowersOfTwoFlat,
     /// Training time moves with the steps per trial, relative to batch `reference`.
     TimeFollowsSteps,
     /// The line loses less accuracy from `batch_sizes[0]` to `batch_sizes[1]` than `versus`.
@@ -96,12 +100,21 @@ pub struct GridAxes {
     pub steps_matched: bool,
     /// Every optimizer label, variant and `optimizer/variant`.
     pub series: Vec<String>,
+    /// Whether evaluations run at each trial's training batch size (`grid.eval_batch_size =
+    /// "train"`): only then does the test time say anything about the batch size.
+    pub eval_at_train: bool,
 }
 
 impl ClaimConfig {
     /// Checks the entry against the grid; errors name `analysis.claims[i].KEY`.
     pub fn check(&self, i: usize, source: &Source, axes: &GridAxes) -> Result<(), ConfigError> {
         let key = |k: &str| format!("analysis.claims[{i}].{k}");
+        if self.rule == RuleName::InferencePowersOfTwoFlat && !axes.eval_at_train {
+            return Err(source.error(
+                &key("rule"),
+                "inference-powers-of-two-flat needs grid.eval_batch_size = \"train\": at a fixed evaluation batch size the test time is the same at every training batch size by construction",
+            ));
+        }
         if !axes.series.contains(&self.series) {
             return Err(source.error(
                 &key("series"),
@@ -216,11 +229,13 @@ impl ClaimConfig {
         if let Some(t) = self.tolerance {
             if !matches!(
                 self.rule,
-                RuleName::PowersOfTwoFlat | RuleName::TimeFollowsSteps
+                RuleName::PowersOfTwoFlat
+                    | RuleName::InferencePowersOfTwoFlat
+                    | RuleName::TimeFollowsSteps
             ) {
                 return Err(source.error(
                     &key("tolerance"),
-                    "only used by powers-of-two-flat and time-follows-steps",
+                    "only used by powers-of-two-flat, inference-powers-of-two-flat and time-follows-steps",
                 ));
             }
             if !(t > 0.0 && t < 1.0) {
@@ -262,6 +277,9 @@ impl ClaimConfig {
                     margin,
                 },
                 RuleName::PowersOfTwoFlat => ClaimRule::PowersOfTwoFlat {
+                    tolerance: self.tolerance.unwrap_or(0.03),
+                },
+                RuleName::InferencePowersOfTwoFlat => ClaimRule::InferencePowersOfTwoFlat {
                     tolerance: self.tolerance.unwrap_or(0.03),
                 },
                 RuleName::FallsLessThan => ClaimRule::FallsLessThan {

@@ -7,6 +7,7 @@ use batchlab_models::ModelSpec;
 use serde::{Deserialize, Serialize};
 
 use super::claims::{ClaimConfig, GridAxes};
+use super::eval_batch::EvalBatchSize;
 
 use crate::{
     config::{
@@ -90,9 +91,11 @@ pub struct GridConfig {
     /// Leave out the last partial batch of every epoch (Raschka's setup did).
     #[serde(default)]
     pub drop_last: bool,
-    /// Batch size of evaluation passes (does not change any result, only their speed).
-    #[serde(default = "default_eval_batch")]
-    pub eval_batch_size: usize,
+    /// Batch size of evaluation passes: a number of examples (256 by default; it changes no
+    /// accuracy, only the speed), or `"train"`, each trial's training batch size, so that the
+    /// test time measures inference at that batch size (seed 002's loaders).
+    #[serde(default)]
+    pub eval_batch_size: EvalBatchSize,
     /// A trial diverged when its loss is non-finite or above this multiple of its first loss.
     #[serde(default = "default_divergence")]
     pub divergence_factor: f64,
@@ -106,9 +109,6 @@ pub struct GridConfig {
 
 fn default_seeds() -> Vec<u64> {
     vec![0]
-}
-fn default_eval_batch() -> usize {
-    256
 }
 fn default_divergence() -> f64 {
     100.0
@@ -196,6 +196,7 @@ impl TrainConfig {
         GridAxes {
             steps_matched: self.grid.steps_matched,
             series,
+            eval_at_train: self.grid.eval_batch_size == EvalBatchSize::Train,
         }
     }
 
@@ -213,7 +214,7 @@ impl TrainConfig {
         if g.epochs == 0 {
             return Err(source.error("grid.epochs", "expected at least 1"));
         }
-        if g.steps == Some(0) || g.evaluations == Some(0) || g.eval_batch_size == 0 {
+        if g.steps == Some(0) || g.evaluations == Some(0) || g.eval_batch_size.is_zero() {
             return Err(source.error(
                 "grid",
                 "steps, evaluations and eval_batch_size must be at least 1",

@@ -8,6 +8,7 @@
 
 mod claims;
 pub(crate) mod config;
+mod eval_batch;
 mod plan;
 mod work;
 
@@ -26,6 +27,7 @@ use crate::{
 
 pub use claims::{ClaimConfig, RuleName};
 pub use config::{GridConfig, TrainAnalysis, TrainConfig};
+pub use eval_batch::EvalBatchSize;
 pub use plan::{Budget, Trial};
 
 /// A resolved training study.
@@ -96,12 +98,16 @@ impl TrainStudy {
             format!("{} epochs", g.epochs)
         };
         format!(
-            "{budgets}; learning-rate schedule {}; evaluation on the validation split {} (timed apart from training), test split at the end; {} order of trials shuffled (seed {}); a trial whose loss turns non-finite or exceeds {}x its first loss is recorded as diverged",
+            "{budgets}; learning-rate schedule {}; evaluation on the validation split {} (timed apart from training), test split at the end{}; {} order of trials shuffled (seed {}); a trial whose loss turns non-finite or exceeds {}x its first loss is recorded as diverged",
             schedule.describe(),
             match (g.evaluate_every, g.evaluations) {
                 (Some(every), _) => format!("every {every} steps and at the end"),
                 (None, Some(n)) => format!("{n} times evenly spaced"),
                 (None, None) => "after every epoch".into(),
+            },
+            match g.eval_batch_size {
+                EvalBatchSize::Train => " (evaluations at each trial's training batch size, so test time measures inference at it)",
+                EvalBatchSize::Examples(_) => "",
             },
             if g.drop_last { "last partial batch dropped;" } else { "last partial batch kept;" },
             g.order_seed,

@@ -91,7 +91,7 @@ fn run_trial(
         learning_rate: optimizer.learning_rate(),
         schedule: &study.config.schedule,
         drop_last: grid.drop_last,
-        eval_batch_size: grid.eval_batch_size,
+        eval_batch_size: grid.eval_batch_size.for_trial(trial.batch_size as usize),
         divergence_factor: grid.divergence_factor,
         prefetch: grid.prefetch,
         evaluate_test: true,

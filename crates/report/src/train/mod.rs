@@ -113,6 +113,12 @@ pub enum ClaimRule {
         /// The largest relative difference that is not noticeable.
         tolerance: f64,
     },
+    /// The same equivalence on the time of the test pass (inference over the test split),
+    /// meaningful when evaluations run at the training batch size.
+    InferencePowersOfTwoFlat {
+        /// The largest relative difference that is not noticeable.
+        tolerance: f64,
+    },
     /// A contrast between two lines: the claim's line loses less accuracy from `from` to `to`
     /// than `versus` does (one-sided test of the difference of the two changes).
     FallsLessThan {

@@ -28,6 +28,7 @@ fn rule_name(rule: &ClaimRule) -> &'static str {
         ClaimRule::AccuracyHolds { .. } => "accuracy-holds",
         ClaimRule::AccuracyDoesNotFall { .. } => "accuracy-does-not-fall",
         ClaimRule::PowersOfTwoFlat { .. } => "powers-of-two-flat",
+        ClaimRule::InferencePowersOfTwoFlat { .. } => "inference-powers-of-two-flat",
         ClaimRule::TimeFollowsSteps { .. } => "time-follows-steps",
         ClaimRule::FallsLessThan { .. } => "falls-less-than",
         ClaimRule::AccuracyHigherThan { .. } => "accuracy-higher-than",
@@ -92,7 +93,10 @@ fn judge_rule(claim: &TrainClaim, analysis: &Analysis) -> Result<Judged, Judged>
         }
         ClaimRule::EpochTimeFalls { from, to } => time::time_falls(&line, analysis, *from, *to),
         ClaimRule::PowersOfTwoFlat { tolerance } => {
-            time::powers_of_two(&line, analysis, *tolerance)
+            time::powers_of_two(&line, analysis, *tolerance, time::Clock::Training)
+        }
+        ClaimRule::InferencePowersOfTwoFlat { tolerance } => {
+            time::powers_of_two(&line, analysis, *tolerance, time::Clock::Test)
         }
         ClaimRule::TimeFollowsSteps {
             reference,
@@ -149,6 +153,10 @@ fn rule_words(rule: &ClaimRule) -> String {
         ),
         ClaimRule::PowersOfTwoFlat { tolerance } => format!(
             "An equivalence claim on each power of two against each neighbour one below or above it: two one-sided tests at 5% on the log training times of the seeds (Welch); the pair counts as not noticeably different when the 90% interval of the time ratio lies within ±{:.0}%, as noticeably different when it lies wholly outside. Reproduces if every pair is shown not different, partly if some are shown different, does not reproduce if all are, inconclusive otherwise.",
+            100.0 * tolerance
+        ),
+        ClaimRule::InferencePowersOfTwoFlat { tolerance } => format!(
+            "An equivalence claim on each power of two against each neighbour one below or above it: two one-sided tests at 5% on the log times of the test pass (inference over the test split, at the training batch size) of the seeds (Welch); the pair counts as not noticeably different when the 90% interval of the time ratio lies within ±{:.0}%, as noticeably different when it lies wholly outside. Reproduces if every pair is shown not different, partly if some are shown different, does not reproduce if all are, inconclusive otherwise.",
             100.0 * tolerance
         ),
         ClaimRule::FallsLessThan { from, to, versus } => format!(

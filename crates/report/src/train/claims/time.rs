@@ -17,9 +17,26 @@ use crate::train::TrainCell;
 /// The log training times of a cell's ok seeds, as one arm (a ratio of times is then a
 /// difference).
 fn log_time_arm(analysis: &Analysis, c: &TrainCell) -> Arm {
+    log_clock_arm(analysis, c, Clock::Training)
+}
+
+/// Which of a trial's clocks a time rule reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Clock {
+    /// Training seconds of the whole budget.
+    Training,
+    /// Seconds of the test pass at the end (inference over the test split).
+    Test,
+}
+
+fn log_clock_arm(analysis: &Analysis, c: &TrainCell, clock: Clock) -> Arm {
     let xs: Vec<f64> = analysis
         .ok_records(c)
-        .map(|r| r.train_seconds.ln())
+        .map(|r| match clock {
+            Clock::Training => r.train_seconds,
+            Clock::Test => r.test_seconds,
+        })
+        .map(f64::ln)
         .filter(|x| x.is_finite())
         .collect();
     Arm::of(&xs)
@@ -95,7 +112,12 @@ pub(super) fn time_falls(cells: &Line, analysis: &Analysis, from: u32, to: u32) 
     }
 }
 
-pub(super) fn powers_of_two(cells: &Line, analysis: &Analysis, tolerance: f64) -> Judged {
+pub(super) fn powers_of_two(
+    cells: &Line,
+    analysis: &Analysis,
+    tolerance: f64,
+    clock: Clock,
+) -> Judged {
     let margin = (1.0 + tolerance).ln();
     let mut parts = vec![];
     let mut tally = Tally::default();
@@ -104,7 +126,10 @@ pub(super) fn powers_of_two(cells: &Line, analysis: &Analysis, tolerance: f64) -
         let sides: Vec<String> = neighbours
             .iter()
             .map(|n| {
-                let d = Difference::welch(log_time_arm(analysis, n), log_time_arm(analysis, cell));
+                let d = Difference::welch(
+                    log_clock_arm(analysis, n, clock),
+                    log_clock_arm(analysis, cell, clock),
+                );
                 let decision = d.map_or(Decision::Open, |d| equivalence(&d, margin));
                 tally.add(decision);
                 let (text, half) = d.map_or(("no seed spread".to_string(), f64::INFINITY), |d| {
@@ -127,7 +152,13 @@ pub(super) fn powers_of_two(cells: &Line, analysis: &Analysis, tolerance: f64) -
         parts.push(format!(
             "{} ({} s): {}",
             cell.batch_size,
-            num(cell.train_seconds_median, 2),
+            num(
+                match clock {
+                    Clock::Training => cell.train_seconds_median,
+                    Clock::Test => cell.test_seconds_median,
+                },
+                2
+            ),
             sides.join(", ")
         ));
     }

@@ -17,10 +17,11 @@ run experiment="quickstart" *ARGS:
 # Run a shardable study (train, steps-to-target) as SHARDS processes at once on this machine, one
 # thread each (default: one per core); the shard that finishes last merges the report.
 # Usage: just run-parallel steps-to-target-fmnist | just run-parallel steps-to-target-fmnist 4
-run-parallel experiment shards=`nproc`:
+# | just run-parallel steps-to-target-fmnist 2 --resume (further arguments go to every shard's run)
+run-parallel experiment shards=`nproc` *ARGS:
     cargo build --release --quiet -p batchlab-cli
     pids=(); for i in $(seq 0 $(( {{shards}} - 1 ))); do \
-        {{batchlab}} run "{{trim_start_match(experiment, "experiment=")}}" --shard "$i/{{shards}}" --set backend.threads=1 & pids+=($!); \
+        {{batchlab}} run "{{trim_start_match(experiment, "experiment=")}}" --shard "$i/{{shards}}" --set backend.threads=1 {{ARGS}} & pids+=($!); \
     done; status=0; for p in "${pids[@]}"; do wait "$p" || status=1; done; exit $status
 
 # The whole test suite (what CI runs).

@@ -5,6 +5,7 @@
 //! `budget.max_steps` runs out. Steps to result for a batch size is the earliest evaluation step
 //! at which any of its trials reached the target; diverged trials are infeasible.
 
+mod analysis_config;
 pub mod claims;
 pub mod config;
 mod cutoff;

@@ -43,7 +43,7 @@ pub use claims::{TargetClaim, TargetClaimRule};
 pub use scaling::{
     curve_intervals, fit_scaling, perfect_scaling_line, regimes, BandRegimes, CellTrials,
     CurveIntervals, Draw, Reading, Regime, RegimeBands, RegimeOptions, Regimes, ScalingFit,
-    ScalingFitOptions, Segment, MIN_FIT_POINTS,
+    ScalingFitOptions, Segment, SlopeWindow, MIN_FIT_POINTS,
 };
 pub use steps::{
     classify, steps_to_result, trials_from_train, Evaluation, StepsToResult, Trial, TrialOutcome,

@@ -259,7 +259,7 @@ fn regimes_and_fit_are_put_in_words() {
     assert!(
         regimes.contains("perfect scaling from batch 8 to 128")
             && regimes.contains(
-                "no plateau yet: the last doubling (64 to 128) still divides the steps by 2"
+                "no window shows maximal data parallelism up to batch 128 (the window 32 to 128 has a slope interval from -1 to -1 (perfect scaling))"
             ),
         "{regimes}"
     );

@@ -8,7 +8,7 @@ use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::format::{and_list, batch, capitalised, sig, with_interval};
 use crate::steps_to_target::{LearningRateScaling, TargetContext};
-use crate::steps_to_target::{Regime, RegimeOptions, Regimes};
+use crate::steps_to_target::{Regime, RegimeOptions, Regimes, SlopeWindow};
 
 /// The one-line count of what was recorded.
 pub(crate) fn recorded_line(study: &Study) -> String {
@@ -201,10 +201,31 @@ pub(crate) fn regimes_sentence(w: &Workload) -> String {
         return "The regimes cannot be located: no segment between two batch sizes.".into();
     };
     let range = |(a, b): (f64, f64)| format!("from batch {} to {}", batch(a), batch(b));
+    // With slope windows, an absent regime is one no window showed: say what the window at
+    // that end found rather than read a single doubling.
+    let window_at = |end: Option<&(SlopeWindow, Option<Regime>)>| {
+        end.filter(|_| w.regimes_with_intervals)
+            .map(|(win, shown)| {
+                format!(
+                    "the window {} to {} has a slope interval from {} to {}{}",
+                    batch(w.intervals.batch_sizes[win.first]),
+                    batch(w.intervals.batch_sizes[win.last]),
+                    signed(win.interval.0),
+                    signed(win.interval.1),
+                    shown.map_or(" (in no band)".to_string(), |r| format!(
+                        " ({})",
+                        regime_name(r)
+                    ))
+                )
+            })
+    };
     let mut parts = vec![];
-    match r.perfect_scaling {
-        Some(p) => parts.push(format!("perfect scaling {}", range(p))),
-        None => parts.push(format!(
+    let first_window = window_at(w.bands.windows.first());
+    let last_window = window_at(w.bands.windows.last());
+    match (r.perfect_scaling, first_window) {
+        (Some(p), _) => parts.push(format!("perfect scaling {}", range(p))),
+        (None, Some(at)) => parts.push(format!("no window shows perfect scaling ({at})")),
+        (None, None) => parts.push(format!(
             "no perfect scaling at the smallest batch sizes (the first doubling, {} to {}, divides the steps by only {})",
             batch(first.from),
             batch(first.to),
@@ -226,9 +247,13 @@ pub(crate) fn regimes_sentence(w: &Workload) -> String {
                 signed(*hi)
             )
         });
-    match r.maximal_data_parallelism {
-        Some(m) => parts.push(format!("maximal data parallelism {}", range(m))),
-        None => parts.push(format!(
+    match (r.maximal_data_parallelism, last_window) {
+        (Some(m), _) => parts.push(format!("maximal data parallelism {}", range(m))),
+        (None, Some(at)) => parts.push(format!(
+            "no window shows maximal data parallelism up to batch {} ({at})",
+            batch(last.to)
+        )),
+        (None, None) => parts.push(format!(
             "no plateau yet: the last doubling ({} to {}) still divides the steps by {}{last_slope}, so maximal data parallelism, if any, lies beyond batch {}",
             batch(last.from),
             batch(last.to),

@@ -8,12 +8,12 @@
 //! Steps to result, the best trial and its metaparameters are the same as without the
 //! cutoff (a trial reaching at exactly S still counts: ties go to the first trial); what
 //! changes is only whether a beaten trial would have reached the target later, which is why
-//! the report counts it among the missed and its record says where it stopped.
+//! the report reads it as right-censored where it stopped (its record says where).
 //!
 //! With `budget.beaten_factor` F above 1 a beaten trial trains on to F x S before it stops:
 //! still unable to lower steps to result, but right-censored further out, so the report's
 //! bootstrap of steps to result (which treats a stopped trial as "not reached by its stop",
-//! see `batchlab_report::steps_to_target::censoring`) leaves fewer resamples unbounded.
+//! see `batchlab_report::steps_to_target::scaling::censored`) leaves fewer resamples unbounded.
 //!
 //! Evaluations are appended to results.csv as they happen, so a shard running at the same
 //! time as this one contributes as soon as one of its trials reaches the target.
@@ -21,10 +21,7 @@
 use std::path::Path;
 
 use batchlab_method::reaching::reaches;
-use batchlab_method::rows::{
-    read_rows,
-    train::{TrainEval, BEATEN_PREFIX},
-};
+use batchlab_method::rows::{read_rows, train::TrainEval};
 
 use crate::shard::run_dirs;
 
@@ -33,6 +30,9 @@ use crate::shard::run_dirs;
 pub fn stop_step(best: u64, factor: f64) -> u64 {
     ((best as f64 * factor).ceil() as u64).max(best)
 }
+
+/// How the trials.csv message of a beaten trial begins (its status is `ok`).
+const BEATEN_PREFIX: &str = "beaten:";
 
 /// The trials.csv message of a beaten trial (it begins with [`BEATEN_PREFIX`]).
 pub fn beaten_message(stopped: u64, batch_size: u32, best: u64, factor: f64) -> String {

@@ -40,15 +40,6 @@ impl EvalBatchSize {
     }
 }
 
-impl fmt::Display for EvalBatchSize {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EvalBatchSize::Examples(n) => write!(f, "{n}"),
-            EvalBatchSize::Train => f.write_str("the training batch size"),
-        }
-    }
-}
-
 impl Serialize for EvalBatchSize {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {

@@ -107,11 +107,6 @@ pub struct TrialRecord {
     pub message: String,
 }
 
-/// How the message of an `ok` steps-to-target trial that a sibling beat begins (the runner
-/// stopped it early; see `batchlab_experiments::steps_to_target::cutoff`). The report reads
-/// such a trial, like one that spent its budget, as right-censored where it stopped.
-pub const BEATEN_PREFIX: &str = "beaten:";
-
 impl TrialRecord {
     /// Whether the trial trained to the end and was tested.
     pub fn is_ok(&self) -> bool {

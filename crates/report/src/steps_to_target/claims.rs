@@ -5,9 +5,10 @@ use batchlab_method::findings::{ClaimText, Finding, Outcome};
 
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
+use crate::steps_to_target::format::slope;
 use crate::steps_to_target::scaling::{bounded_interval, WINDOW};
 use crate::steps_to_target::{
-    fit_scaling, BandRegimes, CurveIntervals, Regime, ScalingFitOptions, MIN_FIT_POINTS,
+    fit_scaling, BandRegimes, CurveIntervals, Reading, Regime, ScalingFitOptions, MIN_FIT_POINTS,
 };
 
 /// How a claim is judged.
@@ -89,14 +90,6 @@ fn range_text(name: &str, range: Option<(f64, f64)>) -> String {
     }
 }
 
-fn regime_word(r: Regime) -> &'static str {
-    match r {
-        Regime::PerfectScaling => "perfect scaling",
-        Regime::DiminishingReturns => "diminishing returns",
-        Regime::MaximalDataParallelism => "maximal data parallelism",
-    }
-}
-
 /// The rule of the band-judged regimes, for the test column.
 fn band_rule(w: &Workload) -> String {
     format!(
@@ -123,7 +116,7 @@ fn judge_regimes(b: &BandRegimes) -> Outcome {
     let seq = b.sequence();
     let words = |rs: &[Regime]| {
         rs.iter()
-            .map(|r| regime_word(*r))
+            .map(|r| r.name())
             .collect::<Vec<_>>()
             .join(", then ")
     };
@@ -151,7 +144,7 @@ fn judge_regimes(b: &BandRegimes) -> Outcome {
             words(&seq),
             missing
                 .iter()
-                .map(|r| regime_word(*r))
+                .map(|r| r.name())
                 .collect::<Vec<_>>()
                 .join(" or "),
             resolution(b)
@@ -161,11 +154,10 @@ fn judge_regimes(b: &BandRegimes) -> Outcome {
 
 /// `judge` under both bounds of the censored trials: their verdict when they agree, else
 /// inconclusive naming both.
-fn within_bounds(w: &Workload, judge: impl Fn(&CurveIntervals) -> Outcome) -> Outcome {
-    let [opt, pess] = &w.bounds;
-    let (a, b) = (judge(opt), judge(pess));
+fn within_bounds(judge: impl Fn(Reading) -> Outcome) -> Outcome {
+    let (a, b) = (judge(Reading::Optimistic), judge(Reading::Pessimistic));
     if a.verdict() == b.verdict() {
-        judge(&w.intervals)
+        judge(Reading::KaplanMeier)
     } else {
         Outcome::inconclusive(format!(
             "none while the trials stopped before reaching the target are unresolved: the verdict flips between their bounds, \"{}\" read as reaching at their stop, \"{}\" as never reaching",
@@ -176,7 +168,7 @@ fn within_bounds(w: &Workload, judge: impl Fn(&CurveIntervals) -> Outcome) -> Ou
 }
 
 fn three_regimes(w: &Workload) -> Parts {
-    if !w.regimes_with_intervals {
+    if !w.regimes_with_intervals() {
         return (
             format!("{} batch sizes with trials", w.intervals.batch_sizes.len()),
             Outcome::cannot_test(format!("a slope window needs {WINDOW} batch sizes")),
@@ -200,7 +192,7 @@ fn three_regimes(w: &Workload) -> Parts {
                 w.intervals.batch_sizes[win.last],
                 signed(lo),
                 signed(hi),
-                r.map_or("open", regime_word)
+                r.map_or("open", Regime::name)
             )
         })
         .collect();
@@ -215,7 +207,7 @@ fn three_regimes(w: &Workload) -> Parts {
         windows.join("; ")
     );
     let bands = w.bands.bands;
-    let verdict = within_bounds(w, |c| judge_regimes(&BandRegimes::new(c, bands)));
+    let verdict = within_bounds(|r| judge_regimes(&BandRegimes::new(w.curve(r), bands)));
     let test = format!(
         "{}; reproduces when all three regimes are shown in this order and none out of it; {}",
         band_rule(w),
@@ -224,13 +216,9 @@ fn three_regimes(w: &Workload) -> Parts {
     (measured, verdict, test)
 }
 
-/// A slope for the reader: its value, or ±∞ where the data cannot bound it.
+/// A slope (or ratio) for the claims table, to two decimals.
 fn signed(x: f64) -> String {
-    match x {
-        x if x == f64::INFINITY => "+∞".into(),
-        x if x == f64::NEG_INFINITY => "−∞".into(),
-        x => format!("{x:.2}"),
-    }
+    slope(x, |x| format!("{x:.2}"))
 }
 
 /// B_crit fitted to one bootstrap replicate of a curve (NaN with fewer than
@@ -266,8 +254,8 @@ fn b_crit_ratio(w: &CurveIntervals, v: &CurveIntervals) -> (f64, f64) {
     }))
 }
 
-fn judge_extends(w: &CurveIntervals, v: &CurveIntervals) -> Outcome {
-    let (lo, hi) = b_crit_ratio(w, v);
+/// The extension verdict from the interval of the B_crit ratio.
+fn judge_extends((lo, hi): (f64, f64)) -> Outcome {
     if lo > 1.0 {
         Outcome::reproduces()
     } else if hi < 1.0 {
@@ -291,7 +279,9 @@ fn extends(w: &Workload, v: &Workload) -> Parts {
         Ok(f) => format!("B_crit {:.0} for {}", f.b_crit, x.label),
         Err(e) => format!("no B_crit for {} ({e})", x.label),
     };
-    let (lo, hi) = b_crit_ratio(&w.intervals, &v.intervals);
+    // The Kaplan-Meier ratio is both the measurement and that reading's verdict: fitted once.
+    let km = b_crit_ratio(&w.intervals, &v.intervals);
+    let (lo, hi) = km;
     let measured = format!(
         "{}, {}; ratio {} / {}: 95% interval {}–{}",
         fitted(w),
@@ -303,20 +293,12 @@ fn extends(w: &Workload, v: &Workload) -> Parts {
     );
     let verdict = match (&w.fit, &v.fit) {
         (Err(e), _) | (_, Err(e)) => Outcome::cannot_test(e.clone()),
-        _ => {
-            let [wo, wp] = &w.bounds;
-            let [vo, vp] = &v.bounds;
-            let (a, b) = (judge_extends(wo, vo), judge_extends(wp, vp));
-            if a.verdict() == b.verdict() {
-                judge_extends(&w.intervals, &v.intervals)
-            } else {
-                Outcome::inconclusive(format!(
-            "none while the trials stopped before reaching the target are unresolved: the verdict flips between their bounds, \"{}\" read as reaching at their stop, \"{}\" as never reaching",
-                    a.verdict().name(),
-                    b.verdict().name()
-                ))
-            }
-        }
+        _ => within_bounds(|r| {
+            judge_extends(match r {
+                Reading::KaplanMeier => km,
+                _ => b_crit_ratio(w.curve(r), v.curve(r)),
+            })
+        }),
     };
     let test = format!(
         "the critical batch size B_crit of S(B) = S_min (1 + B_crit / B), fitted to each bootstrap replicate of both curves (at least {MIN_FIT_POINTS} batch sizes drawn exactly), compared by the 95% interval of the ratio B_crit({}) / B_crit({}): reproduces when it lies above 1, does not when below",

@@ -25,6 +25,15 @@ pub(crate) fn sig(v: f64) -> String {
     }
 }
 
+/// A slope for the reader: `finite` of its value, or ±∞ where the data cannot bound it.
+pub(crate) fn slope(x: f64, finite: impl Fn(f64) -> String) -> String {
+    match x {
+        x if x == f64::INFINITY => "+∞".into(),
+        x if x == f64::NEG_INFINITY => "−∞".into(),
+        x => finite(x),
+    }
+}
+
 /// A batch size held as f64 (as the regimes and fits hold them), printed as an integer.
 pub(crate) fn batch(b: f64) -> String {
     if b.is_finite() {

@@ -234,17 +234,24 @@ fn step_times_are_checked_and_an_exact_label_wins_over_the_model() {
     assert!(time_to_result("cnn/sgd", "cnn", &cells, &times).is_none());
 }
 
-#[test]
-fn regimes_and_fit_are_put_in_words() {
-    // Perfect scaling throughout: no plateau, and B_crit beyond the measured range.
-    let records: Vec<TrialRecord> = [8u32, 16, 32, 64, 128]
+/// One plain-SGD trial per batch size, reaching the target in 6400 / B steps (perfect
+/// scaling).
+fn scaling_perfectly(batch_sizes: &[u32]) -> (Vec<TrialRecord>, Vec<TrainEval>) {
+    let records: Vec<TrialRecord> = batch_sizes
         .iter()
         .map(|&b| record(&format!("b{b}"), b, "sgd", "ok", 0))
         .collect();
-    let evals: Vec<TrainEval> = records
+    let evals = records
         .iter()
         .map(|r| eval(r, 6400 / u64::from(r.batch_size), 0.05))
         .collect();
+    (records, evals)
+}
+
+#[test]
+fn regimes_and_fit_are_put_in_words() {
+    // Perfect scaling throughout: no plateau, and B_crit beyond the measured range.
+    let (records, evals) = scaling_perfectly(&[8, 16, 32, 64, 128]);
     let rows: Vec<SearchRow> = records
         .iter()
         .map(|r| search(r, 0.001 * f64::from(r.batch_size), 0.0))
@@ -315,14 +322,7 @@ fn a_batch_size_where_every_trial_diverged_is_not_blamed_on_the_budget() {
 #[test]
 fn a_cap_below_three_times_a_neighbours_steps_is_noted() {
     // Steps 800, 400, 200 at 8, 16, 32 under a 1000-step cap: 3 x 800 and 3 x 400 exceed it.
-    let records: Vec<TrialRecord> = [8u32, 16, 32]
-        .iter()
-        .map(|&b| record(&format!("b{b}"), b, "sgd", "ok", 0))
-        .collect();
-    let evals: Vec<TrainEval> = records
-        .iter()
-        .map(|r| eval(r, 6400 / u64::from(r.batch_size), 0.05))
-        .collect();
+    let (records, evals) = scaling_perfectly(&[8, 16, 32]);
     let ctx = context();
     let study = Study::new(Path::new("run"), &ctx, &records, &evals, None).unwrap();
     let note = study

@@ -27,7 +27,7 @@ const LIST_AT_MOST: usize = 12;
 
 /// A cell's step cap should be at least this many times its neighbours' steps to result, so
 /// that a trial slower than the best neighbour by that much still fits.
-pub(crate) const CAP_FACTOR: f64 = 3.0;
+const CAP_FACTOR: f64 = 3.0;
 
 /// Reaching trials a cell needs before the top of its interval is more than luck: about 4 of
 /// 16-32 (with fewer, a resample leaves them all out often enough to open the top).
@@ -131,6 +131,7 @@ impl Study {
             .iter()
             .flat_map(|w| w.cells.iter().map(|c| c.batch_size))
             .collect();
+        let coverage = coverage::Coverage::of(&workloads, &ctx.replicates);
         let mut study = Study {
             workloads,
             batch_sizes: batch_sizes.into_iter().collect(),
@@ -139,9 +140,8 @@ impl Study {
             step_times_given: !ctx.step_times.is_empty(),
             notes: vec![],
             trials_range: None,
-            coverage: None,
+            coverage,
         };
-        study.coverage = coverage::Coverage::of(&study.workloads, &ctx.replicates);
         study.count();
         study.note_partial(ctx, records, evals, &no_search, orphans);
         study.note_caps(ctx);

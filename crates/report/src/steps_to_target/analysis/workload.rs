@@ -92,9 +92,6 @@ pub(crate) struct Workload {
     pub bounds: [CurveIntervals; 2],
     /// The regimes by positive tests on `intervals`' slope windows.
     pub bands: BandRegimes,
-    /// Whether `regimes`' ranges were judged by `bands` (else point by point: fewer than
-    /// three batch sizes).
-    pub regimes_with_intervals: bool,
     pub learning_rate: Option<LearningRateScaling>,
     pub effective: Option<LearningRateScaling>,
     pub time: Option<TimeToResult>,
@@ -137,6 +134,21 @@ fn lack_of_fit(fit: &ScalingFit, intervals: &CurveIntervals) -> Option<LackOfFit
 }
 
 impl Workload {
+    /// Whether `regimes`' ranges were judged by `bands` (else point by point: fewer than
+    /// three batch sizes, so no slope window).
+    pub fn regimes_with_intervals(&self) -> bool {
+        !self.bands.windows.is_empty()
+    }
+
+    /// Its curve with censored trials read by `reading`.
+    pub fn curve(&self, reading: Reading) -> &CurveIntervals {
+        match reading {
+            Reading::KaplanMeier => &self.intervals,
+            Reading::Optimistic => &self.bounds[0],
+            Reading::Pessimistic => &self.bounds[1],
+        }
+    }
+
     /// The ids of the best trials (one per batch size with a result).
     pub fn best_ids(&self) -> BTreeSet<&str> {
         self.cells
@@ -203,8 +215,7 @@ pub(super) fn workload(
         .map(|reading| curve_intervals(&trials_by_cell, reading, 0));
     let bands = BandRegimes::new(&intervals, ctx.bands);
     let mut regimes = regimes(&curve, &RegimeOptions::default()).map_err(|e| e.to_string());
-    let regimes_with_intervals = !bands.windows.is_empty();
-    if let (Ok(r), true) = (regimes.as_mut(), regimes_with_intervals) {
+    if let (Ok(r), false) = (regimes.as_mut(), bands.windows.is_empty()) {
         let range = |regime| {
             bands
                 .range(regime)
@@ -235,7 +246,6 @@ pub(super) fn workload(
         intervals,
         bounds,
         bands,
-        regimes_with_intervals,
         learning_rate,
         effective,
         time,

@@ -6,7 +6,7 @@
 use super::time::time_sentence;
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
-use crate::steps_to_target::format::{and_list, batch, capitalised, sig, with_interval};
+use crate::steps_to_target::format::{and_list, batch, capitalised, sig, slope, with_interval};
 use crate::steps_to_target::{LearningRateScaling, TargetContext};
 use crate::steps_to_target::{Regime, RegimeOptions, Regimes, SlopeWindow};
 
@@ -167,13 +167,9 @@ fn rule() -> String {
     )
 }
 
-/// A slope for the reader: its value, or ±∞ where resamples had no trial reaching the target.
+/// A slope for the reader, to three significant digits.
 fn signed(x: f64) -> String {
-    match x {
-        x if x == f64::INFINITY => "+∞".into(),
-        x if x == f64::NEG_INFINITY => "−∞".into(),
-        x => sig(x),
-    }
+    slope(x, sig)
 }
 
 /// The rule of the band-judged regimes (`scaling::bands`), in words.
@@ -182,14 +178,6 @@ fn interval_rule(w: &Workload) -> String {
         "judged by positive tests: the log-log slope of steps to result over every 3 neighbouring batch sizes, with a 95% bootstrap interval (each batch size's trials resampled as the best of N, trials stopped before reaching the target read as right-censored by Kaplan-Meier); a window is in a regime only when its whole interval lies inside the regime's band ({}), else it is open; each regime runs from the first window that shows it to the last",
         w.bands.bands.describe()
     )
-}
-
-fn regime_name(r: Regime) -> &'static str {
-    match r {
-        Regime::PerfectScaling => "perfect scaling",
-        Regime::DiminishingReturns => "diminishing returns",
-        Regime::MaximalDataParallelism => "maximal data parallelism",
-    }
 }
 
 pub(crate) fn regimes_sentence(w: &Workload) -> String {
@@ -204,7 +192,7 @@ pub(crate) fn regimes_sentence(w: &Workload) -> String {
     // With slope windows, an absent regime is one no window showed: say what the window at
     // that end found rather than read a single doubling.
     let window_at = |end: Option<&(SlopeWindow, Option<Regime>)>| {
-        end.filter(|_| w.regimes_with_intervals)
+        end.filter(|_| w.regimes_with_intervals())
             .map(|(win, shown)| {
                 format!(
                     "the window {} to {} has a slope interval from {} to {}{}",
@@ -212,10 +200,7 @@ pub(crate) fn regimes_sentence(w: &Workload) -> String {
                     batch(w.intervals.batch_sizes[win.last]),
                     signed(win.interval.0),
                     signed(win.interval.1),
-                    shown.map_or(" (in no band)".to_string(), |r| format!(
-                        " ({})",
-                        regime_name(r)
-                    ))
+                    shown.map_or(" (in no band)".to_string(), |r| format!(" ({})", r.name()))
                 )
             })
     };
@@ -239,7 +224,7 @@ pub(crate) fn regimes_sentence(w: &Workload) -> String {
         .intervals
         .slopes
         .last()
-        .filter(|_| w.regimes_with_intervals)
+        .filter(|_| w.regimes_with_intervals())
         .map_or(String::new(), |(lo, hi)| {
             format!(
                 " (log-log slope between {} and {}, 95%)",
@@ -261,7 +246,7 @@ pub(crate) fn regimes_sentence(w: &Workload) -> String {
             batch(last.to)
         )),
     }
-    let rule = if w.regimes_with_intervals {
+    let rule = if w.regimes_with_intervals() {
         interval_rule(w)
     } else if w
         .intervals
@@ -296,7 +281,7 @@ fn odd_segments(r: &Regimes) -> String {
                 "{} to {} ({}, x{} per doubling)",
                 batch(s.from),
                 batch(s.to),
-                regime_name(s.regime),
+                s.regime.name(),
                 sig(s.speedup_per_doubling)
             )
         })
@@ -473,7 +458,7 @@ fn no_result_sentence(ctx: &TargetContext, w: &Workload) -> Option<String> {
             and_list(&names)
         ));
     }
-    parts.push(if w.regimes_with_intervals {
+    parts.push(if w.regimes_with_intervals() {
         "These batch sizes are left out of the fit; the regimes count them as steps that grew (no fewer steps than the batch size before).".into()
     } else {
         "These batch sizes are left out of the fit and the regimes.".into()

@@ -99,12 +99,12 @@ fn momentum_sentences(study: &Study) -> Vec<String> {
             let optimizer = w.label.rsplit('/').next().unwrap_or(&w.label);
             // Ranges judged point by point describe the curve but do not know its noise: the
             // comparison is then a description, not a finding (the claims table says why).
-            let caveat = if w.regimes_with_intervals && plain.regimes_with_intervals {
+            let caveat = if w.regimes_with_intervals() && plain.regimes_with_intervals() {
                 String::new()
             } else {
                 let rough: Vec<&str> = [plain, w]
                     .iter()
-                    .filter(|x| !x.regimes_with_intervals)
+                    .filter(|x| !x.regimes_with_intervals())
                     .map(|x| x.label.as_str())
                     .collect();
                 format!(

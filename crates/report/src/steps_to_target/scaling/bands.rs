@@ -110,7 +110,7 @@ impl BandRegimes {
     /// Whether a regime shown later comes before one shown earlier in the claim's order
     /// (perfect, diminishing, plateau): e.g. perfect scaling at batch sizes beyond a plateau.
     pub fn out_of_order(&self) -> bool {
-        self.sequence().windows(2).any(|w| rank(w[1]) < rank(w[0]))
+        self.sequence().windows(2).any(|w| w[1] < w[0])
     }
 
     /// The widest half-width among open windows (what the test could not resolve), if any.
@@ -120,15 +120,6 @@ impl BandRegimes {
             .filter(|(_, r)| r.is_none())
             .map(|(w, _)| w.half_width())
             .max_by(f64::total_cmp)
-    }
-}
-
-/// A regime's place in the claimed order.
-pub fn rank(r: Regime) -> usize {
-    match r {
-        Regime::PerfectScaling => 0,
-        Regime::DiminishingReturns => 1,
-        Regime::MaximalDataParallelism => 2,
     }
 }
 

@@ -46,7 +46,7 @@ mod censored;
 mod interval;
 mod regimes;
 
-pub use bands::{rank, BandRegimes, RegimeBands};
+pub use bands::{BandRegimes, RegimeBands};
 pub use censored::{BestOfN, Draw, Reading, Steps};
 pub(crate) use interval::bounded_interval;
 pub use interval::{curve_intervals, CellTrials, CurveIntervals, SlopeWindow, LEVEL, WINDOW};

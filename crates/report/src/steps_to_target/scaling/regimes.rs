@@ -22,8 +22,9 @@
 use super::check_points;
 use batchlab_method::TargetError;
 
-/// The three regimes of a steps-to-result curve.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The three regimes of a steps-to-result curve, ordered as the claim orders them (perfect
+/// scaling first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Regime {
     /// Doubling the batch size (nearly) halves the steps.
     PerfectScaling,
@@ -31,6 +32,17 @@ pub enum Regime {
     DiminishingReturns,
     /// Larger batches save (almost) no steps.
     MaximalDataParallelism,
+}
+
+impl Regime {
+    /// The regime in words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Regime::PerfectScaling => "perfect scaling",
+            Regime::DiminishingReturns => "diminishing returns",
+            Regime::MaximalDataParallelism => "maximal data parallelism",
+        }
+    }
 }
 
 /// The rule of [`regimes`]; both thresholds are per doubling of the batch size.

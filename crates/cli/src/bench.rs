@@ -13,6 +13,7 @@ use batchlab_experiments::{
 };
 
 use crate::bar::Bar;
+use crate::out::outln;
 
 /// What `batchlab bench` was asked for.
 pub struct BenchArgs<'a> {
@@ -61,7 +62,7 @@ fn backends(named: &[String]) -> Result<Vec<BackendConfig>> {
         for kind in built_backends() {
             match ensure_available(&config(kind)) {
                 Ok(()) => usable.push(config(kind)),
-                Err(why) => println!("{kind}: left out ({why})"),
+                Err(why) => outln!("{kind}: left out ({why})"),
             }
         }
         return Ok(usable);
@@ -102,14 +103,18 @@ fn step_benchmarks(
         samples,
         seed: 0,
     };
-    println!("training-step benchmarks: {rounds} round(s), each visiting every case on every backend once in a shuffled order; per visit a fresh model, 2 warm-up steps dropped, {samples} timed steps, the device synchronised before each clock read");
+    outln!("training-step benchmarks: {rounds} round(s), each visiting every case on every backend once in a shuffled order; per visit a fresh model, 2 warm-up steps dropped, {samples} timed steps, the device synchronised before each clock read");
     for backend in backends {
-        println!("  {}", describe(backend));
+        outln!("  {}", describe(backend));
     }
     let timings = bench::compare(backends, cases, plan, &Bar::new())?;
-    println!(
+    outln!(
         "{:<30} {:<9} {:>10} {:>23} {:>8}",
-        "case", "backend", "median ms", "IQR ms", "vs flex"
+        "case",
+        "backend",
+        "median ms",
+        "IQR ms",
+        "vs flex"
     );
     for (case, per_backend) in cases.iter().zip(&timings) {
         let flex = backends
@@ -118,9 +123,14 @@ fn step_benchmarks(
             .map(|i| per_backend[i].median_ms);
         for (backend, t) in backends.iter().zip(per_backend) {
             let ratio = flex.map_or("-".into(), |f| format!("{:.2}x", t.median_ms / f));
-            println!(
+            outln!(
                 "{:<30} {:<9} {:>10.1} {:>10.1} .. {:<9.1} {:>8}",
-                case.name, backend.name, t.median_ms, t.q1_ms, t.q3_ms, ratio
+                case.name,
+                backend.name,
+                t.median_ms,
+                t.q1_ms,
+                t.q3_ms,
+                ratio
             );
         }
     }
@@ -128,7 +138,7 @@ fn step_benchmarks(
     for backend in backends {
         let (harness, bare) = bench::harness_overhead(backend, mlp, 10, samples)?;
         let overhead = (harness.median_ms - bare.median_ms) / bare.median_ms * 100.0;
-        println!(
+        outln!(
             "harness overhead on {} ({}): sweep median {:.2} ms (IQR {:.2} .. {:.2}) vs bare loop {:.2} ms (IQR {:.2} .. {:.2}) per step: {overhead:+.2}% (goal < 2%; 10 alternating rounds of {samples} steps)",
             backend.name, mlp.name, harness.median_ms, harness.q1_ms, harness.q3_ms, bare.median_ms, bare.q1_ms, bare.q3_ms
         );
@@ -148,27 +158,32 @@ fn loader_benchmark(
     // What the loader has to keep up with: the seed-003 small CNN's training step.
     let consumer = bench::time_case(config, small_cnn, 2, samples.min(5))?;
     let consumed = small_cnn.batch_size as f64 / (consumer.median_ms / 1e3);
-    println!();
-    println!(
+    outln!();
+    outln!(
         "data-loader benchmarks ({} threads, {repeats} repeats, median (min .. max))",
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
     let [cold, warm, batches] = loader_bench::pets_rates(scratch.path(), repeats)?;
     for rate in [&cold, &warm, &batches] {
-        println!("{}", rate.line());
+        outln!("{}", rate.line());
     }
     match loader_bench::fashion_mnist_rates(data_dir, repeats) {
-        Some(rates) => rates.iter().for_each(|r| println!("{}", r.line())),
-        None => println!(
-            "fashion-mnist: not installed (apt-get install dataset-fashion-mnist); skipped"
-        ),
+        Some(rates) => {
+            for r in rates {
+                outln!("{}", r.line());
+            }
+        }
+        None => {
+            outln!("fashion-mnist: not installed (apt-get install dataset-fashion-mnist); skipped")
+        }
     }
-    println!(
+    outln!(
         "consumer: {} on {backend}: {:.0} ms per step = {consumed:.1} images/s",
-        small_cnn.name, consumer.median_ms
+        small_cnn.name,
+        consumer.median_ms
     );
-    println!(
+    outln!(
         "warm loader / consumer = {:.0}x (goal >= 3x); cold loader / consumer = {:.0}x (goal >= 1x)",
         warm.median() / consumed,
         cold.median() / consumed
@@ -181,20 +196,24 @@ fn loader_benchmark(
 fn epoch_benchmark(data_dir: &Path) -> Result<()> {
     let experiment = Path::new("experiments/sgd-vs-adam-fmnist.toml");
     let overrides = vec!["grid.batch_sizes=[128]".to_string()];
-    println!();
-    println!(
+    outln!();
+    outln!(
         "training-epoch split: {} at batch 128 ({})",
         experiment.display(),
         data_dir.display()
     );
     let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
     let splits = epoch_splits(experiment, &overrides, scratch.path(), data_dir)?;
-    println!(
+    outln!(
         "{:<34} {:>10} {:>10} {:>10} {:>8}",
-        "trial", "data s", "step s", "eval s", "data %"
+        "trial",
+        "data s",
+        "step s",
+        "eval s",
+        "data %"
     );
     for s in &splits {
-        println!(
+        outln!(
             "{:<34} {:>10.4} {:>10.3} {:>10.3} {:>7.2}%",
             s.trial,
             s.data,
@@ -204,8 +223,6 @@ fn epoch_benchmark(data_dir: &Path) -> Result<()> {
         );
     }
     let (median, worst) = data_percent_summary(&splits);
-    println!(
-        "data time per epoch: median {median:.2}%, worst {worst:.2}% of the epoch (goal < 5%)"
-    );
+    outln!("data time per epoch: median {median:.2}%, worst {worst:.2}% of the epoch (goal < 5%)");
     Ok(())
 }

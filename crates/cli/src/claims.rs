@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::out::outln;
 use anyhow::{bail, Context, Result};
 use batchlab_experiments::claim_registry::Registry;
 use batchlab_experiments::results::{claims_lines, collect, results_markdown};
@@ -26,7 +27,7 @@ pub fn claims(reports: &Path) -> Result<()> {
     let registry = Registry::builtin()?;
     let results = collect(&registry, reports)?;
     for line in claims_lines(&results) {
-        println!("{line}");
+        outln!("{line}");
     }
     Ok(())
 }
@@ -44,10 +45,10 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
                 args.out.display()
             );
         }
-        println!("{} is current", args.out.display());
+        outln!("{} is current", args.out.display());
         return Ok(());
     }
     batchlab_experiments::run_dir::write_atomically(&args.out, &text)?;
-    println!("{}", args.out.display());
+    outln!("{}", args.out.display());
     Ok(())
 }

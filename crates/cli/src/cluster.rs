@@ -12,6 +12,7 @@ use batchlab_experiments::{
 };
 
 use crate::commands::source;
+use crate::out::{out, outln};
 
 /// `batchlab submit`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -45,6 +46,9 @@ pub struct SubmitArgs {
     /// Return only when every task has ended (sbatch --wait); fails if a task failed.
     #[arg(long)]
     wait: bool,
+    /// Missing data is fetched here, before submitting; the tasks never download.
+    #[command(flatten)]
+    fetch: crate::data::FetchArgs,
 }
 
 pub fn submit(args: SubmitArgs, data_dir: &Path) -> Result<()> {
@@ -63,38 +67,39 @@ pub fn submit(args: SubmitArgs, data_dir: &Path) -> Result<()> {
         },
         out: args.out,
         data_dir: data_dir.to_path_buf(),
+        acquire: args.fetch.acquire(),
         program: std::env::current_exe().context("cannot find the batchlab executable")?,
         dry_run: args.dry_run,
         wait: args.wait,
     };
     match submit_study(study.as_ref(), &request)? {
-        Submitted::DryRun { script } => print!("{script}"),
+        Submitted::DryRun { script } => out!("{script}"),
         Submitted::Queued {
             job,
             dir,
             script_path,
         } => {
-            println!(
+            outln!(
                 "submitted job {job}: {} array task(s), script {}",
                 args.array,
                 script_path.display()
             );
-            println!(
+            outln!(
                 "logs: {}/{job}_<task>.out; follow with: batchlab status {}",
                 script_path.parent().unwrap_or(&dir).display(),
                 dir.display()
             );
             if args.wait {
-                println!("every task has ended; the report is in the directory below");
+                outln!("every task has ended; the report is in the directory below");
             }
-            println!("{}", dir.display());
+            outln!("{}", dir.display());
         }
     }
     Ok(())
 }
 
 pub fn status(dir: &Path) -> Result<()> {
-    print!("{}", describe(dir, &sharded_status(dir)?));
+    out!("{}", describe(dir, &sharded_status(dir)?));
     Ok(())
 }
 

@@ -6,6 +6,7 @@ use std::{
 };
 
 use anyhow::{anyhow, bail, Context, Result};
+use batchlab_datasets::acquire::Acquire;
 use batchlab_experiments::{
     claim_registry::Registry,
     config::BackendKind,
@@ -18,6 +19,8 @@ use batchlab_experiments::{
 use batchlab_models::{Architecture, ModelSpec};
 
 use crate::bar::Bar;
+use crate::data::FetchArgs;
+use crate::out::outln;
 
 /// `--input 3,224,224`.
 pub fn parse_input(text: &str) -> Result<[usize; 3], String> {
@@ -84,7 +87,7 @@ pub fn list(dir: &Path) -> Result<()> {
         match Source::from_file(&path).and_then(|s| load_study(&s)) {
             Ok(study) => {
                 let h = study.header();
-                println!(
+                outln!(
                     "{:<28} {:<10} {}{}",
                     h.name,
                     h.kind,
@@ -117,25 +120,39 @@ pub fn backend_names() -> clap::builder::PossibleValuesParser {
 
 /// Validates a config and what `run` checks before creating anything (the backend, the
 /// data): what `run` would refuse, `check` refuses.
-pub fn check(experiment: &str, overrides: &[String], data_dir: &Path) -> Result<()> {
+pub fn check(
+    experiment: &str,
+    overrides: &[String],
+    data_dir: &Path,
+    fetch: &FetchArgs,
+) -> Result<()> {
     let source = source(experiment, overrides)?;
     let study = load_study(&source)?;
-    println!(
+    outln!(
         "{}: ok ({} experiment {:?})",
         source.origin,
         study.header().kind,
         study.header().name
     );
     for line in study.plan() {
-        println!("  {line}");
+        outln!("  {line}");
     }
+    let context = RunContext {
+        acquire: fetch.plan(),
+        ..RunContext::in_process(data_dir)
+    };
     let runnable = batchlab_experiments::backend::ensure_available(study.backend())
         .map_err(batchlab_experiments::RunError::from)
-        .and_then(|()| study.check_inputs(&RunContext::in_process(data_dir)));
-    if let Err(e) = runnable {
-        bail!("the config is valid, but `run` would stop here: {e}");
+        .and_then(|()| context.ensure_datasets(&study.datasets()));
+    match runnable {
+        Ok(lines) => {
+            for line in lines {
+                outln!("  {line}");
+            }
+            Ok(())
+        }
+        Err(e) => bail!("the config is valid, but `run` would stop here: {e}"),
     }
-    Ok(())
 }
 
 /// `batchlab run`'s arguments.
@@ -163,6 +180,8 @@ pub struct RunArgs {
     /// config's shared report directory; e.g. --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT.
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
     shard: Option<Shard>,
+    #[command(flatten)]
+    fetch: FetchArgs,
 }
 
 /// SIGINT (Ctrl-C) and SIGTERM (`scancel`, `kill`) stop a run cleanly: the supervisor stops its
@@ -192,23 +211,40 @@ pub fn run(args: RunArgs, data_dir: &Path) -> Result<()> {
         resume,
         in_process,
         shard,
+        fetch,
     } = args;
     if let Some(name) = backend {
         overrides.push(format!("backend.name={name}"));
     }
     let study = load_study(&source(&experiment, &overrides)?)?;
-    run_loaded(study.as_ref(), data_dir, out, resume, in_process, shard)
+    let choices = RunChoices {
+        out,
+        resume,
+        in_process,
+        shard,
+        acquire: fetch.acquire(),
+    };
+    run_loaded(study.as_ref(), data_dir, choices)
 }
 
-/// Runs a loaded study to its report; prints the findings and, last, the report directory.
-fn run_loaded(
-    study: &dyn Study,
-    data_dir: &Path,
+/// How `run` (or `find-batch`) was asked to run a loaded study.
+struct RunChoices {
     out: Option<PathBuf>,
     resume: bool,
     in_process: bool,
     shard: Option<Shard>,
-) -> Result<()> {
+    acquire: Acquire,
+}
+
+/// Runs a loaded study to its report; prints the findings and, last, the report directory.
+fn run_loaded(study: &dyn Study, data_dir: &Path, choices: RunChoices) -> Result<()> {
+    let RunChoices {
+        out,
+        resume,
+        in_process,
+        shard,
+        acquire,
+    } = choices;
     let isolation = if in_process {
         Isolation::InProcess
     } else {
@@ -223,6 +259,7 @@ fn run_loaded(
         out,
         context: RunContext {
             data_dir: data_dir.to_path_buf(),
+            acquire,
             isolation,
             in_worker_process: false,
         },
@@ -231,9 +268,9 @@ fn run_loaded(
     let bar = Bar::new();
     let finished = run_study(study, &options, &bar)?;
     for line in &finished.findings {
-        println!("{line}");
+        outln!("{line}");
     }
-    println!("{}", finished.dir.display());
+    outln!("{}", finished.dir.display());
     Ok(())
 }
 
@@ -277,16 +314,24 @@ pub fn find_batch(args: FindBatchArgs, data_dir: &Path) -> Result<()> {
         backend: BackendKind::parse(&args.backend).map_err(|e| anyhow!(e))?,
     };
     let study = load_study(&quick.source())?;
-    run_loaded(study.as_ref(), data_dir, args.out, false, false, None)
+    // A find-batch study reads no dataset (synthetic batches): nothing to fetch.
+    let choices = RunChoices {
+        out: args.out,
+        resume: false,
+        in_process: false,
+        shard: None,
+        acquire: Acquire::Offline,
+    };
+    run_loaded(study.as_ref(), data_dir, choices)
 }
 
 pub fn report(dir: &Path, registry: Option<&Path>, data_dir: &Path) -> Result<()> {
     let registry = registry.map(Registry::from_file).transpose()?;
     let context = RunContext::in_process(data_dir);
     for line in render_report_with(dir, &context, registry.as_ref())? {
-        println!("{line}");
+        outln!("{line}");
     }
-    println!("{}", dir.display());
+    outln!("{}", dir.display());
     Ok(())
 }
 
@@ -304,8 +349,8 @@ pub fn worker(dir: &Path, data_dir: &Path) -> ExitCode {
 
 pub fn models(input: [usize; 3], classes: usize) -> Result<()> {
     let [c, h, w] = input;
-    println!("input {c}x{h}x{w}, {classes} classes");
-    println!(
+    outln!("input {c}x{h}x{w}, {classes} classes");
+    outln!(
         "{:<20} {:>22} {:>22} {:>16} {:>20} {:>7}",
         "model",
         "trainable parameters",
@@ -328,8 +373,8 @@ pub fn models(input: [usize; 3], classes: usize) -> Result<()> {
             ))
         };
         match row() {
-            Ok(line) => println!("{line}"),
-            Err(e) => println!("{:<20} not available: {e}", architecture.name()),
+            Ok(line) => outln!("{line}"),
+            Err(e) => outln!("{:<20} not available: {e}", architecture.name()),
         }
     }
     Ok(())

@@ -2,8 +2,9 @@
 
 use std::{io::IsTerminal, path::Path};
 
+use crate::out::outln;
 use anyhow::{anyhow, bail, Result};
-use batchlab_datasets::{catalog, spec::DatasetName};
+use batchlab_datasets::{acquire::Acquire, catalog, spec::DatasetName};
 use clap::Subcommand;
 
 #[derive(Debug, Subcommand)]
@@ -26,6 +27,41 @@ pub enum Action {
         #[arg(value_parser = parse_name)]
         name: DatasetName,
     },
+}
+
+/// What `run`, `check` and `submit` do with a dataset the study reads that is not on this
+/// machine: fetch it (verified, resumable, once, before any worker starts), or not.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FetchArgs {
+    /// Never download: a missing dataset stops the run with the files to put where.
+    #[arg(long, env = "BATCHLAB_OFFLINE")]
+    offline: bool,
+    /// Base URL of a mirror serving the datasets' files (still verified against the official
+    /// checksums).
+    #[arg(long, env = "BATCHLAB_MIRROR")]
+    mirror: Option<String>,
+}
+
+impl FetchArgs {
+    /// For `run` and `submit`: fetch what is missing, unless offline.
+    pub fn acquire(&self) -> Acquire {
+        if self.offline {
+            return Acquire::Offline;
+        }
+        Acquire::Fetch {
+            mirror: self.mirror.clone(),
+            progress: std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// For `check`: say what `run` would fetch, fetch nothing.
+    pub fn plan(&self) -> Acquire {
+        if self.offline {
+            Acquire::Offline
+        } else {
+            Acquire::Plan
+        }
+    }
 }
 
 fn parse_name(text: &str) -> Result<DatasetName, String> {
@@ -52,7 +88,7 @@ pub fn run(action: Action, data_dir: &Path) -> Result<()> {
         Action::Info { name } => catalog::info(name, data_dir).map_err(|e| anyhow!(e))?,
     };
     for line in &lines {
-        println!("{line}");
+        outln!("{line}");
     }
     let mismatched = lines
         .iter()

@@ -6,6 +6,7 @@ mod claims;
 mod cluster;
 mod commands;
 mod data;
+mod out;
 mod predict;
 
 use std::{path::PathBuf, process::ExitCode};
@@ -43,6 +44,8 @@ enum Command {
         /// Override a config value, e.g. --set sweep.rounds=3 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
+        #[command(flatten)]
+        fetch: data::FetchArgs,
     },
     /// Run an experiment; the last line printed is its report directory.
     Run(commands::RunArgs),
@@ -129,7 +132,8 @@ fn main() -> ExitCode {
         Command::Check {
             experiment,
             overrides,
-        } => commands::check(&experiment, &overrides, &cli.data_dir),
+            fetch,
+        } => commands::check(&experiment, &overrides, &cli.data_dir, &fetch),
         Command::Run(args) => commands::run(args, &cli.data_dir),
         Command::FindBatch(args) => commands::find_batch(args, &cli.data_dir),
         Command::Predict(args) => predict::predict(args),
@@ -162,6 +166,9 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<out::StdoutClosed>().is_some() => {
+            ExitCode::from(out::CLOSED_EXIT)
+        }
         Err(e)
             if matches!(
                 e.downcast_ref(),

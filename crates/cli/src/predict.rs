@@ -15,6 +15,7 @@ use batchlab_experiments::{
 use batchlab_models::{Architecture, ModelSpec};
 
 use crate::commands::parse_input;
+use crate::out::outln;
 
 #[derive(Debug, clap::Args)]
 pub struct PredictArgs {
@@ -69,20 +70,20 @@ pub struct PredictArgs {
 }
 
 /// The past checks under `reports`: the table with `full`, and the one-line summary.
-fn past_checks(reports: &std::path::Path, full: bool) {
+fn past_checks(reports: &std::path::Path, full: bool) -> Result<()> {
     let past = history(reports);
     if past.is_empty() {
-        println!(
+        outln!(
             "past checks: none under {} (a training report checks its times once a step-time sweep of its model on its machine exists)",
             reports.display()
         );
-        return;
+        return Ok(());
     }
     if full {
-        println!("| run | series | budget | batch | measured s | predicted s | error |");
-        println!("| --- | --- | --- | --- | --- | --- | --- |");
+        outln!("| run | series | budget | batch | measured s | predicted s | error |");
+        outln!("| --- | --- | --- | --- | --- | --- | --- |");
         for (run, r) in &past {
-            println!(
+            outln!(
                 "| {} | {} | {} | {} | {:.3} | {:.3} | {:+.1}% |",
                 run.display(),
                 r.series,
@@ -95,13 +96,14 @@ fn past_checks(reports: &std::path::Path, full: bool) {
         }
     }
     let (cells, runs, median, largest) = history_summary(&past);
-    println!(
+    outln!(
         "past checks: {cells} cells in {runs} runs under {}, median absolute error {:.1}% (largest {:.1}%){}",
         reports.display(),
         100.0 * median,
         100.0 * largest,
         if full { "" } else { "; `batchlab predict --history` lists them" }
     );
+    Ok(())
 }
 
 fn seconds(s: f64) -> String {
@@ -151,7 +153,7 @@ fn elsewhere(
             ));
         };
         let p = predict_training(&args.reports, model, &args.optimizer, &other, plan)?;
-        println!(
+        outln!(
             "warning: no sweep of this machine ({}); predicted from the sweeps of {}, whose error was measured there, not here",
             machine_words(machine),
             machine_words(&other)
@@ -214,7 +216,7 @@ fn minutes(seconds: u64) -> String {
 
 pub fn predict(args: PredictArgs) -> Result<()> {
     if args.history {
-        past_checks(&args.reports, true);
+        past_checks(&args.reports, true)?;
         return Ok(());
     }
     let (Some(architecture), Some(batch), Some(examples)) = (args.model, args.batch, args.examples)
@@ -257,7 +259,7 @@ pub fn predict(args: PredictArgs) -> Result<()> {
             Err(e) => elsewhere(&args, &model, &machine, &plan, e)?,
         };
     let step = p.prediction.step;
-    println!(
+    outln!(
         "{} with {}, batch {}, {} examples x {} epoch(s) on {} / {} ({} threads)",
         model_name(&model),
         args.optimizer,
@@ -268,13 +270,13 @@ pub fn predict(args: PredictArgs) -> Result<()> {
         machine.device,
         machine.threads
     );
-    println!("per step:  {}", triple((step.seconds, step.low, step.high)));
-    println!(
+    outln!("per step:  {}", triple((step.seconds, step.low, step.high)));
+    outln!(
         "per epoch: {} ({} steps)",
         triple(p.prediction.epoch),
         p.prediction.steps_per_epoch
     );
-    println!("in total:  {}", triple(p.prediction.total));
+    outln!("in total:  {}", triple(p.prediction.total));
     match p.basis {
         Basis::SameModel(dir) => {
             let how = match step.origin {
@@ -286,7 +288,7 @@ pub fn predict(args: PredictArgs) -> Result<()> {
                     "extrapolated beyond the sweep along its last points".into()
                 }
             };
-            println!(
+            outln!(
                 "from: the step-time sweep {} ({how}; interval: the median's 95% interval)",
                 dir.display()
             );
@@ -296,13 +298,13 @@ pub fn predict(args: PredictArgs) -> Result<()> {
             left_out,
             error,
         } => {
-            println!(
+            outln!(
                 "from: no sweep of this model here; the cross-model fit (per-example cost from FLOPs, activations and depthwise FLOPs; fixed cost from parameters and layers) over {} sweeps, interval ±{:.0}% (the median leave-one-model-out error):",
                 fitted.len(),
                 100.0 * error
             );
             for l in left_out {
-                println!(
+                outln!(
                     "  {} predicted from the others: median error {:.0}%",
                     l.label,
                     100.0 * l.median_abs_error
@@ -310,6 +312,6 @@ pub fn predict(args: PredictArgs) -> Result<()> {
             }
         }
     }
-    past_checks(&args.reports, false);
+    past_checks(&args.reports, false)?;
     Ok(())
 }

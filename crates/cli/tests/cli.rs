@@ -256,6 +256,25 @@ fn list_check_and_models_work_from_the_repository_root() {
 }
 
 #[test]
+fn a_reader_that_stops_early_ends_the_command_quietly() {
+    // `batchlab check NAME | head`: the reader closes the pipe before the command writes.
+    for args in [&["check", "quickstart"][..], &["list"], &["models"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_batchlab"))
+            .args(args)
+            .current_dir(root())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let stderr = text(&output.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(output.status.code(), Some(141), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
 fn bad_input_gets_a_clear_error_and_no_panic() {
     let tmp = tempfile::tempdir().unwrap();
     let config = tiny_config(tmp.path(), "");

@@ -245,22 +245,56 @@ fn a_fixed_seed_reproduces_and_resume_neither_repeats_nor_loses_trials() {
 }
 
 #[test]
-fn missing_data_stops_the_run_before_anything_is_created() {
+fn missing_data_is_fetched_first_or_stops_the_run_before_anything_is_created() {
     let empty = tempfile::tempdir().unwrap();
+    let data_dir = empty.path().to_str().unwrap();
     let out = tempfile::tempdir().unwrap();
-    let output = batchlab(&[
-        "--data-dir",
-        empty.path().to_str().unwrap(),
-        "run",
-        "sgd-vs-adam",
-        "--out",
-        out.path().to_str().unwrap(),
-    ]);
-    assert_eq!(output.status.code(), Some(1));
-    let err = text(&output.stderr);
+    let out_dir = out.path().to_str().unwrap();
+
+    // `check` says what `run` would fetch, and fetches nothing.
+    let check = batchlab(&["--data-dir", data_dir, "check", "sgd-vs-adam"]);
+    assert!(check.status.success(), "{}", text(&check.stderr));
+    let plan = text(&check.stdout);
+    assert!(
+        plan.contains("cats-vs-dogs is not in") && plan.contains("`run` fetches it first"),
+        "{plan}"
+    );
+
+    // Offline: the files to put where.
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--data-dir",
+            data_dir,
+            "run",
+            "sgd-vs-adam",
+            "--out",
+            out_dir,
+        ];
+        args.extend(extra);
+        batchlab(&args)
+    };
+    let offline = run(&["--offline"]);
+    assert_eq!(offline.status.code(), Some(1));
+    let err = text(&offline.stderr);
     assert!(err.contains("cats-vs-dogs is not on this machine"), "{err}");
     assert!(err.contains("batchlab data fetch cats-vs-dogs"), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
+
+    // No network (a mirror nobody listens on): the download's error, naming the file to put
+    // where.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let mirror = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let unreachable = run(&["--mirror", &mirror]);
+    assert_eq!(unreachable.status.code(), Some(1));
+    let err = text(&unreachable.stderr);
+    assert!(
+        err.contains("cannot download kagglecatsanddogs_5340.zip from"),
+        "{err}"
+    );
+    assert!(err.contains(data_dir), "{err}");
+    for output in [&check, &offline, &unreachable] {
+        assert!(!text(&output.stderr).contains("panicked"));
+    }
     assert_eq!(
         fs::read_dir(out.path()).unwrap().count(),
         0,

@@ -36,7 +36,7 @@ pub fn fetch(
     fetch_files(name, files, data_dir, mirror, progress)
 }
 
-fn fetch_files(
+pub(crate) fn fetch_files(
     name: DatasetName,
     files: &[Remote],
     data_dir: &Path,
@@ -329,7 +329,7 @@ mod tests {
             body: tarball.clone(),
             ranges: true,
             cut_first_after: Some(tarball.len() / 2),
-            status: None,
+            ..Default::default()
         });
         let files = [remote_for(&tarball, "cifar-10-binary.tar.gz", true)];
         let root = tempfile::tempdir().unwrap();

@@ -28,6 +28,7 @@
 //!
 //! Models and runners never read files themselves.
 
+pub mod acquire;
 pub mod cache;
 pub mod catalog;
 pub mod checksum;

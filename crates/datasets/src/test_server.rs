@@ -22,6 +22,9 @@ pub struct Behaviour {
     pub cut_first_after: Option<usize>,
     /// Answer every request with this status and no body.
     pub status: Option<u16>,
+    /// When not empty, serve these files by the last segment of the request's path instead of
+    /// `body` (404 for any other name).
+    pub files: Vec<(&'static str, Vec<u8>)>,
 }
 
 /// A loopback HTTP/1.1 server, one request per connection, recording each request's
@@ -68,6 +71,8 @@ fn serve(
 ) -> io::Result<()> {
     let mut reader = io::BufReader::new(stream.try_clone()?);
     let mut range = None;
+    let mut request = String::new();
+    reader.read_line(&mut request)?;
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 || line == "\r\n" {
@@ -80,7 +85,20 @@ fn serve(
         }
     }
     seen.lock().unwrap().push(range.clone());
-    let len = b.body.len();
+    let path = request.split_whitespace().nth(1).unwrap_or("");
+    let file = path.rsplit('/').next().unwrap_or("");
+    let body = match b.files.iter().find(|(name, _)| *name == file) {
+        _ if b.files.is_empty() => &b.body,
+        Some((_, body)) => body,
+        None => {
+            write!(
+                stream,
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )?;
+            return Ok(());
+        }
+    };
+    let len = body.len();
     if let Some(status) = b.status {
         write!(
             stream,
@@ -97,7 +115,7 @@ fn serve(
     let (head, body) = match start {
         Some(s) if s >= len => (
             format!("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\n"),
-            &b.body[0..0],
+            &body[0..0],
         ),
         Some(s) => (
             format!(
@@ -105,11 +123,11 @@ fn serve(
                 len - 1,
                 len - s
             ),
-            &b.body[s..],
+            &body[s..],
         ),
         None => (
             format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n"),
-            &b.body[..],
+            &body[..],
         ),
     };
     write!(stream, "{head}Connection: close\r\n\r\n")?;

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use batchlab_datasets::acquire::Acquire;
+
 use crate::{
     backend,
     context::RunContext,
@@ -27,6 +29,8 @@ pub struct SubmitRequest {
     pub out: Option<PathBuf>,
     /// `--data-dir` for the tasks.
     pub data_dir: PathBuf,
+    /// What to do with missing data before submitting (the tasks run `--offline`).
+    pub acquire: Acquire,
     /// The batchlab binary the tasks run.
     pub program: PathBuf,
     /// Print the script; create and submit nothing.
@@ -66,7 +70,17 @@ pub fn submit_study(study: &dyn Study, request: &SubmitRequest) -> Result<Submit
         )));
     }
     backend::ensure_available(study.backend())?;
-    study.check_inputs(&RunContext::in_process(&request.data_dir))?;
+    // The tasks never download: what they read is fetched here, on the submitting machine
+    // (a dry run only says what it would fetch).
+    let acquire = match &request.acquire {
+        Acquire::Fetch { .. } if request.dry_run => Acquire::Plan,
+        acquire => acquire.clone(),
+    };
+    let context = RunContext {
+        acquire,
+        ..RunContext::in_process(&request.data_dir)
+    };
+    context.ensure_datasets(&study.datasets())?;
     let workdir = std::env::current_dir()
         .map_err(|e| RunError::Other(format!("cannot read the current directory: {e}")))?;
     let absolute = |p: &Path| workdir.join(p);

@@ -58,8 +58,11 @@ pub fn run_study(
     progress: &dyn Progress,
 ) -> Result<Finished, RunError> {
     backend::ensure_available(study.backend())?;
-    // Missing data stops the run here, before a report directory exists.
-    study.check_inputs(&options.context)?;
+    // Missing data is fetched, or stops the run, here: before a report directory exists and
+    // before any worker starts.
+    for line in options.context.ensure_datasets(&study.datasets())? {
+        progress.note(&line);
+    }
     let root = options
         .out
         .clone()

@@ -118,6 +118,7 @@ pub fn script(experiment: &str, paths: &TaskPaths, options: &SlurmOptions) -> St
         "# SLURM_ARRAY_TASK_COUNT, so `sbatch --array=3 THIS_FILE` reruns one task alone. Every".into(),
         "# shard writes into the run directory below; the last to finish merges and renders the".into(),
         "# report. Submitting this file again continues the study: finished trials are kept.".into(),
+        "# Tasks never download (--offline): `batchlab submit` fetched the data beforehand.".into(),
         "set -euo pipefail".into(),
         format!(
             "exec {} --data-dir {} run {} --out {} \\",
@@ -127,7 +128,7 @@ pub fn script(experiment: &str, paths: &TaskPaths, options: &SlurmOptions) -> St
             q(&paths.out)
         ),
         format!(
-            "    --shard \"$SLURM_ARRAY_TASK_ID/{}\" --set \"backend.threads=${{SLURM_CPUS_PER_TASK:-{}}}\"",
+            "    --shard \"$SLURM_ARRAY_TASK_ID/{}\" --set \"backend.threads=${{SLURM_CPUS_PER_TASK:-{}}}\" --offline",
             options.array, options.cpus_per_task
         ),
     ]);
@@ -222,7 +223,7 @@ mod tests {
             "#SBATCH --time=1:00:00",
             "#SBATCH --output=/home/me/batchlab/reports/x/sharded-00/slurm/%A_%a.out",
             "exec '/opt/bl/batchlab' --data-dir '/data/it'\\''s here' run '/home/me/batchlab/reports/x/sharded-00/config.toml'",
-            "--shard \"$SLURM_ARRAY_TASK_ID/4\" --set \"backend.threads=${SLURM_CPUS_PER_TASK:-2}\"",
+            "--shard \"$SLURM_ARRAY_TASK_ID/4\" --set \"backend.threads=${SLURM_CPUS_PER_TASK:-2}\" --offline",
         ] {
             assert!(text.contains(line), "{line}\n{text}");
         }

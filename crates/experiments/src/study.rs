@@ -2,6 +2,7 @@
 //! differs (its plan, its run, its worker, its report); the tables every kind shares come from
 //! its config through [`StudyConfig`] (docs/ARCHITECTURE.md, "Adding a kind").
 
+use batchlab_datasets::spec::DatasetName;
 use batchlab_method::findings::Finding;
 use std::path::Path;
 
@@ -64,10 +65,10 @@ pub trait Study {
     fn config(&self) -> &dyn StudyConfig;
     /// A few lines on what a run will do (`batchlab check`).
     fn plan(&self) -> Vec<String>;
-    /// Checks that what the study reads (datasets) is present, before anything is created or
-    /// trained. Studies on synthetic data have nothing to check.
-    fn check_inputs(&self, _context: &RunContext) -> Result<(), RunError> {
-        Ok(())
+    /// The datasets the study reads, which a run makes sure of before anything is created or
+    /// trained ([`RunContext::ensure_datasets`]). None for studies on synthetic data.
+    fn datasets(&self) -> Vec<DatasetName> {
+        Vec::new()
     }
     /// Whether `--shard i/n` may split the study (its units are independent trials, not
     /// measurements timed against each other).

@@ -143,10 +143,11 @@ pub fn cases() -> Vec<Case> {
                 "flex".into(),
                 "--out".into(),
                 "out".into(),
+                "--offline".into(),
             ],
-            "a run on missing data",
+            "an offline run on missing data",
             1,
-            &["cifar10"],
+            &["cifar10 is not on this machine"],
         ),
         owned(
             vec![
@@ -156,10 +157,14 @@ pub fn cases() -> Vec<Case> {
                 repo("experiments/accuracy-vs-batch.toml"),
                 "--set".into(),
                 "backend.name=flex".into(),
+                "--offline".into(),
             ],
-            "check on missing data",
+            "an offline check on missing data",
             1,
-            &["the config is valid, but `run` would stop here", "cifar10"],
+            &[
+                "the config is valid, but `run` would stop here",
+                "cifar10 is not on this machine",
+            ],
         ),
         // --- report directories
         case(

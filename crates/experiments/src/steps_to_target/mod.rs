@@ -15,6 +15,7 @@ mod work;
 
 use std::{collections::BTreeSet, path::Path};
 
+use batchlab_datasets::spec::DatasetName;
 use batchlab_method::{
     budget::StepBudget,
     rows::{
@@ -202,11 +203,8 @@ impl TrialStudy for TargetStudy {
             format!("backend: {}", self.config.backend.name),
         ]
     }
-    fn check_inputs(&self, context: &RunContext) -> Result<(), RunError> {
-        self.config
-            .data
-            .check(&context.data_dir)
-            .map_err(|e| RunError::Other(e.to_string()))
+    fn datasets(&self) -> Vec<DatasetName> {
+        vec![self.config.data.name]
     }
     fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
         work::render(self, dir, context)

@@ -14,7 +14,7 @@ mod work;
 
 use std::path::Path;
 
-use batchlab_datasets::DataConfig;
+use batchlab_datasets::{spec::DatasetName, DataConfig};
 
 use crate::{
     config::{check_model, ConfigError, Source},
@@ -143,12 +143,8 @@ impl TrialStudy for TrainStudy {
             format!("backend: {}", self.config.backend.name),
         ]
     }
-    fn check_inputs(&self, context: &RunContext) -> Result<(), RunError> {
-        for (_, data) in &self.variants {
-            data.check(&context.data_dir)
-                .map_err(|e| RunError::Other(e.to_string()))?;
-        }
-        Ok(())
+    fn datasets(&self) -> Vec<DatasetName> {
+        self.variants.iter().map(|(_, data)| data.name).collect()
     }
     fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
         work::render(self, dir, context)

@@ -9,6 +9,7 @@ use std::{
     time::Duration,
 };
 
+use batchlab_datasets::spec::DatasetName;
 use batchlab_method::rows::{
     append_rows, read_rows_so_far,
     train::{done_trials, TrainEval, TrialRecord},
@@ -42,8 +43,8 @@ pub trait TrialStudy {
     fn config(&self) -> &dyn StudyConfig;
     /// See [`Study::plan`].
     fn plan(&self) -> Vec<String>;
-    /// See [`Study::check_inputs`].
-    fn check_inputs(&self, context: &RunContext) -> Result<(), RunError>;
+    /// See [`Study::datasets`].
+    fn datasets(&self) -> Vec<DatasetName>;
     /// See [`Study::render`].
     fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError>;
     /// Every trial, in the planned order.
@@ -85,8 +86,8 @@ impl<S: TrialStudy> Study for S {
     fn plan(&self) -> Vec<String> {
         TrialStudy::plan(self)
     }
-    fn check_inputs(&self, context: &RunContext) -> Result<(), RunError> {
-        TrialStudy::check_inputs(self, context)
+    fn datasets(&self) -> Vec<DatasetName> {
+        TrialStudy::datasets(self)
     }
     fn shardable(&self) -> bool {
         true

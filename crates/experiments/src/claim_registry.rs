@@ -182,6 +182,11 @@ pub fn config_key(kind: &str, rule: &str, param: &str) -> Option<ConfigKey> {
             Some(Analysis("linear_margin", Some(defaults.linear_margin)))
         }
         ("step-time", "fluctuates-more", "than") => Some(Analysis("fluctuates_more_than", None)),
+        ("step-time", "slower-than", "than") => Some(Analysis("slower_than", None)),
+        ("step-time", "slower-than", "max_ratio") => Some(Analysis(
+            "slower_max_ratio",
+            Some(defaults.slower_max_ratio),
+        )),
         ("steps-to-target", "three-regimes", p) => {
             let bands = RegimeBands::default();
             match p {

@@ -21,6 +21,7 @@ fn context() -> StepTimeContext {
         claimed_jumps: vec![],
         no_jumps_at: vec![32],
         fluctuates_more_than: None,
+        slower_than: None,
         rules: Default::default(),
         model: "none (synthetic)".into(),
         backend: "flex".into(),

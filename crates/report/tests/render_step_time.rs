@@ -21,6 +21,7 @@ fn context() -> StepTimeContext {
         claimed_jumps: vec![16, 32, 48, 64],
         no_jumps_at: vec![],
         fluctuates_more_than: None,
+        slower_than: None,
         rules: Default::default(),
         model: "none (synthetic), 3x64x64 inputs".into(),
         backend: "flex".into(),
@@ -263,6 +264,52 @@ fn no_jump_and_fluctuation_claims_get_verdicts_the_data_decides() {
         ..context()
     };
     let md = render_run(root.path(), "missing", &noisy_sweep(0.03), &missing);
+    assert!(
+        md.contains("**cannot be tested here (no complete run of absent"),
+        "{md}"
+    );
+}
+
+#[test]
+fn slightly_slower_is_judged_by_the_ratio_to_the_reference_curve() {
+    let root = tempfile::tempdir().unwrap();
+    render_run(root.path(), "base", &synthetic_sweep(), &context());
+    let against_base = StepTimeContext {
+        slower_than: Some(("base".into(), Some(root.path().join("base/run")))),
+        ..context()
+    };
+    let verdict = |name: &str, factor: f64| {
+        let rows: Vec<StepSample> = noisy_sweep(0.03)
+            .into_iter()
+            .map(|s| StepSample {
+                step_ms: s.step_ms.map(|t| t * factor),
+                ..s
+            })
+            .collect();
+        let md = render_run(root.path(), name, &rows, &against_base);
+        md.lines()
+            .find(|l| l.contains("slightly longer (than base)"))
+            .unwrap()
+            .to_string()
+    };
+    let slightly = verdict("slightly", 1.25);
+    assert!(slightly.contains("| **reproduces** |"), "{slightly}");
+    assert!(slightly.contains("1.2"), "the ratio is stated: {slightly}");
+    let much = verdict("much", 2.0);
+    assert!(
+        much.contains("**does not reproduce (it is more than 1.50x as slow: not slightly)**"),
+        "{much}"
+    );
+    let faster = verdict("faster", 0.8);
+    assert!(
+        faster.contains("**does not reproduce (it is faster than base)**"),
+        "{faster}"
+    );
+    let absent = StepTimeContext {
+        slower_than: Some(("absent".into(), None)),
+        ..context()
+    };
+    let md = render_run(root.path(), "alone", &synthetic_sweep(), &absent);
     assert!(
         md.contains("**cannot be tested here (no complete run of absent"),
         "{md}"

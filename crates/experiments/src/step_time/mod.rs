@@ -109,6 +109,12 @@ pub struct AnalysisConfig {
     /// Another step-time experiment the source claims this model's step time fluctuates more
     /// than; judged against that experiment's newest complete run beside this one.
     pub fluctuates_more_than: Option<String>,
+    /// Another step-time experiment the source claims this model is slightly slower than;
+    /// judged against that experiment's newest complete run beside this one.
+    pub slower_than: Option<String>,
+    /// "Slightly slower" holds when this model's step time is at most this ratio of the
+    /// reference's (a stated convention; see claims/registry.toml).
+    pub slower_max_ratio: f64,
     /// "Grows linearly" holds when the upper half's marginal cost is within this fraction of
     /// the lower half's (a stated convention; see claims/registry.toml).
     pub linear_margin: f64,
@@ -129,6 +135,8 @@ impl Default for AnalysisConfig {
             claimed_jumps: Vec::new(),
             no_jumps_at: Vec::new(),
             fluctuates_more_than: None,
+            slower_than: None,
+            slower_max_ratio: StepTimeRules::default().slower_max_ratio,
             linear_margin: StepTimeRules::default().linear_margin,
             no_jumps_margin: StepTimeRules::default().no_jumps_margin,
             max_jump_ratio: None,

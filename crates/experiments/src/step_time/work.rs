@@ -119,10 +119,16 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Rendered, RunError> {
             linear_margin: config.analysis.linear_margin,
             no_jumps_margin: config.analysis.no_jumps_margin,
             max_jump_ratio: config.analysis.max_jump_ratio,
+            slower_max_ratio: config.analysis.slower_max_ratio,
         },
         fluctuates_more_than: config
             .analysis
             .fluctuates_more_than
+            .as_ref()
+            .map(|name| (name.clone(), newest_run_beside(dir, name))),
+        slower_than: config
+            .analysis
+            .slower_than
             .as_ref()
             .map(|name| (name.clone(), newest_run_beside(dir, name))),
         model: study.model_line(),

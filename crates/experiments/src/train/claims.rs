@@ -7,7 +7,8 @@
 //! source = "seed 003"
 //! series = "adam"              # an optimizer label, a variant, or optimizer/variant
 //! budget = "epochs"            # default; "steps" judges the steps-matched control
-//! rule = "accuracy-falls"      # accuracy-falls | accuracy-holds | accuracy-does-not-fall |
+//! rule = "accuracy-falls"      # accuracy-falls | accuracy-rises | accuracy-holds |
+//!                              # accuracy-does-not-fall |
 //!                              # falls-less-than | accuracy-higher-than | epoch-time-falls |
 //!                              # best-batch |
 //!                              # powers-of-two-flat | inference-powers-of-two-flat |
@@ -30,6 +31,8 @@ use crate::config::{ConfigError, Source};
 pub enum RuleName {
     /// The mean test accuracy falls from `batch_sizes[0]` to `batch_sizes[1]`.
     AccuracyFalls,
+    /// The mean test accuracy rises from `batch_sizes[0]` to `batch_sizes[1]`.
+    AccuracyRises,
     /// The mean test accuracy holds from `batch_sizes[0]` to `batch_sizes[1]`.
     AccuracyHolds,
     /// The mean test accuracy does not fall from `batch_sizes[0]` to `batch_sizes[1]`.
@@ -140,6 +143,7 @@ impl ClaimConfig {
         let accuracy = matches!(
             self.rule,
             RuleName::AccuracyFalls
+                | RuleName::AccuracyRises
                 | RuleName::AccuracyHolds
                 | RuleName::AccuracyDoesNotFall
                 | RuleName::FallsLessThan
@@ -263,6 +267,10 @@ impl ClaimConfig {
             budget: self.budget.clone(),
             rule: match self.rule {
                 RuleName::AccuracyFalls => ClaimRule::AccuracyFalls {
+                    from: pair(0),
+                    to: pair(1),
+                },
+                RuleName::AccuracyRises => ClaimRule::AccuracyRises {
                     from: pair(0),
                     to: pair(1),
                 },

@@ -53,6 +53,8 @@ pub struct StepTimeContext {
     /// A model the seed claims this one fluctuates more than: its experiment name and the
     /// report directory of its newest complete run (`None` if there is none).
     pub fluctuates_more_than: Option<(String, Option<PathBuf>)>,
+    /// A model the seed claims this one is slightly slower than, found the same way.
+    pub slower_than: Option<(String, Option<PathBuf>)>,
     /// The parameters of the rules that judge the claims.
     pub rules: StepTimeRules,
     /// One line, e.g. "vgg16, 3x64x64, 1000 classes, 138.4 M trainable parameters, 30.9
@@ -91,11 +93,17 @@ pub fn render_step_time(
     let analysis = analysis::analyse(&samples, points);
     figures::draw_step_time(dir, ctx, &analysis)?;
     figures::draw_throughput(dir, ctx, &analysis)?;
-    let reference = ctx
-        .fluctuates_more_than
-        .as_ref()
-        .map(|(name, dir)| fluctuation_reference(name, dir.as_deref(), ctx));
-    let verdicts = verdicts::judge(ctx, &analysis, reference.as_ref());
+    let found = |named: &Option<(String, Option<PathBuf>)>| {
+        named
+            .as_ref()
+            .map(|(name, dir)| reference(name, dir.as_deref(), ctx))
+    };
+    let verdicts = verdicts::judge(
+        ctx,
+        &analysis,
+        found(&ctx.fluctuates_more_than).as_ref(),
+        found(&ctx.slower_than).as_ref(),
+    );
     let anatomies = anatomy_view::read(dir, ctx.seed)?;
     anatomy_view::draw(dir, &ctx.experiment, &anatomies)?;
     let anatomy = anatomy_view::section(&anatomies);
@@ -106,29 +114,33 @@ pub fn render_step_time(
     Ok(findings)
 }
 
-/// The reference curve of a fluctuation claim, analysed from its own raw rows exactly as its
+/// The reference curve of a comparison claim, analysed from its own raw rows exactly as its
 /// report analyses them.
-fn fluctuation_reference(
-    name: &str,
-    dir: Option<&Path>,
-    ctx: &StepTimeContext,
-) -> verdicts::FluctuationReference {
-    let scatter_values = match dir {
+fn reference(name: &str, dir: Option<&Path>, ctx: &StepTimeContext) -> verdicts::Reference {
+    let curve = match dir {
         None => Err(format!(
             "no complete run of {name} made on this machine (backend, device, threads and kernels) in this report root"
         )),
         Some(dir) => rows::read(dir)
             .map(|samples| {
                 let points = summarize(&samples, ctx.bootstrap_resamples.min(200), ctx.seed);
-                analysis::analyse(&samples, points).scatter_values
+                let analysis = analysis::analyse(&samples, points);
+                verdicts::ReferenceCurve {
+                    medians: analysis
+                        .findings
+                        .ok_points()
+                        .map(|p| (p.batch_size, p.median_ms))
+                        .collect(),
+                    scatter_values: analysis.scatter_values,
+                }
             })
             .map_err(|e| format!("{name}'s results cannot be read: {e}")),
     };
-    verdicts::FluctuationReference {
+    verdicts::Reference {
         experiment: name.to_string(),
         run: dir
             .and_then(Path::file_name)
             .map(|run| run.to_string_lossy().into_owned()),
-        scatter_values,
+        curve,
     }
 }

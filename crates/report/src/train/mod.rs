@@ -87,6 +87,14 @@ pub enum ClaimRule {
         /// The batch size it falls to.
         to: u32,
     },
+    /// A directional claim: the mean test accuracy at batch `to` is higher than at `from`
+    /// (one-sided Welch test at 5%).
+    AccuracyRises {
+        /// The batch size it rises from.
+        from: u32,
+        /// The batch size it rises to.
+        to: u32,
+    },
     /// An equivalence claim: the mean test accuracy at `to` is within `margin` points of that
     /// at `from` (two one-sided tests).
     AccuracyHolds {

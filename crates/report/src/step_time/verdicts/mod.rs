@@ -2,17 +2,20 @@
 //! that fits the claim: "grows linearly" by a constant marginal cost (the two halves of the
 //! sweep cost the same per extra example, within a margin); "jumps at 16, 32, 48 and 64" by a
 //! one-sided test at each position named in advance, beside the named gaps' rank among all
-//! gaps; "no jumps at ..." as a claim of absence, within a margin; "fluctuates more" against a
-//! reference curve measured on the same machine.
+//! gaps; "no jumps at ..." as a claim of absence, within a margin; "fluctuates more" and
+//! "slightly slower" against a reference curve measured on the same machine (`versus`).
 mod positions;
+mod versus;
+
+pub use versus::{Reference, ReferenceCurve};
 
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
-use batchlab_method::stats::{bootstrap_median_ci, linear_fit, LinearFit, MAD_TO_SD};
+use batchlab_method::stats::{linear_fit, LinearFit};
 use batchlab_method::tests_of_claims::{critical, ALPHA};
 
 use super::analysis::Analysis;
 use super::StepTimeContext;
-use crate::jumps::{scatter, JumpOptions};
+use crate::jumps::JumpOptions;
 use crate::markdown::and_list;
 
 /// The source every step-time claim comes from.
@@ -37,6 +40,9 @@ pub struct StepTimeRules {
     /// "The jumps stay below doubling": the ratio of the step time after a claimed jump to the
     /// time before it that they must stay under; `None` leaves the claim unjudged.
     pub max_jump_ratio: Option<f64>,
+    /// "Slightly slower than ...": the largest ratio of this model's step time to the
+    /// reference's (geometric mean over the common batch sizes) that still counts as slightly.
+    pub slower_max_ratio: f64,
 }
 
 impl Default for StepTimeRules {
@@ -45,28 +51,18 @@ impl Default for StepTimeRules {
         StepTimeRules {
             linear_margin: 0.25,
             no_jumps_margin: JumpOptions::default().min_relative,
+            slower_max_ratio: 1.5,
             max_jump_ratio: None,
         }
     }
-}
-
-/// The reference curve of a fluctuation claim: its experiment and its scatter values, if a
-/// report of it was found.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FluctuationReference {
-    /// The reference experiment, e.g. `vgg16-step-time-cpu`.
-    pub experiment: String,
-    /// The run of it compared against (its directory name), if one was found.
-    pub run: Option<String>,
-    /// Its curve's [`crate::jumps::relative_offsets`], or why there are none.
-    pub scatter_values: Result<Vec<f64>, String>,
 }
 
 /// Every claim the config names, judged.
 pub(super) fn judge(
     ctx: &StepTimeContext,
     a: &Analysis,
-    reference: Option<&FluctuationReference>,
+    fluctuation: Option<&Reference>,
+    slower: Option<&Reference>,
 ) -> Vec<Finding> {
     let opts = JumpOptions::default();
     // The seeds' first claim is about step time in general: every sweep can judge it.
@@ -84,8 +80,15 @@ pub(super) fn judge(
             ctx.rules.no_jumps_margin,
         ));
     }
-    if let Some(reference) = reference {
-        findings.push(fluctuates_more(a, reference, ctx.seed));
+    if let Some(reference) = fluctuation {
+        findings.push(versus::fluctuates_more(a, reference, ctx.seed));
+    }
+    if let Some(reference) = slower {
+        findings.push(versus::slower_than(
+            a,
+            reference,
+            ctx.rules.slower_max_ratio,
+        ));
     }
     findings
 }
@@ -186,85 +189,6 @@ fn linear(a: &Analysis, margin: f64) -> Finding {
     )
     .with_quantities(quantities)
     .with_quantities([("ratio", ratio), ("ratio_low90", lo), ("ratio_high90", hi)])
-}
-
-fn fluctuates_more(a: &Analysis, reference: &FluctuationReference, seed: u64) -> Finding {
-    let claim = ClaimText::new(
-        format!(
-            "Its step time fluctuates more (than {})",
-            reference.experiment
-        ),
-        SEEDS,
-    );
-    let test = "Fluctuation = the robust scale (1.4826 x median) of |median - the line through its two neighbours| / (its standard deviation under pure noise) / step time, over the interior batch sizes: the typical noise of one median as a fraction of the step time, blind to the trend and to a few jumps. 95% bootstrap interval over the batch sizes (2000 resamples). Reproduces if this curve's interval lies above the reference's, does not reproduce if it lies below, inconclusive if they overlap";
-    let here = interval(&a.scatter_values, seed);
-    let there = match &reference.scatter_values {
-        Ok(values) => interval(values, seed),
-        Err(why) => {
-            return Finding::new(
-                claim,
-                "fluctuates-more",
-                Outcome::cannot_test(why.clone()),
-                format!("here {}", percent(here)),
-                test,
-            )
-        }
-    };
-    let outcome = match (here, there) {
-        (Some(h), Some(t)) if h.1 > t.2 => Outcome::reproduces(),
-        (Some(h), Some(t)) if h.2 < t.1 => Outcome::does_not_reproduce(format!(
-            "it fluctuates less than {}",
-            reference.experiment
-        )),
-        (Some(h), Some(t)) => Outcome::inconclusive(format!(
-            "a difference of about {:.2} points of the step time (the two intervals' half-widths together)",
-            100.0 * ((h.2 - h.1) + (t.2 - t.1)) / 2.0
-        )),
-        _ => Outcome::cannot_test("fewer than three interior batch sizes"),
-    };
-    let measured = format!(
-        "here {}; {}{} {}",
-        percent(here),
-        reference.experiment,
-        reference
-            .run
-            .as_ref()
-            .map(|run| format!(" (run {run}, this machine)"))
-            .unwrap_or_default(),
-        percent(there)
-    );
-    let values = |v: Option<(f64, f64, f64)>, prefix: &'static [&'static str; 3]| {
-        v.map(|(s, l, h)| [(prefix[0], s), (prefix[1], l), (prefix[2], h)])
-            .into_iter()
-            .flatten()
-    };
-    Finding::new(claim, "fluctuates-more", outcome, measured, test).with_quantities(
-        values(here, &["scatter", "scatter_low95", "scatter_high95"]).chain(values(
-            there,
-            &["reference_scatter", "reference_low95", "reference_high95"],
-        )),
-    )
-}
-
-/// (scatter, low, high) of the 95% bootstrap interval, as fractions.
-fn interval(values: &[f64], seed: u64) -> Option<(f64, f64, f64)> {
-    let s = scatter(values);
-    if !s.is_finite() {
-        return None;
-    }
-    let (low, high) = bootstrap_median_ci(values, 2000, 0.95, seed);
-    Some((s, MAD_TO_SD * low, MAD_TO_SD * high))
-}
-
-fn percent(v: Option<(f64, f64, f64)>) -> String {
-    v.map_or("not measured".into(), |(s, l, h)| {
-        format!(
-            "{:.2}% of the step time (95% interval {:.2}–{:.2}%)",
-            100.0 * s,
-            100.0 * l,
-            100.0 * h
-        )
-    })
 }
 
 /// "16, 32 and 48".

@@ -188,6 +188,11 @@ pub(super) fn accuracy(
                 margin_text(*margin)
             )),
         },
+        ClaimRule::AccuracyRises { .. } => match increase(&d) {
+            Decision::Shown => Outcome::reproduces(),
+            Decision::Refuted => Outcome::does_not_reproduce("it falls"),
+            Decision::Open => Outcome::inconclusive(format!("a rise of {} points", num(half, 2))),
+        },
         _ => match decrease(&d) {
             Decision::Shown => Outcome::reproduces(),
             Decision::Refuted => Outcome::does_not_reproduce("it rises"),

@@ -25,6 +25,7 @@ pub(super) fn judge(ctx: &TrainContext, analysis: &Analysis) -> Vec<Finding> {
 fn rule_name(rule: &ClaimRule) -> &'static str {
     match rule {
         ClaimRule::AccuracyFalls { .. } => "accuracy-falls",
+        ClaimRule::AccuracyRises { .. } => "accuracy-rises",
         ClaimRule::AccuracyHolds { .. } => "accuracy-holds",
         ClaimRule::AccuracyDoesNotFall { .. } => "accuracy-does-not-fall",
         ClaimRule::PowersOfTwoFlat { .. } => "powers-of-two-flat",
@@ -78,6 +79,7 @@ fn judge_rule(claim: &TrainClaim, analysis: &Analysis) -> Result<Judged, Judged>
     let versus = |name: &str| line_cells(name, &claim.budget, analysis).map_err(missing);
     Ok(match &claim.rule {
         ClaimRule::AccuracyFalls { from, to }
+        | ClaimRule::AccuracyRises { from, to }
         | ClaimRule::AccuracyHolds { from, to, .. }
         | ClaimRule::AccuracyDoesNotFall { from, to, .. } => {
             accuracy::accuracy(analysis, &line, *from, *to, &claim.rule)
@@ -142,6 +144,9 @@ fn rule_words(rule: &ClaimRule) -> String {
     match rule {
         ClaimRule::AccuracyFalls { from, to } => format!(
             "A directional claim: {welch}; reproduces when the one-sided 95% upper bound of (accuracy at {to} - accuracy at {from}) lies below zero, does not reproduce when the lower bound lies above zero, inconclusive otherwise."
+        ),
+        ClaimRule::AccuracyRises { from, to } => format!(
+            "A directional claim: {welch}; reproduces when the one-sided 95% lower bound of (accuracy at {to} - accuracy at {from}) lies above zero, does not reproduce when the upper bound lies below zero, inconclusive otherwise."
         ),
         ClaimRule::AccuracyHolds { from, to, margin } => format!(
             "An equivalence claim: {welch}; two one-sided tests at 5%: reproduces when the 90% interval of (accuracy at {to} - accuracy at {from}) lies inside ±{} points, does not reproduce when it lies wholly outside, inconclusive otherwise (more seeds narrow the interval).",

@@ -6,7 +6,7 @@ use std::{
 };
 
 use anyhow::{anyhow, bail, Context, Result};
-use batchlab_datasets::acquire::Acquire;
+use batchlab_datasets::{acquire::Acquire, download::group};
 use batchlab_experiments::{
     claim_registry::Registry,
     config::BackendKind,
@@ -144,15 +144,18 @@ pub fn check(
     let runnable = batchlab_experiments::backend::ensure_available(study.backend())
         .map_err(batchlab_experiments::RunError::from)
         .and_then(|()| context.ensure_datasets(&study.datasets()));
-    match runnable {
-        Ok(lines) => {
-            for line in lines {
-                outln!("  {line}");
-            }
-            Ok(())
-        }
+    let lines = match runnable {
+        Ok(lines) => lines,
         Err(e) => bail!("the config is valid, but `run` would stop here: {e}"),
+    };
+    for line in lines {
+        outln!("  {line}");
     }
+    let root = PathBuf::from(&study.output().dir);
+    for line in crate::estimate::lines(study.as_ref(), &root, None).1 {
+        outln!("  {line}");
+    }
+    Ok(())
 }
 
 /// `batchlab run`'s arguments.
@@ -182,6 +185,9 @@ pub struct RunArgs {
     shard: Option<Shard>,
     #[command(flatten)]
     fetch: FetchArgs,
+    /// Start without asking, however long the run is expected to take.
+    #[arg(long)]
+    yes: bool,
 }
 
 /// SIGINT (Ctrl-C) and SIGTERM (`scancel`, `kill`) stop a run cleanly: the supervisor stops its
@@ -212,11 +218,20 @@ pub fn run(args: RunArgs, data_dir: &Path) -> Result<()> {
         in_process,
         shard,
         fetch,
+        yes,
     } = args;
     if let Some(name) = backend {
         overrides.push(format!("backend.name={name}"));
     }
     let study = load_study(&source(&experiment, &overrides)?)?;
+    if !resume {
+        // Said before anything starts; a resumed run has already been told.
+        batchlab_experiments::backend::ensure_available(study.backend())?;
+        let root = out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(&study.output().dir));
+        crate::estimate::confirm(study.as_ref(), &root, shard, yes)?;
+    }
     let choices = RunChoices {
         out,
         resume,
@@ -365,10 +380,10 @@ pub fn models(input: [usize; 3], classes: usize) -> Result<()> {
             Ok(format!(
                 "{:<20} {:>22} {:>22.3} {:>16.3} {:>20} {:>7}",
                 architecture.name(),
-                group_thousands(spec.trainable_params()? as u64),
+                group(spec.trainable_params()? as u64),
                 spec.forward_flops()? as f64 / 1e9,
                 spec.grouped_flops()? as f64 / 1e9,
-                group_thousands(spec.activation_elements()?),
+                group(spec.activation_elements()?),
                 spec.layer_count()?
             ))
         };
@@ -380,18 +395,6 @@ pub fn models(input: [usize; 3], classes: usize) -> Result<()> {
     Ok(())
 }
 
-fn group_thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,7 +404,7 @@ mod tests {
         assert_eq!(parse_input("3,224, 224").unwrap(), [3, 224, 224]);
         assert!(parse_input("3,224").is_err());
         assert!(parse_input("a,b,c").is_err());
-        assert_eq!(group_thousands(138_357_544), "138,357,544");
-        assert_eq!(group_thousands(999), "999");
+        assert_eq!(group(138_357_544), "138,357,544");
+        assert_eq!(group(999), "999");
     }
 }

@@ -6,6 +6,7 @@ mod claims;
 mod cluster;
 mod commands;
 mod data;
+mod estimate;
 mod out;
 mod predict;
 

@@ -256,6 +256,52 @@ fn list_check_and_models_work_from_the_repository_root() {
 }
 
 #[test]
+fn check_and_run_state_the_expected_wall_time_from_the_best_source_here() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = tiny_config(dir.path(), "");
+    let config = config.to_str().unwrap();
+    let out = dir.path().join("out");
+    let root = format!("output.dir={}", out.display());
+    let check = || {
+        let output = batchlab(&["check", config, "--set", &root]);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        text(&output.stdout)
+    };
+    // 4 batch sizes x 2 rounds x (1 warm-up + 3 timed steps), every one planned.
+    let before = check();
+    assert!(
+        before.contains("expected wall time: about")
+            && before.contains("for 32 training steps (every planned step"),
+        "{before}"
+    );
+    // No sweep of this model under the report root yet: a few of its steps timed here.
+    assert!(
+        before.contains(
+            "mlp 1x8x8 with sgd: no sweep of it on this machine: 2 steps timed here at batch 1"
+        ),
+        "{before}"
+    );
+    // `run` says the same on stderr before it starts (non-interactive: no question).
+    let output = batchlab(&["run", config, "--out", out.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("expected wall time: about"),
+        "{}",
+        text(&output.stderr)
+    );
+    // Its own sweep now exists on this machine: the estimate reads it.
+    let run = last_line(&output);
+    let after = check();
+    assert!(
+        after.contains(&format!(
+            "mlp 1x8x8 with sgd: its own sweep on this machine, {}",
+            run.display()
+        )),
+        "{after}"
+    );
+}
+
+#[test]
 fn a_reader_that_stops_early_ends_the_command_quietly() {
     // `batchlab check NAME | head`: the reader closes the pipe before the command writes.
     for args in [&["check", "quickstart"][..], &["list"], &["models"]] {

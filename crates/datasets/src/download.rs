@@ -227,8 +227,9 @@ fn expectation(remote: &Remote) -> String {
     format!("{size}, {checksum}")
 }
 
-/// `170052171` -> `170,052,171`, so sizes can be compared with `ls -l` at a glance.
-fn group(n: u64) -> String {
+/// `170052171` -> `170,052,171`, so sizes can be compared with `ls -l` at a glance (also the
+/// CLI's and the wall-time estimate's counts).
+pub fn group(n: u64) -> String {
     let digits = n.to_string();
     // The first group takes the remainder (1 to 3 digits), every later group 3.
     let first = (digits.len() - 1) % 3 + 1;

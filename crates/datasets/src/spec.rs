@@ -188,7 +188,29 @@ pub struct Data {
 
 const DEFAULT_VALIDATION: usize = 5_000;
 
+/// Synthetic data's train / validation / test examples by default.
+const DEFAULT_SYNTHETIC: [usize; 3] = [2_000, 500, 500];
+
 impl DataConfig {
+    /// Training examples per epoch, from the config alone (the official set sizes and the
+    /// defaults below), before any file is read: what a run's wall-time estimate counts steps
+    /// from. Cats vs dogs counts the images its split asks for, which the loader provides
+    /// unless the folder holds fewer readable ones.
+    pub fn train_size(&self) -> u64 {
+        let validation = self.validation.unwrap_or(DEFAULT_VALIDATION);
+        let kept = |total: usize| {
+            self.train_examples
+                .unwrap_or(total.saturating_sub(validation))
+        };
+        let n = match self.name {
+            DatasetName::Cifar10 => kept(50_000),
+            DatasetName::FashionMnist | DatasetName::Mnist => kept(60_000),
+            DatasetName::CatsVsDogs => 2 * self.pets_options().split[0],
+            DatasetName::Synthetic => self.examples.unwrap_or(DEFAULT_SYNTHETIC)[0],
+        };
+        (n * if self.augment { 2 } else { 1 }) as u64
+    }
+
     /// The config for `name` with every default.
     pub fn named(name: DatasetName) -> Self {
         Self {
@@ -364,7 +386,7 @@ impl DataConfig {
             DatasetName::Synthetic => synthetic::teacher_task(
                 self.shape.unwrap_or([1, 28, 28]),
                 self.classes.unwrap_or(10),
-                self.examples.unwrap_or([2_000, 500, 500]),
+                self.examples.unwrap_or(DEFAULT_SYNTHETIC),
                 self.seed.unwrap_or(0),
             ),
         };

@@ -27,6 +27,7 @@ pub mod config;
 pub mod context;
 pub mod epoch_bench;
 pub mod error;
+pub mod estimate;
 pub mod find_batch;
 pub mod isolate;
 pub mod loader_bench;

@@ -4,6 +4,7 @@
 
 use batchlab_datasets::spec::DatasetName;
 use batchlab_method::findings::Finding;
+use batchlab_models::ModelSpec;
 use std::path::Path;
 
 use crate::{
@@ -11,8 +12,26 @@ use crate::{
     context::RunContext,
     error::RunError,
     isolate::{UnitEvents, WorkerExit},
+    optim::OptimizerConfig,
     progress::Progress,
 };
+
+/// Training steps a run will take at one batch size of one model (for the wall-time estimate
+/// `run` and `check` state, `crate::estimate`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedSteps {
+    /// The model trained.
+    pub model: ModelSpec,
+    /// Its optimizer.
+    pub optimizer: OptimizerConfig,
+    /// The batch size.
+    pub batch_size: u32,
+    /// Training steps at this batch size, over the whole study.
+    pub steps: u64,
+    /// Whether `steps` is a cap its units may stop before (a steps-to-target trial stops at
+    /// the target), so that the estimate is an upper bound.
+    pub cap: bool,
+}
 
 /// What rendering a run gives back: a few lines for the terminal, and the claims judged,
 /// which the session writes to `findings.json` (docs/ARCHITECTURE.md, "Verdicts").
@@ -68,6 +87,11 @@ pub trait Study {
     /// The datasets the study reads, which a run makes sure of before anything is created or
     /// trained ([`RunContext::ensure_datasets`]). None for studies on synthetic data.
     fn datasets(&self) -> Vec<DatasetName> {
+        Vec::new()
+    }
+    /// The training steps a whole run takes, per model, optimizer and batch size; empty where
+    /// a kind cannot say (the batch-size finder's probes depend on what fits).
+    fn planned_steps(&self) -> Vec<PlannedSteps> {
         Vec::new()
     }
     /// Whether `--shard i/n` may split the study (its units are independent trials, not

@@ -27,7 +27,7 @@ use crate::{
     isolate::{UnitEvents, WorkerExit},
     optim::OptimizerConfig,
     progress::Progress,
-    study::{Rendered, Study, StudyConfig},
+    study::{PlannedSteps, Rendered, Study, StudyConfig},
 };
 
 pub use anatomy::AnatomyConfig;
@@ -316,6 +316,33 @@ impl StepTimeStudy {
 impl Study for StepTimeStudy {
     fn config(&self) -> &dyn StudyConfig {
         &self.config
+    }
+    /// Every visit's warm-up and timed steps (a dissected step counts as one: it takes about
+    /// twice a step, which the estimate leaves out).
+    fn planned_steps(&self) -> Vec<PlannedSteps> {
+        let s = &self.config.sweep;
+        let mut visits: Vec<(u32, u64)> = self
+            .batch_sizes
+            .iter()
+            .map(|&b| (b, (s.rounds * (s.warmup_steps + s.samples)) as u64))
+            .collect();
+        if let Some(a) = &self.config.anatomy {
+            visits.extend(
+                a.batch_sizes()
+                    .into_iter()
+                    .map(|b| (b, (a.rounds * (a.warmup_steps + a.samples)) as u64)),
+            );
+        }
+        visits
+            .into_iter()
+            .map(|(batch_size, steps)| PlannedSteps {
+                model: self.config.model.clone(),
+                optimizer: self.config.optimizer.clone(),
+                batch_size,
+                steps,
+                cap: false,
+            })
+            .collect()
     }
     fn plan(&self) -> Vec<String> {
         let s = &self.config.sweep;

@@ -28,7 +28,7 @@ use crate::{
     config::{ConfigError, Source},
     context::RunContext,
     error::RunError,
-    study::{Rendered, Study, StudyConfig},
+    study::{PlannedSteps, Rendered, Study, StudyConfig},
     trial::{append_failure, drop_unfinished, TrialLabels, TrialStudy},
 };
 
@@ -205,6 +205,24 @@ impl TrialStudy for TargetStudy {
     }
     fn datasets(&self) -> Vec<DatasetName> {
         vec![self.config.data.name]
+    }
+    /// Each trial's step cap: a trial stops earlier when it reaches the target or is beaten.
+    fn planned_steps(&self) -> Vec<PlannedSteps> {
+        let n = self.config.data.train_size();
+        self.trials
+            .iter()
+            .filter_map(|t| {
+                let w = self.config.workloads.get(t.workload)?;
+                let budget = self.step_budget(Some(w), n).ok()?;
+                Some(PlannedSteps {
+                    model: w.model.clone(),
+                    optimizer: w.optimizer.clone(),
+                    batch_size: t.batch_size,
+                    steps: budget.steps(t.batch_size),
+                    cap: true,
+                })
+            })
+            .collect()
     }
     fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
         work::render(self, dir, context)

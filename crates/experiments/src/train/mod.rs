@@ -21,7 +21,7 @@ use crate::{
     context::RunContext,
     error::RunError,
     optim::label,
-    study::{Rendered, Study, StudyConfig},
+    study::{PlannedSteps, Rendered, Study, StudyConfig},
     trial::{TrialLabels, TrialStudy},
 };
 
@@ -145,6 +145,40 @@ impl TrialStudy for TrainStudy {
     }
     fn datasets(&self) -> Vec<DatasetName> {
         self.variants.iter().map(|(_, data)| data.name).collect()
+    }
+    fn planned_steps(&self) -> Vec<PlannedSteps> {
+        let g = &self.config.grid;
+        let per_epoch = |n: u64, b: u32| {
+            let b = u64::from(b.max(1));
+            if g.drop_last {
+                n / b
+            } else {
+                n.div_ceil(b)
+            }
+        };
+        let smallest = g.batch_sizes.iter().copied().min().unwrap_or(1);
+        let epochs = g.epochs as u64;
+        self.trials
+            .iter()
+            .filter_map(|t| {
+                let (_, data) = self
+                    .variants
+                    .iter()
+                    .find(|(label, _)| *label == t.variant)?;
+                let n = data.train_size();
+                let steps = match t.budget {
+                    Budget::Epochs => epochs * per_epoch(n, t.batch_size),
+                    Budget::Steps => g.steps.unwrap_or(epochs * per_epoch(n, smallest)),
+                };
+                Some(PlannedSteps {
+                    model: self.config.model.clone(),
+                    optimizer: self.config.optimizers.get(t.optimizer)?.clone(),
+                    batch_size: t.batch_size,
+                    steps,
+                    cap: false,
+                })
+            })
+            .collect()
     }
     fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
         work::render(self, dir, context)

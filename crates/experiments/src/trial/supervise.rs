@@ -24,7 +24,7 @@ use crate::{
     isolate::{failure_status, interrupted, supervise, Crash, UnitEvents, WorkerExit},
     progress::Progress,
     shard::{claim, done_in_run, pending, release_unfinished_claims, to_try},
-    study::{Rendered, Study, StudyConfig},
+    study::{PlannedSteps, Rendered, Study, StudyConfig},
 };
 
 /// A study whose units are training trials, each done once it has a row in trials.csv. A kind
@@ -45,6 +45,8 @@ pub trait TrialStudy {
     fn plan(&self) -> Vec<String>;
     /// See [`Study::datasets`].
     fn datasets(&self) -> Vec<DatasetName>;
+    /// See [`Study::planned_steps`].
+    fn planned_steps(&self) -> Vec<PlannedSteps>;
     /// See [`Study::render`].
     fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError>;
     /// Every trial, in the planned order.
@@ -88,6 +90,9 @@ impl<S: TrialStudy> Study for S {
     }
     fn datasets(&self) -> Vec<DatasetName> {
         TrialStudy::datasets(self)
+    }
+    fn planned_steps(&self) -> Vec<PlannedSteps> {
+        TrialStudy::planned_steps(self)
     }
     fn shardable(&self) -> bool {
         true

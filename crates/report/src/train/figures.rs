@@ -321,17 +321,18 @@ pub(super) fn draw_learning_curves(
     analysis: &Analysis,
 ) -> Result<(), ReportError> {
     let budget = analysis.seed_budget().unwrap_or("no").to_string();
-    let what = format!("validation accuracy, {budget} budget, mean over seeds");
+    // The budget and the averaging go to the y axis: two long titles side by side overprint.
+    let y_label = format!("validation accuracy (%), {budget} budget, mean over seeds");
     let mut by_step = Chart::new(
-        title(ctx, &format!("{what}, vs steps")),
+        title(ctx, "validation accuracy vs steps"),
         "optimizer steps (log2 scale)",
-        "validation accuracy (%)",
+        &y_label,
     );
     by_step.x_scale = Scale::Log2;
     let mut by_examples = Chart::new(
-        title(ctx, &format!("{what}, vs examples")),
+        title(ctx, "validation accuracy vs examples"),
         "training examples seen",
-        "validation accuracy (%)",
+        &y_label,
     );
     for (k, s) in analysis.series.iter().enumerate() {
         let line = match k {

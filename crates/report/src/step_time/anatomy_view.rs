@@ -236,9 +236,11 @@ fn charts(a: &Anatomy, title: &str) -> [Chart; 2] {
     );
     for (i, p) in parts.iter().enumerate() {
         if p.exceeds_noise() {
+            // Named where it matters: the axis can only number the parts (a VGG has over
+            // forty), the parts that stand out carry their name.
             changes.vlines.push(VLine {
                 x: (i + 1) as f64,
-                text: String::new(),
+                text: part_name(p),
                 legend: "exceeds its noise on both sides".into(),
                 color: PALETTE[3],
                 dashed: true,

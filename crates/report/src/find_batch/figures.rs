@@ -49,10 +49,13 @@ pub(super) fn draw_memory(
     );
     // A linear axis, on which the memory model is the straight line it is.
     chart.y_includes_zero = true;
-    chart.legend = LegendPosition::Auto;
     let sizes: Vec<f64> = a.probes.iter().map(|p| f64::from(p.batch_size)).collect();
     let span = (0.0, sizes.iter().copied().fold(1.0, f64::max));
-    chart.x_range = Some((0.0, 1.05 * span.1));
+    // The failed probes' lines run the full height right of the largest that fits, so no
+    // corner above or below them is free: an empty strip on the right holds the legend,
+    // rather than an axis stretched to twice the budget.
+    chart.x_range = Some((0.0, 1.6 * span.1));
+    chart.legend = LegendPosition::LowerRight;
     let readings = |phase: &str| -> Vec<(f64, f64)> {
         a.probes
             .iter()
@@ -122,10 +125,12 @@ pub(super) fn draw_memory(
         });
     }
     if let Some(largest) = a.end.largest() {
+        // Named in the legend: a label at the line would overprint the failed probes' lines
+        // beside it.
         chart.vlines.push(VLine {
             x: f64::from(largest),
-            text: format!("fits: {largest}"),
-            legend: "largest batch size that fits".into(),
+            text: String::new(),
+            legend: format!("largest batch size that fits: {largest}"),
             color: PALETTE[3],
             dashed: false,
         });

@@ -208,7 +208,15 @@ fn in_short(ctx: &FindBatchContext, a: &Analysis) -> String {
         ));
     }
     if let Some(f) = a.fastest_smallest {
-        s.push_str(&format!(" Full throughput from batch {f}."));
+        // Not "full": the best measured may still be rising (ResNet-50: +5% from 128 to 256).
+        s.push_str(&format!(
+            " Within {:.0}% of the best measured throughput from batch {f}{}.",
+            100.0 * ctx.throughput_tolerance,
+            a.best_throughput
+                .filter(|&b| b != f)
+                .map(|b| format!(" (the best: {b})"))
+                .unwrap_or_default()
+        ));
     }
     s
 }

@@ -164,7 +164,7 @@ fn largest_is_not_right(a: &Analysis) -> Finding {
             } else {
                 Outcome::does_not_reproduce("throughput still rises up to the largest batch that fits")
             },
-            format!("largest with headroom {largest}; full throughput from {fast}"),
+            format!("largest with headroom {largest}; within the tolerance of the best measured throughput from {fast}"),
             test,
         ),
         _ => found(

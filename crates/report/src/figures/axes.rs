@@ -81,15 +81,40 @@ pub(super) fn x_values(chart: &Chart) -> Vec<f64> {
 }
 
 pub(super) fn y_values(chart: &Chart) -> Vec<f64> {
-    let points = chart
+    let points: Vec<f64> = chart
         .series
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1));
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .filter(|v| v.is_finite())
+        .collect();
+    // Error bars widen the axis by at most the points' own span on each side: a few outlier
+    // intervals must not flatten the data (the tch VGG16 sweep's bars reached 2,500 ms over
+    // medians below 800). Longer bars stop at the edge with an arrow head (`draw`).
+    let (lo, hi) = points
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    let reach = if chart.y_scale == Scale::Linear && hi > lo {
+        hi - lo
+    } else {
+        f64::INFINITY
+    };
     let bars = chart
         .series
         .iter()
-        .flat_map(|s| s.error_bars.iter().flat_map(|b| [b.0, b.1]));
-    points.chain(bars).collect()
+        .flat_map(|s| s.error_bars.iter().flat_map(|b| [b.0, b.1]))
+        .map(|v| v.clamp(lo - reach, hi + reach));
+    let bars: Vec<f64> = if lo.is_finite() {
+        bars.collect()
+    } else {
+        chart
+            .series
+            .iter()
+            .flat_map(|s| s.error_bars.iter().flat_map(|b| [b.0, b.1]))
+            .collect()
+    };
+    points.into_iter().chain(bars).collect()
 }
 
 #[cfg(test)]
@@ -103,6 +128,23 @@ mod tests {
         assert_eq!(tick(0.125), "0.125");
         assert_eq!(tick(1234.56), "1235");
         assert_eq!(tick(-3.0), "-3");
+    }
+
+    #[test]
+    fn error_bars_widen_the_axis_by_at_most_the_points_span() {
+        let mut chart = Chart::new("t", "x", "y");
+        chart.series.push(
+            super::super::Series::new(
+                "s",
+                vec![(1.0, 100.0), (2.0, 200.0)],
+                super::super::PALETTE[0],
+            )
+            .with_error_bars(vec![(90.0, 110.0), (150.0, 5000.0)]),
+        );
+        let v = y_values(&chart);
+        let max = v.iter().copied().fold(f64::MIN, f64::max);
+        let min = v.iter().copied().fold(f64::MAX, f64::min);
+        assert_eq!((min, max), (90.0, 300.0), "the 5,000 bar stops at 200 + 100");
     }
 
     #[test]

@@ -418,9 +418,27 @@ where
                 continue;
             }
             let style = color.stroke_width(1);
-            let bar = PathElement::new([(x, lo), (x, hi)], style);
+            // A bar beyond the axis (see `axes::y_values`) stops at its edge with an arrow head
+            // instead of a cap: it goes on, and the reader is told so.
+            let (lo_in, hi_in) = (lo.max(ylo), hi.min(yhi));
+            let bar = PathElement::new([(x, lo_in), (x, hi_in)], style);
             let cap = |y| EmptyElement::at((x, y)) + PathElement::new([(-4, 0), (4, 0)], style);
-            ctx.draw_series([cap(lo), cap(hi)]).map_err(err)?;
+            let arrow = |y, dy: i32| {
+                EmptyElement::at((x, y))
+                    + Polygon::new(vec![(-4, dy), (4, dy), (0, 0)], color.filled())
+            };
+            if lo < ylo {
+                ctx.draw_series(std::iter::once(arrow(lo_in, -7)))
+                    .map_err(err)?;
+            } else {
+                ctx.draw_series(std::iter::once(cap(lo_in))).map_err(err)?;
+            }
+            if hi > yhi {
+                ctx.draw_series(std::iter::once(arrow(hi_in, 7)))
+                    .map_err(err)?;
+            } else {
+                ctx.draw_series(std::iter::once(cap(hi_in))).map_err(err)?;
+            }
             ctx.draw_series(std::iter::once(bar)).map_err(err)?;
         }
         let stroke = color.stroke_width(s.line_width.max(1));

@@ -144,7 +144,11 @@ mod tests {
         let v = y_values(&chart);
         let max = v.iter().copied().fold(f64::MIN, f64::max);
         let min = v.iter().copied().fold(f64::MAX, f64::min);
-        assert_eq!((min, max), (90.0, 300.0), "the 5,000 bar stops at 200 + 100");
+        assert_eq!(
+            (min, max),
+            (90.0, 300.0),
+            "the 5,000 bar stops at 200 + 100"
+        );
     }
 
     #[test]

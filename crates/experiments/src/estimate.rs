@@ -29,6 +29,10 @@ pub const CONFIRM_ABOVE_S: f64 = 2.0 * 3600.0;
 /// step.
 const TIMED_STEPS: usize = 2;
 
+/// The longest step the estimate times at its second batch size (seconds), so that `check`
+/// stays quick.
+const SECOND_STEP_S: f64 = 1.0;
+
 /// What a run will take.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Estimate {
@@ -192,8 +196,11 @@ fn from_sweeps(
 }
 
 /// Seconds from [`TIMED_STEPS`] steps of the model timed here at the smallest planned batch
-/// size and at four times it (within the plan), the step time drawn as a line through the two
-/// and carried to the other batch sizes.
+/// size and at a second one, the step time drawn as a line through the two and carried to the
+/// other batch sizes. The second is the largest planned size whose step should take under
+/// [`SECOND_STEP_S`] (judged from the first, as if time grew with the batch alone), at least
+/// four times the smallest: a line from two small sizes overshoots (quickstart: 4 min from
+/// batch 1 and 4, against 96 s measured).
 fn timed_here(
     config: &BackendConfig,
     model: &ModelSpec,
@@ -202,7 +209,6 @@ fn timed_here(
 ) -> Result<((f64, f64, f64), String), RunError> {
     let smallest = per_batch.first().map_or(1, |(b, _)| *b);
     let largest = per_batch.last().map_or(1, |(b, _)| *b);
-    let second = (smallest.saturating_mul(4)).min(largest);
     let time = |batch_size: u32| -> Result<f64, RunError> {
         let case = Case {
             name: "estimate",
@@ -213,6 +219,14 @@ fn timed_here(
         Ok(time_case(config, &case, 1, TIMED_STEPS)?.median_ms / 1e3)
     };
     let t1 = time(smallest)?;
+    let affordable = f64::from(smallest) * SECOND_STEP_S / t1.max(1e-6);
+    let second = per_batch
+        .iter()
+        .map(|(b, _)| *b)
+        .filter(|&b| f64::from(b) <= affordable)
+        .max()
+        .unwrap_or(smallest)
+        .max(smallest.saturating_mul(4).min(largest));
     let (t2, slope) = if second > smallest {
         let t2 = time(second)?;
         (t2, ((t2 - t1) / f64::from(second - smallest)).max(0.0))

@@ -11,8 +11,9 @@ use plotters::prelude::*;
 
 use super::axes::{range, tick, usable_range, x_values, y_values};
 use super::legend::{self, LegendSample};
-use super::shapes::{rgb, star};
-use super::{Chart, LegendPosition, LineStyle, MarkerShape, Scale, FONT};
+use super::marks;
+use super::shapes::rgb;
+use super::{Chart, LegendPosition, LineStyle, Scale, FONT};
 
 pub(super) fn to_svg(charts: &[Chart], out: &mut String) -> Result<(), String> {
     let root = SVGBackend::with_string(out, row_size(charts)).into_drawing_area();
@@ -413,34 +414,7 @@ where
             .copied()
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect();
-        for (&(x, _), &(lo, hi)) in s.points.iter().zip(&s.error_bars) {
-            if !(x.is_finite() && lo.is_finite() && hi.is_finite()) {
-                continue;
-            }
-            let style = color.stroke_width(1);
-            // A bar beyond the axis (see `axes::y_values`) stops at its edge with an arrow head
-            // instead of a cap: it goes on, and the reader is told so.
-            let (lo_in, hi_in) = (lo.max(ylo), hi.min(yhi));
-            let bar = PathElement::new([(x, lo_in), (x, hi_in)], style);
-            let cap = |y| EmptyElement::at((x, y)) + PathElement::new([(-4, 0), (4, 0)], style);
-            let arrow = |y, dy: i32| {
-                EmptyElement::at((x, y))
-                    + Polygon::new(vec![(-4, dy), (4, dy), (0, 0)], color.filled())
-            };
-            if lo < ylo {
-                ctx.draw_series(std::iter::once(arrow(lo_in, -7)))
-                    .map_err(err)?;
-            } else {
-                ctx.draw_series(std::iter::once(cap(lo_in))).map_err(err)?;
-            }
-            if hi > yhi {
-                ctx.draw_series(std::iter::once(arrow(hi_in, 7)))
-                    .map_err(err)?;
-            } else {
-                ctx.draw_series(std::iter::once(cap(hi_in))).map_err(err)?;
-            }
-            ctx.draw_series(std::iter::once(bar)).map_err(err)?;
-        }
+        marks::error_bars(&mut ctx, s, (ylo, yhi))?;
         let stroke = color.stroke_width(s.line_width.max(1));
         let anno = match s.line {
             LineStyle::Solid => Some(
@@ -458,28 +432,7 @@ where
             LineStyle::None => None,
         };
         let anno = if s.markers {
-            let r = s.marker_size;
-            let drawn =
-                match s.shape {
-                    MarkerShape::Circle => {
-                        ctx.draw_series(points.iter().map(|&p| Circle::new(p, r, color.filled())))
-                    }
-                    // A triangle of the same circumradius looks smaller than the disc.
-                    MarkerShape::Triangle => ctx.draw_series(
-                        points
-                            .iter()
-                            .map(|&p| TriangleMarker::new(p, r + 1, color.filled())),
-                    ),
-                    MarkerShape::Cross => ctx.draw_series(
-                        points
-                            .iter()
-                            .map(|&p| Cross::new(p, r, color.stroke_width(2))),
-                    ),
-                    MarkerShape::Star => ctx.draw_series(points.iter().map(|&p| {
-                        EmptyElement::at(p) + Polygon::new(star(r, (0, 0)), color.filled())
-                    })),
-                };
-            Some(drawn.map_err(err)?)
+            Some(marks::markers(&mut ctx, s, &points)?)
         } else {
             anno
         };

@@ -14,6 +14,7 @@ mod axes;
 mod check;
 mod draw;
 mod legend;
+mod marks;
 mod shapes;
 
 use std::path::{Path, PathBuf};

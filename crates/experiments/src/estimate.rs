@@ -10,6 +10,7 @@ use std::path::Path;
 
 use batchlab_datasets::download::group;
 use batchlab_models::ModelSpec;
+use batchlab_report::predict::predict;
 
 use crate::{
     backend,
@@ -17,7 +18,7 @@ use crate::{
     config::BackendConfig,
     error::RunError,
     optim::{label, OptimizerConfig},
-    predict::{predict_training, Basis, TrainingPlan},
+    predict::{same_model_sweep, TrainingPlan},
     study::{PlannedSteps, Study},
     sweeps::{model_name, Machine},
 };
@@ -174,8 +175,8 @@ fn from_sweeps(
     machine: &Machine,
     per_batch: &[(u32, u64)],
 ) -> Option<((f64, f64, f64), String)> {
+    let sweep = same_model_sweep(root, model, &label(optimizer), machine)?;
     let mut total = (0.0, 0.0, 0.0);
-    let mut basis = String::new();
     for &(batch_size, steps) in per_batch {
         // One "epoch" of exactly `steps` full batches.
         let plan = TrainingPlan {
@@ -184,14 +185,10 @@ fn from_sweeps(
             epochs: 1.0,
             drop_last: true,
         };
-        let p = predict_training(root, model, &label(optimizer), machine, &plan).ok()?;
-        let Basis::SameModel(dir) = p.basis else {
-            return None;
-        };
-        let (v, lo, hi) = p.prediction.total;
+        let (v, lo, hi) = predict(&plan, |b| sweep.curve.at(b))?.total;
         total = (total.0 + v, total.1 + lo, total.2 + hi);
-        basis = format!("its own sweep on this machine, {}", dir.display());
     }
+    let basis = format!("its own sweep on this machine, {}", sweep.dir.display());
     Some((total, basis))
 }
 

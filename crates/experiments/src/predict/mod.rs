@@ -63,12 +63,7 @@ pub fn predict_training(
         .into_iter()
         .filter(|s| s.machine == *machine)
         .collect();
-    // The newest sweep of the same model and optimizer (run directories sort by time).
-    if let Some(same) = on_machine
-        .iter()
-        .rev()
-        .find(|s| s.model == *model && s.optimizer == optimizer)
-    {
+    if let Some(same) = same_model(&on_machine, model, optimizer) {
         let prediction = predict(plan, |b| same.curve.at(b))
             .ok_or_else(|| RunError::Other("batch size 0 has no step time".into()))?;
         return Ok(Predicted {
@@ -114,6 +109,28 @@ pub fn predict_training(
             error,
         },
     })
+}
+
+/// The newest sweep of `model` with `optimizer` on `machine` under `root`, if any.
+pub fn same_model_sweep(
+    root: &Path,
+    model: &ModelSpec,
+    optimizer: &str,
+    machine: &Machine,
+) -> Option<Sweep> {
+    let on_machine: Vec<Sweep> = sweeps(root)
+        .into_iter()
+        .filter(|s| s.machine == *machine)
+        .collect();
+    same_model(&on_machine, model, optimizer).cloned()
+}
+
+/// The newest of `sweeps` of the same model and optimizer (run directories sort by time).
+fn same_model<'a>(sweeps: &'a [Sweep], model: &ModelSpec, optimizer: &str) -> Option<&'a Sweep> {
+    sweeps
+        .iter()
+        .rev()
+        .find(|s| s.model == *model && s.optimizer == optimizer)
 }
 
 /// Every past check of the prediction under `root`: each run's `prediction.csv` rows (written

@@ -317,8 +317,8 @@ impl Study for StepTimeStudy {
     fn config(&self) -> &dyn StudyConfig {
         &self.config
     }
-    /// Every visit's warm-up and timed steps (a dissected step counts as one: it takes about
-    /// twice a step, which the estimate leaves out).
+    /// Every visit's warm-up and timed steps (a dissected step counts as one, although taking
+    /// it apart costs more than the step).
     fn planned_steps(&self) -> Vec<PlannedSteps> {
         let s = &self.config.sweep;
         let mut visits: Vec<(u32, u64)> = self

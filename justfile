@@ -7,6 +7,9 @@ batchlab := "cargo run --release --quiet -p batchlab-cli --"
 
 # The project-local PyTorch of the LibTorch backend, and the environment torch-sys builds in.
 venv_tch := ".venv-tch"
+# LibTorch builds in its own target directory: burn with `tch` is another feature set, and sharing
+# target/ would rebuild burn each time the default build and this one alternate.
+tch_target := "target/tch"
 with_torch := "VIRTUAL_ENV=\"$PWD/" + venv_tch + "\" PATH=\"$PWD/" + venv_tch + "/bin:$PATH\" LIBTORCH_USE_PYTORCH=1"
 
 # Run experiments/NAME.toml (default: the quick CPU sweep); the last line printed is the report directory.
@@ -85,15 +88,15 @@ build-cuda:
 build-tch:
     test -x {{venv_tch}}/bin/python || python3 -m venv {{venv_tch}}
     {{venv_tch}}/bin/python -c "import torch; assert torch.__version__.startswith('2.9.0')" 2>/dev/null || {{venv_tch}}/bin/pip install torch==2.9.0
-    {{with_torch}} cargo build --release -p batchlab-cli --features tch
-    cp target/release/batchlab target/release/batchlab-tch
+    {{with_torch}} cargo build --release -p batchlab-cli --features tch --target-dir {{tch_target}}
+    mkdir -p target/release && cp {{tch_target}}/release/batchlab target/release/batchlab-tch
 
 # The tests with LibTorch: the models' and runners' unit tests in the tch build (every family
 # learns on tch too; flex and tch compute the same logits; the backend's threads and version),
 # then a sweep and a training grid on tch end to end. The rest of `just test` does not change.
 test-tch: build-tch
-    {{with_torch}} LD_LIBRARY_PATH="$({{venv_tch}}/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib" cargo test --release -p batchlab-models -p batchlab-experiments --features tch --lib
-    {{with_torch}} cargo test --release -p batchlab-cli --features tch --test tch
+    {{with_torch}} LD_LIBRARY_PATH="$({{venv_tch}}/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib" cargo test --release -p batchlab-models -p batchlab-experiments --features tch --lib --target-dir {{tch_target}}
+    {{with_torch}} cargo test --release -p batchlab-cli --features tch --test tch --target-dir {{tch_target}}
 
 # Check that the GPU build compiles (no GPU needed).
 check-cuda:

@@ -6,6 +6,7 @@ use batchlab_method::findings::{ClaimText, Finding, Outcome};
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::format::slope;
+use crate::steps_to_target::scaling::INTERVAL_WORDS;
 use crate::steps_to_target::scaling::{bounded_interval, WINDOW};
 use crate::steps_to_target::{
     fit_scaling, BandRegimes, CurveIntervals, Reading, Regime, ScalingFitOptions, MIN_FIT_POINTS,
@@ -93,7 +94,8 @@ fn range_text(name: &str, range: Option<(f64, f64)>) -> String {
 /// The rule of the band-judged regimes, for the test column.
 fn band_rule(w: &Workload) -> String {
     format!(
-        "the log-log slope of steps to result fitted over every {WINDOW} neighbouring batch sizes, with a 95% bootstrap interval (censored trials read by Kaplan-Meier; values the data cannot bound enter as bounds, not numbers); a window is in a regime only when its whole interval lies inside that regime's band ({})",
+        "the log-log slope of steps to result fitted over every {WINDOW} neighbouring batch sizes, with a 95% interval from curves drawn per batch size from the {} (values the data cannot bound enter as bounds, not numbers); a window is in a regime only when its whole interval lies inside that regime's band ({})",
+        INTERVAL_WORDS,
         w.bands.bands.describe()
     )
 }
@@ -348,7 +350,7 @@ fn matches(w: &Workload, v: &Workload) -> Parts {
         (n, g) => Outcome::partly(format!("as low at {g} of {n} batch sizes")),
     };
     let test = format!(
-        "{} counts as finding steps to result as low as {} where its value is at most the top of the 95% bootstrap interval of {}'s; it detects a search that does worse by more than that interval's width ({})",
+        "{} counts as finding steps to result as low as {} where its value is at most the top of the 95% interval of {}'s (where another search would find its best); it detects a search that does worse by more than that interval's width ({})",
         w.label,
         v.label,
         v.label,

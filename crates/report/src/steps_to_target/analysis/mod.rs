@@ -11,6 +11,7 @@ use std::path::Path;
 use batchlab_method::rows::steps_to_target::{latest_search, SearchRow};
 use batchlab_method::rows::train::{TrainEval, TrialRecord};
 
+use crate::steps_to_target::scaling::{upper_rank, LEVEL};
 use crate::steps_to_target::{
     classify, trials_from_train, TargetCell, TargetContext, TargetFindings, Trial, TrialStatus,
 };
@@ -28,10 +29,6 @@ const LIST_AT_MOST: usize = 12;
 /// A cell's step cap should be at least this many times its neighbours' steps to result, so
 /// that a trial slower than the best neighbour by that much still fits.
 const CAP_FACTOR: f64 = 3.0;
-
-/// Reaching trials a cell needs before the top of its interval is more than luck: about 4 of
-/// 16-32 (with fewer, a resample leaves them all out often enough to open the top).
-const FEW_REACHED: usize = 4;
 
 /// Trial counts over the whole study.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -208,23 +205,27 @@ impl Study {
         }
     }
 
-    /// A note on the cells where some but fewer than [`FEW_REACHED`] trials reached the
-    /// target: the top of a best-of-N interval rests on the reaching trials, and with so few a
-    /// finite top is luck. The remedy is more trials in that cell, not another estimator.
+    /// A note on the cells where some trials reached the target, but fewer than the rank
+    /// that bounds the top of an interval of another search's best ([`upper_rank`]: 5 of 16,
+    /// 6 of 32): there the top is open. The remedy is more trials in that cell, not another
+    /// estimator.
     fn note_few_reached(&mut self) {
+        let tail = (1.0 - LEVEL) / 2.0;
         let few: Vec<String> = self
             .cells()
-            .filter(|c| c.reached > 0 && c.reached < FEW_REACHED.min(c.trials))
-            .map(|c| {
-                format!(
-                    "{} at batch {} ({} of {})",
-                    c.workload, c.batch_size, c.reached, c.trials
-                )
+            .filter_map(|c| {
+                let needed = upper_rank(c.reached + c.missed + c.infeasible, tail);
+                (c.reached > 0 && c.reached < needed).then(|| {
+                    format!(
+                        "{} at batch {} ({} of {}, {needed} needed)",
+                        c.workload, c.batch_size, c.reached, c.trials
+                    )
+                })
             })
             .collect();
         if !few.is_empty() {
             self.notes.push(format!(
-                "Fewer than {FEW_REACHED} trials reached the target in {} cell(s): {}. The top of a steps-to-result interval rests on the trials that reached, so there it is open or fragile; run more trials in those cells to close it.",
+                "Too few trials reached the target for a finite top in {} cell(s): {}. Another search's best is bounded above only by a cell's k-th fewest steps to the target, k set by the number of trials (5 of 16, 6 of 32), so there the top of the interval is open; run more trials in those cells to close it.",
                 few.len(),
                 few.join("; ")
             ));

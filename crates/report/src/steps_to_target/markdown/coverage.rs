@@ -26,7 +26,7 @@ pub(crate) fn coverage_section(c: &Coverage) -> String {
     let covered = c.covered();
     let (lo, hi) = c.rate_interval();
     let mut md = format!(
-        "\n## Coverage of the intervals\n\nThe replicates {} repeat one search with other quasi-random points. For every batch size and every ordered pair, one replicate's 95% interval of steps to result is checked against the other's value: {covered} of {n} checks held it ({:.0}%, Wilson 95% interval {:.0}–{:.0}%; the checks share values, so the true uncertainty is wider). A bootstrap that fitted the search would hold about 95%.\n\n",
+        "\n## Coverage of the intervals\n\nThe replicates {} repeat one search with other quasi-random points. For every batch size and every ordered pair, one replicate's 95% interval of steps to result is checked against the other's value: {covered} of {n} checks held it ({:.0}%, Wilson 95% interval {:.0}–{:.0}%; the checks share values, so the true uncertainty is wider). Intervals that fitted the search would hold about 95%: each is where another search of as many trials would find its best.\n\n",
         c.replicates.join(", "),
         if n > 0 { 100.0 * covered as f64 / n as f64 } else { f64::NAN },
         100.0 * lo,

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::figures::search::COLUMNS;
 use crate::steps_to_target::format::sig;
+use crate::steps_to_target::scaling::INTERVAL_WORDS;
 use crate::steps_to_target::TargetContext;
 use crate::verdict::{tally, verdict_table, Finding};
 use reading::{in_short, recorded_line, workload_sentences};
@@ -122,10 +123,12 @@ fn definition(ctx: &TargetContext) -> String {
          - **Evaluation granularity.** Error is {evaluations} (and once more at the end of the budget), so steps to result are rounded up to the next evaluation step: the true first step lies after the evaluation before S.\n\
          - **Diverged trials are infeasible**: they never count as reaching the target, even if an evaluation before the divergence had reached it (a setting on the edge of stability is not one a practitioner could use).\n\
          - **Failed trials** (`error`, `oom`) are set aside, counted but neither reached nor missed; so are `ok` trials without evaluations (`unevaluated`).\n\
+         - **Intervals.** Steps to result comes with a {interval}. Slopes and B_crit are fitted to curves drawn from these laws, one draw per batch size; a value the data bound only from below (no trial seen beyond it) enters as a bound, never a number.\n\
          - **The best trial** of a batch size is the one with the fewest steps to result (ties: the first in `trials.csv`); its metaparameters come from `search.csv`.\n\
          - **The fit** S(B) = S_min (1 + B_crit / B) (McCandlish et al. 2018) is least squares on log S over the batch sizes with a result, with 95% residual-bootstrap intervals; B_crit is the batch size needing twice the fewest steps.\n",
         target = sig(ctx.target_error),
         evaluations = ctx.budget.evaluations_text(),
+        interval = INTERVAL_WORDS,
     )
 }
 
@@ -207,7 +210,7 @@ fn cell_table(study: &Study) -> String {
 fn figures(study: &Study) -> String {
     let mut md = String::new();
     md.push_str("![Steps to result versus batch size](steps_to_result.png)\n\n(vector: [steps_to_result.svg](steps_to_result.svg)) Steps to result against batch size on log2-log2 axes, one line per workload. Dashed: perfect scaling (steps halve when the batch size doubles) through each workload's smallest batch size; thin: the fitted S(B) = S_min (1 + B_crit / B). Dashed vertical lines mark batch sizes where no trial of a workload reached the target.\n\n");
-    md.push_str("![Regimes per workload](regimes.png)\n\n(vector: [regimes.svg](regimes.svg)) One log-log panel per workload, as Shallue et al.'s Figure 1: steps to result with its 95% bootstrap interval as error bars (an interval the data bound only from below ends at the last step its trials were seen at, marked by a triangle: the top is \"more than that\"; a triangle alone marks a batch size where no trial reached the target), the perfect-scaling line through the smallest batch size (dashed), the fitted S(B) (dotted), and the regimes shaded where the interval rule puts them: green perfect scaling, yellow diminishing returns, red maximal data parallelism.\n\n");
+    md.push_str("![Regimes per workload](regimes.png)\n\n(vector: [regimes.svg](regimes.svg)) One log-log panel per workload, as Shallue et al.'s Figure 1: steps to result with its 95% interval as error bars (where another search would find its best) (an interval the data bound only from below ends at the last step its trials were seen at, marked by a triangle: the top is \"more than that\"; a triangle alone marks a batch size where no trial reached the target), the perfect-scaling line through the smallest batch size (dashed), the fitted S(B) (dotted), and the regimes shaded where the interval rule puts them: green perfect scaling, yellow diminishing returns, red maximal data parallelism.\n\n");
     md.push_str("![Best learning rate versus batch size](best_learning_rate.png)\n\n(vector: [best_learning_rate.svg](best_learning_rate.svg)) The best trial's learning rate at each batch size with a result (log-log)");
     if study.workloads.iter().any(|w| w.momentum) {
         md.push_str(", and on the right its effective learning rate lr / (1 - momentum) (the same as the learning rate for plain SGD)");

@@ -7,6 +7,7 @@ use super::time::time_sentence;
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::format::{and_list, batch, capitalised, sig, slope, with_interval};
+use crate::steps_to_target::scaling::INTERVAL_WORDS;
 use crate::steps_to_target::{LearningRateScaling, TargetContext};
 use crate::steps_to_target::{Regime, RegimeOptions, Regimes, SlopeWindow};
 
@@ -175,7 +176,8 @@ fn signed(x: f64) -> String {
 /// The rule of the band-judged regimes (`scaling::bands`), in words.
 fn interval_rule(w: &Workload) -> String {
     format!(
-        "judged by positive tests: the log-log slope of steps to result over every 3 neighbouring batch sizes, with a 95% bootstrap interval (each batch size's trials resampled as the best of N, trials stopped before reaching the target read as right-censored by Kaplan-Meier); a window is in a regime only when its whole interval lies inside the regime's band ({}), else it is open; each regime runs from the first window that shows it to the last",
+        "judged by positive tests: the log-log slope of steps to result over every 3 neighbouring batch sizes, with a 95% interval from curves drawn per batch size from the {} (How steps to result is measured); a window is in a regime only when its whole interval lies inside the regime's band ({}), else it is open; each regime runs from the first window that shows it to the last",
+        INTERVAL_WORDS,
         w.bands.bands.describe()
     )
 }

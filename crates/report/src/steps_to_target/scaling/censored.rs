@@ -17,13 +17,16 @@
 //!   assumes a censored trial would have gone on like the trials still running at its stop;
 //! - [`Reading::Pessimistic`]: no censored trial ever reaches it (the most).
 //!
-//! Steps to result at N trials is the best of N draws from that distribution: P(best > t) =
-//! S(t)^N, with S the survival function. With no censored trial the three readings agree and
-//! sampling the best of N is exactly the bootstrap's minimum over N resampled trials. Past
-//! the last step any trial was observed at (the cell's *support*), the data say nothing: a
-//! draw that lands there is "more than C steps", never a number made up.
+//! Steps to result at N trials is the best of N. What the intervals need is where another
+//! search's best of N would land; [`rerun`](super::rerun) gives that law from this search's
+//! trials, with the Kaplan-Meier share reached by a step standing in for a trial's rank where
+//! trials are censored. With no censored trial the three readings agree. Past the last step
+//! any trial was observed at (the cell's *support*), the data say nothing: a draw that lands
+//! there is "more than C steps", never a number made up.
 
 use rand::Rng;
+
+use super::rerun::{self, LEVEL};
 
 /// One trial as the bootstrap sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,19 +87,25 @@ impl Steps {
     }
 }
 
-/// The best of N trials' steps to the target at one batch size, under one reading.
+/// Another search's best of N trials' steps to the target at one batch size, given this
+/// search's trials under one reading ([`rerun`](super::rerun) gives the law).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BestOfN {
     /// Steps at which some trial reached the target, increasing.
     times: Vec<f64>,
     /// P(best <= times[i]).
     cdf: Vec<f64>,
+    /// X(k) - X(1) over the `k` lowest reaching trials: the scale of the low tail.
+    spread: f64,
+    /// The reaching trials `spread` is taken over.
+    k: usize,
     /// The last step any trial of the cell was seen at.
     support: f64,
 }
 
 impl BestOfN {
-    /// The distribution of the best of `trials.len()` draws from `trials` read by `reading`.
+    /// The distribution of another search's best of `trials.len()` given `trials` read by
+    /// `reading`.
     pub fn new(trials: &[Draw], reading: Reading) -> Self {
         let read: Vec<Draw> = trials
             .iter()
@@ -121,8 +130,13 @@ impl BestOfN {
             })
             .collect();
         times.sort_unstable();
+        let k = rerun::upper_rank(trials.len(), (1.0 - LEVEL) / 2.0).min(times.len());
+        let spread = match k {
+            0 => 0.0,
+            k => (times[k - 1] - times[0]) as f64,
+        };
         times.dedup();
-        let n = trials.len() as i32;
+        let n = trials.len();
         let mut survival = 1.0;
         let mut cdf = Vec::with_capacity(times.len());
         for &t in &times {
@@ -137,11 +151,15 @@ impl BestOfN {
                 })
                 .count();
             survival *= 1.0 - events as f64 / at_risk as f64;
-            cdf.push(1.0 - survival.powi(n));
+            // The Kaplan-Meier share reached by t, as a rank among the n trials.
+            let rank = n as f64 * (1.0 - survival);
+            cdf.push(1.0 - rerun::beaten_by_rank(n, rank));
         }
         BestOfN {
             times: times.into_iter().map(|t| t as f64).collect(),
             cdf,
+            spread,
+            k,
             support,
         }
     }
@@ -154,9 +172,16 @@ impl BestOfN {
             .map_or(Steps::Beyond(self.support), |&t| Steps::Exact(t))
     }
 
-    /// One draw of the best of N.
+    /// One draw of another search's best of N: below the observed best with probability 1/2
+    /// (from the low-tail rule), else at a trial's steps or beyond the support.
     pub fn sample(&self, rng: &mut impl Rng) -> Steps {
         let u: f64 = rng.random();
+        let Some(&best) = self.times.first() else {
+            return Steps::Beyond(self.support);
+        };
+        if u < 0.5 {
+            return Steps::Exact(rerun::below_best_quantile(u, best, self.spread, self.k));
+        }
         match self.cdf.iter().position(|&p| u < p) {
             Some(i) => Steps::Exact(self.times[i]),
             None => Steps::Beyond(self.support),
@@ -187,22 +212,29 @@ mod tests {
         for r in Reading::ALL {
             assert_eq!(BestOfN::new(&trials, r), km);
         }
-        // P(best of 4 <= 100) = 1 - (3/4)^4; <= 200: 1 - (2/4)^4; <= 400: 1 - (1/4)^4.
+        // Another search's best of 4 is at most our r-th trial unless the r smallest of the 8
+        // are all ours: P = 1 - C(4, r) / C(8, r).
         let expect = [
-            1.0 - 0.75f64.powi(4),
-            1.0 - 0.5f64.powi(4),
-            1.0 - 0.25f64.powi(4),
+            1.0 - 4.0 / 8.0,
+            1.0 - 4.0 / 8.0 * 3.0 / 7.0,
+            1.0 - 4.0 / 8.0 * 3.0 / 7.0 * 2.0 / 6.0,
         ];
         for (p, e) in km.cdf.iter().zip(expect) {
             assert!((p - e).abs() < 1e-12, "{p} {e}");
         }
         assert_eq!(km.observed(), Steps::Exact(100.0));
         let mut rng = StdRng::seed_from_u64(1);
-        let beyond = (0..20_000)
-            .filter(|_| matches!(km.sample(&mut rng), Steps::Beyond(_)))
+        let draws: Vec<Steps> = (0..20_000).map(|_| km.sample(&mut rng)).collect();
+        let beyond = draws
+            .iter()
+            .filter(|s| matches!(s, Steps::Beyond(_)))
             .count();
-        // P(all four draws are the diverged trial) = (1/4)^4 = 0.39%.
-        assert!((50..110).contains(&beyond), "{beyond}");
+        // Beyond our third reaching trial: 1/14 = 7.1%.
+        assert!((1300..1560).contains(&beyond), "{beyond}");
+        // Below our best: half of the draws, none below one step.
+        let below = draws.iter().filter(|s| s.high() < 100.0).count();
+        assert!((9800..10200).contains(&below), "{below}");
+        assert!(draws.iter().all(|s| s.low() >= 1.0));
     }
 
     #[test]
@@ -217,8 +249,9 @@ mod tests {
         let opt = BestOfN::new(&trials, Reading::Optimistic);
         let km = BestOfN::new(&trials, Reading::KaplanMeier);
         let pess = BestOfN::new(&trials, Reading::Pessimistic);
-        // Optimistic: all reach by 300; the others leave mass beyond the support (300).
-        assert_eq!(*opt.cdf.last().unwrap(), 1.0);
+        // Optimistic: all reach by 300, so another search's best is beyond only if all 4 of
+        // ours come first among the 8: C(4, 4) / C(8, 4) = 1/70.
+        assert!((opt.cdf.last().unwrap() - (1.0 - 1.0 / 70.0)).abs() < 1e-12);
         assert_eq!(km.times, vec![100.0]);
         assert_eq!(pess.times, vec![100.0]);
         // KM and pessimistic agree before the censoring; past it KM says nothing more.
@@ -238,8 +271,9 @@ mod tests {
         ];
         let km = BestOfN::new(&trials, Reading::KaplanMeier);
         let s1: f64 = 2.0 / 3.0;
-        assert!((km.cdf[0] - (1.0 - s1.powi(4))).abs() < 1e-12);
+        let at = |rank: f64| 1.0 - rerun::beaten_by_rank(4, rank);
+        assert!((km.cdf[0] - at(4.0 * (1.0 - s1))).abs() < 1e-12);
         let s2 = s1 * 0.5;
-        assert!((km.cdf[1] - (1.0 - s2.powi(4))).abs() < 1e-12);
+        assert!((km.cdf[1] - at(4.0 * (1.0 - s2))).abs() < 1e-12);
     }
 }

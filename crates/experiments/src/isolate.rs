@@ -18,6 +18,7 @@ use std::{
 };
 
 use crate::{error::RunError, progress::Progress};
+use batchlab_method::rows::Status;
 
 /// How a runner protects the run from a unit that crashes the process (an out-of-memory kill).
 #[derive(Debug, Clone)]
@@ -140,7 +141,7 @@ impl UnitEvents for ProgressEvents<'_> {
 
 /// `oom` for a failure whose message says memory ran out (as every backend we know says it),
 /// else `error`.
-pub fn failure_status(message: &str) -> &'static str {
+pub fn failure_status(message: &str) -> Status {
     let lower = message.to_lowercase();
     let markers = [
         "out of memory",
@@ -149,9 +150,9 @@ pub fn failure_status(message: &str) -> &'static str {
         "cannot allocate memory",
     ];
     if markers.iter().any(|m| lower.contains(m)) {
-        "oom"
+        Status::Oom
     } else {
-        "error"
+        Status::Error
     }
 }
 
@@ -160,7 +161,7 @@ pub fn failure_status(message: &str) -> &'static str {
 pub struct Crash {
     /// `oom` when the process was killed by SIGKILL (what the OOM killer sends) or said memory
     /// ran out, else `error`.
-    pub status: &'static str,
+    pub status: Status,
     /// Exit status and the end of the child's stderr.
     pub message: String,
 }
@@ -266,7 +267,7 @@ fn run_child(
         Some(unit) => {
             let crash = Crash {
                 status: if killed_by_sigkill(&status) {
-                    "oom"
+                    Status::Oom
                 } else {
                     failure_status(&stderr_text)
                 },
@@ -313,7 +314,7 @@ fn stopped_from_outside(status: &std::process::ExitStatus) -> bool {
 fn cause(stderr: &str) -> &str {
     let lines = || stderr.lines().map(str::trim).filter(|l| !l.is_empty());
     lines()
-        .find(|l| failure_status(l) == "oom")
+        .find(|l| failure_status(l) == Status::Oom)
         .or_else(|| {
             // A panic: "thread '..' panicked at FILE:" then the message on the next line.
             let mut after_panic = lines().skip_while(|l| !l.contains("panicked at"));
@@ -351,13 +352,13 @@ mod tests {
     fn out_of_memory_messages_are_recognised() {
         assert_eq!(
             failure_status("CUDA_ERROR_OUT_OF_MEMORY: out of memory"),
-            "oom"
+            Status::Oom
         );
         assert_eq!(
             failure_status("memory allocation of 4096 bytes failed"),
-            "oom"
+            Status::Oom
         );
-        assert_eq!(failure_status("index out of bounds"), "error");
+        assert_eq!(failure_status("index out of bounds"), Status::Error);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! section naming the stage whose time jumps, and a figure that hides nothing. Set
 //! BATCHLAB_FIGURE_DIR to keep the directory and look at the figure.
 
+use batchlab_method::rows::Status;
 use std::path::PathBuf;
 
 use batchlab_method::rows::append_rows;
@@ -87,7 +88,7 @@ fn sweep_rows() -> Vec<StepSample> {
                 round: 0,
                 sample: Some(i),
                 step_ms: Some(1.0 + 0.8 * f64::from(b) + 0.01 * f64::from(i)),
-                status: "ok".into(),
+                status: Status::Ok,
                 backend: "flex".into(),
                 device: "cpu".into(),
                 peak_mem_mb: None,

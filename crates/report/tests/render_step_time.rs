@@ -1,6 +1,7 @@
 //! End to end: a synthetic sweep written through the public writer, rendered into a report
 //! directory. Set BATCHLAB_FIGURE_DIR to keep the directory and look at the figures.
 
+use batchlab_method::rows::Status;
 use std::path::PathBuf;
 
 use batchlab_method::rows::{append_rows, step_time::StepSample};
@@ -48,7 +49,7 @@ fn noisy_sweep(spread: f64) -> Vec<StepSample> {
             round: 0,
             sample: None,
             step_ms: None,
-            status: "ok".into(),
+            status: Status::Ok,
             backend: "flex".into(),
             device: "cpu, \"test\" device".into(),
             peak_mem_mb: Some(400.0 + 10.0 * f64::from(b)),
@@ -58,7 +59,7 @@ fn noisy_sweep(spread: f64) -> Vec<StepSample> {
             let message = "out of memory: tried to allocate 1.5 GiB, \"device\" full\nsecond line"
                 .to_string();
             rows.push(StepSample {
-                status: "oom".into(),
+                status: Status::Oom,
                 peak_mem_mb: None,
                 message,
                 ..base

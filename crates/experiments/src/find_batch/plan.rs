@@ -3,6 +3,7 @@
 //! follows from the outcomes so far. Both are functions of the rows on disk, so a resumed run
 //! repeats no probe and skips none.
 
+use batchlab_method::rows::Status;
 use std::collections::HashSet;
 
 use batchlab_method::{
@@ -84,9 +85,9 @@ pub fn search_outcomes(done: &[ProbeSample]) -> Vec<(u32, ProbeOutcome)> {
         .iter()
         .filter(|r| r.phase == SEARCH && seen.insert(r.probe))
         .map(|r| {
-            let outcome = match r.status.as_str() {
-                "ok" => ProbeOutcome::Fits,
-                "oom" => ProbeOutcome::OutOfMemory,
+            let outcome = match r.status {
+                Status::Ok => ProbeOutcome::Fits,
+                Status::Oom => ProbeOutcome::OutOfMemory,
                 _ => ProbeOutcome::Failed,
             };
             (r.probe, r.batch_size, outcome)
@@ -123,15 +124,16 @@ mod tests {
     use super::*;
 
     fn row(phase: &str, probe: u32, batch_size: u32, status: &str) -> ProbeSample {
+        let status: Status = status.parse().unwrap();
         ProbeSample {
             phase: phase.into(),
             probe,
             batch_size,
             repeat: 0,
             sample: None,
-            step_ms: (status == "ok").then_some(1.0),
+            step_ms: (status == Status::Ok).then_some(1.0),
             cpu_ms: None,
-            status: status.into(),
+            status,
             peak_rss_mb: None,
             limited_peak_mb: None,
             limit: "rlimit-as".into(),

@@ -7,6 +7,7 @@ use std::{
     path::Path,
 };
 
+use batchlab_method::rows::Status;
 use batchlab_method::rows::{append_rows, find_batch::ProbeSample, read_rows_so_far};
 use batchlab_method::stats::median;
 use batchlab_report::find_batch::{render_find_batch, FindBatchContext};
@@ -114,7 +115,7 @@ pub fn work(
             "batch size {} failed ({}): {}",
             probe.batch_size, first.status, first.message
         );
-        events.end(&unit, &first.status);
+        events.end(&unit, first.status.as_str());
         return Ok(WorkerExit::PointFailed);
     }
     let step_ms: Vec<f64> = rows.iter().filter_map(|r| r.step_ms).collect();
@@ -139,7 +140,7 @@ fn measure(study: &FindBatchStudy, probe: &Probe, unit: &str) -> Vec<ProbeSample
         Some(budget) => {
             match AppliedLimit::apply(config.search.limit, budget, &worker_cgroup_name(unit)) {
                 Ok(limit) => Some(limit),
-                Err(message) => return vec![failed(template, "error", message)],
+                Err(message) => return vec![failed(template, Status::Error, message)],
             }
         }
         None => None,
@@ -190,7 +191,7 @@ fn measure(study: &FindBatchStudy, probe: &Probe, unit: &str) -> Vec<ProbeSample
             sample: Some(i as u32),
             step_ms: Some(ms),
             cpu_ms: visit.step_cpu_ms.get(i).copied(),
-            status: "ok".into(),
+            status: Status::Ok,
             ..template.clone()
         })
         .collect()
@@ -207,14 +208,14 @@ fn crash_row(
 ) -> ProbeSample {
     let (status, message) = match cgroup.map(|(_, kills)| kills) {
         Some(kills) if kills > 0 => (
-            "oom",
+            Status::Oom,
             format!(
                 "killed by the kernel at the cgroup's memory limit ({kills} oom kill(s)); {}",
                 crash.message
             ),
         ),
         Some(_) => (
-            "error",
+            Status::Error,
             format!(
                 "died, but not at the memory limit (its cgroup counts no oom kill): {}",
                 crash.message
@@ -246,7 +247,7 @@ fn base_row(study: &FindBatchStudy, probe: &Probe) -> ProbeSample {
         sample: None,
         step_ms: None,
         cpu_ms: None,
-        status: "ok".into(),
+        status: Status::Ok,
         peak_rss_mb: None,
         limited_peak_mb: None,
         limit: String::new(),
@@ -258,9 +259,9 @@ fn base_row(study: &FindBatchStudy, probe: &Probe) -> ProbeSample {
     }
 }
 
-fn failed(template: ProbeSample, status: &str, message: String) -> ProbeSample {
+fn failed(template: ProbeSample, status: Status, message: String) -> ProbeSample {
     ProbeSample {
-        status: status.into(),
+        status,
         message,
         ..template
     }
@@ -341,7 +342,7 @@ mod tests {
         let study = FindBatchStudy::resolve(&source).unwrap();
         let probe = Probe::parse_id("s3-b64").unwrap();
         let killed = Crash {
-            status: "oom",
+            status: Status::Oom,
             message: "worker process died (signal: 9 (SIGKILL)): ".into(),
         };
         let oom = crash_row(&study, &probe, &killed, Some(("cgroup-v1", 1)));
@@ -352,13 +353,16 @@ mod tests {
         assert!(!oom.message.ends_with(": "), "{}", oom.message);
         assert_eq!(
             crash_row(&study, &probe, &killed, Some(("cgroup-v2", 0))).status,
-            "error"
+            Status::Error
         );
         // Without a cgroup, a SIGKILL with no words is not taken as memory...
-        assert_eq!(crash_row(&study, &probe, &killed, None).status, "error");
+        assert_eq!(
+            crash_row(&study, &probe, &killed, None).status,
+            Status::Error
+        );
         // ...but an allocation the rlimit refused is.
         let refused = Crash {
-            status: "oom",
+            status: Status::Oom,
             message:
                 "worker process died (signal: 6 (SIGABRT)): memory allocation of 8 bytes failed"
                     .into(),
@@ -369,9 +373,12 @@ mod tests {
             ("oom", "rlimit-as")
         );
         let panic = Crash {
-            status: "error",
+            status: Status::Error,
             message: "worker process died (exit status: 101): index out of bounds".into(),
         };
-        assert_eq!(crash_row(&study, &probe, &panic, None).status, "error");
+        assert_eq!(
+            crash_row(&study, &probe, &panic, None).status,
+            Status::Error
+        );
     }
 }

@@ -10,6 +10,7 @@ use std::{
     time::SystemTime,
 };
 
+use batchlab_method::rows::Status;
 use batchlab_method::rows::{read_rows_so_far, train::TrialRecord};
 
 use super::{claims::owner_dir, shard_of, Shard};
@@ -96,7 +97,7 @@ pub fn status(run: &Path, planned: &[String]) -> Result<RunStatus, RunError> {
         let mine: BTreeSet<&str> = records.iter().map(|r| r.trial.as_str()).collect();
         for r in &records {
             *recorded.entry(r.trial.clone()).or_default() += 1;
-            if r.status == "oom" || r.status == "error" {
+            if r.status == Status::Oom || r.status == Status::Error {
                 failed_ids.insert(r.trial.clone());
             }
         }
@@ -114,7 +115,7 @@ pub fn status(run: &Path, planned: &[String]) -> Result<RunStatus, RunError> {
             done: records.len(),
             failed: records
                 .iter()
-                .filter(|r| r.status == "oom" || r.status == "error")
+                .filter(|r| r.status == Status::Oom || r.status == Status::Error)
                 .count(),
             in_flight,
             not_started: 0,

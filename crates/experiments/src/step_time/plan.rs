@@ -1,5 +1,6 @@
 //! The order in which a sweep visits its batch sizes, and what is left of it after a crash.
 
+use batchlab_method::rows::Status;
 use std::collections::HashSet;
 
 use batchlab_method::rows::step_time::StepSample;
@@ -70,7 +71,7 @@ pub fn remaining_visits(
         .collect();
     let failed: HashSet<u32> = done
         .iter()
-        .filter(|s| s.status != "ok")
+        .filter(|s| s.status != Status::Ok)
         .map(|s| s.batch_size)
         .collect();
     plan.iter()
@@ -92,12 +93,13 @@ mod tests {
     use super::*;
 
     fn row(round: u32, batch_size: u32, status: &str) -> StepSample {
+        let status: Status = status.parse().unwrap();
         StepSample {
             batch_size,
             round,
-            sample: (status == "ok").then_some(0),
-            step_ms: (status == "ok").then_some(1.0),
-            status: status.into(),
+            sample: (status == Status::Ok).then_some(0),
+            step_ms: (status == Status::Ok).then_some(1.0),
+            status,
             backend: "flex".into(),
             device: "cpu".into(),
             peak_mem_mb: None,

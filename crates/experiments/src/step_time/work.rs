@@ -7,6 +7,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use batchlab_method::rows::Status;
 use batchlab_method::rows::{
     append_rows, read_rows_so_far,
     step_time::{StageSample, StepSample},
@@ -55,8 +56,8 @@ pub fn run(
     progress.finish();
     outcome?;
     let samples = read_done(dir)?;
-    match samples.iter().find(|s| s.status != "ok") {
-        Some(first) if samples.iter().all(|s| s.status != "ok") => {
+    match samples.iter().find(|s| s.status != Status::Ok) {
+        Some(first) if samples.iter().all(|s| s.status != Status::Ok) => {
             Err(RunError::NothingSucceeded(format!(
                 "every batch size failed; the first: batch {} ({}: {}); see {}",
                 first.batch_size,
@@ -192,13 +193,13 @@ fn read_dissected(dir: &Path) -> Result<HashSet<(u32, u32)>, RunError> {
     Ok(rows.iter().map(|r| (r.round, r.batch_size)).collect())
 }
 
-fn failure_row(study: &StepTimeStudy, visit: Visit, status: &str, message: &str) -> StepSample {
+fn failure_row(study: &StepTimeStudy, visit: Visit, status: Status, message: &str) -> StepSample {
     StepSample {
         batch_size: visit.batch_size,
         round: visit.round,
         sample: None,
         step_ms: None,
-        status: status.into(),
+        status,
         backend: study.config.backend.name.to_string(),
         device: backend::device_name(&study.config.backend),
         peak_mem_mb: None,
@@ -258,7 +259,7 @@ fn measure_visits(
                         round: visit.round,
                         sample: Some(i as u32),
                         step_ms: Some(*ms),
-                        status: "ok".into(),
+                        status: Status::Ok,
                         backend: backend_name.clone(),
                         device: device_name.clone(),
                         peak_mem_mb: result.peak_mem_mb,
@@ -276,7 +277,7 @@ fn measure_visits(
                     "batch size {} failed ({status}): {message}",
                     visit.batch_size
                 );
-                events.end(&visit.id(), status);
+                events.end(&visit.id(), status.as_str());
                 return Ok(WorkerExit::PointFailed);
             }
         }
@@ -330,7 +331,7 @@ fn dissect_visit(
                 "batch size {} failed ({status}): {message}",
                 visit.batch_size
             );
-            events.end(&visit.id(), status);
+            events.end(&visit.id(), status.as_str());
             Ok(Some(WorkerExit::PointFailed))
         }
     }

@@ -262,7 +262,7 @@ impl TrialStudy for TargetStudy {
         &self,
         dir: &Path,
         trial: &SearchTrial,
-        status: &'static str,
+        status: batchlab_method::rows::Status,
         message: &str,
     ) -> Result<(), RunError> {
         let metaparameters = self.metaparameters(dir, trial)?;

@@ -13,6 +13,7 @@ use std::{
     path::Path,
 };
 
+use batchlab_method::rows::Status;
 use batchlab_method::{
     quasi::{log_uniform, reverse_log_uniform, QuasiRandom},
     reaching::reaches,
@@ -144,7 +145,7 @@ impl TargetStudy {
     ) -> Result<Option<Metaparameters>, RunError> {
         let cell: Vec<&SearchTrial> = self.explored_in_cell(t).collect();
         let ids: BTreeSet<&str> = cell.iter().map(|o| o.id.as_str()).collect();
-        let mut status: HashMap<String, String> = HashMap::new();
+        let mut status: HashMap<String, Status> = HashMap::new();
         let mut curves: HashMap<String, Vec<TrainEval>> = HashMap::new();
         for d in run_dirs(dir) {
             let finished = done_trials(&d)?;
@@ -152,7 +153,7 @@ impl TargetStudy {
             if records.exists() {
                 for r in read_rows_so_far::<TrialRecord>(&records)? {
                     if ids.contains(r.trial.as_str()) {
-                        status.insert(r.trial.clone(), r.status.clone());
+                        status.insert(r.trial.clone(), r.status);
                     }
                 }
             }
@@ -175,7 +176,7 @@ impl TargetStudy {
                 let errors = || evaluations.iter().map(|e| (e.step, 1.0 - e.val_accuracy));
                 Explored {
                     index: o.index,
-                    feasible: status.get(&o.id).is_some_and(|s| s == "ok"),
+                    feasible: status.get(&o.id).is_some_and(|s| s.is_ok()),
                     reached_at: errors()
                         .filter(|&(_, e)| reaches(e, target))
                         .map(|(s, _)| s)

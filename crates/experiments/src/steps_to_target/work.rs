@@ -1,6 +1,7 @@
 //! The steps-to-target worker (search trials on the shared trial layer, plus `search.csv` with
 //! each trial's metaparameters and `noise.csv`) and its report.
 
+use batchlab_method::rows::Status;
 use std::{
     path::Path,
     time::{Duration, Instant},
@@ -113,13 +114,13 @@ impl TrialWorker<SearchTrial> for TargetWorker<'_> {
         }
         let mut row = record(&study.labels(t), &outcome);
         let summary = match (outcome.status, end) {
-            ("ok", End::Reached) => format!("reached at step {}", outcome.steps),
-            ("ok", End::Beaten(best)) => {
+            (Status::Ok, End::Reached) => format!("reached at step {}", outcome.steps),
+            (Status::Ok, End::Beaten(best)) => {
                 row.message = cutoff::beaten_message(outcome.steps, t.batch_size, best, factor);
                 format!("beaten at step {}", outcome.steps)
             }
-            ("ok", End::Budget) => "missed".into(),
-            (status, _) => status.into(),
+            (Status::Ok, End::Budget) => "missed".into(),
+            (status, _) => status.to_string(),
         };
         append_rows(&dir.join("trials.csv"), &[row])?;
         Ok(summary)

@@ -1,5 +1,6 @@
 //! The training grid's worker (trials one by one, rows appended as they come) and its report.
 
+use batchlab_method::rows::Status;
 use std::{collections::BTreeMap, path::Path};
 
 use batchlab_method::rows::append_rows;
@@ -64,7 +65,7 @@ impl TrialWorker<Trial> for TrainWorker<'_> {
             &self.dir.join("trials.csv"),
             &[record(&trial.labels(), &outcome)],
         )?;
-        Ok(if outcome.status == "ok" {
+        Ok(if outcome.status == Status::Ok {
             format!("{:.1}% test accuracy", outcome.test_accuracy * 100.0)
         } else {
             outcome.status.to_string()

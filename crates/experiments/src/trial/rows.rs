@@ -3,6 +3,7 @@
 //! [`TrialLabels`]; nothing here knows which kind it is.
 
 use batchlab_method::rows::train::{TrainEval, TrialRecord};
+use batchlab_method::rows::Status;
 
 use super::train_loop::{Evaluation, Outcome};
 
@@ -54,7 +55,7 @@ pub fn record(trial: &TrialLabels, o: &Outcome) -> TrialRecord {
         optimizer: trial.optimizer.clone(),
         variant: trial.variant.clone(),
         budget: trial.budget.into(),
-        status: o.status.into(),
+        status: o.status,
         epochs: o.epochs,
         steps: o.steps,
         examples: o.examples,
@@ -69,6 +70,6 @@ pub fn record(trial: &TrialLabels, o: &Outcome) -> TrialRecord {
 }
 
 /// The trials.csv row of a trial that failed (`status` `oom` or `error`): no measurements.
-pub fn failure_record(trial: &TrialLabels, status: &'static str, message: &str) -> TrialRecord {
+pub fn failure_record(trial: &TrialLabels, status: Status, message: &str) -> TrialRecord {
     record(trial, &Outcome::failed(status, message))
 }

@@ -10,6 +10,7 @@ use std::{
 };
 
 use batchlab_datasets::spec::DatasetName;
+use batchlab_method::rows::Status;
 use batchlab_method::rows::{
     append_rows, read_rows_so_far,
     train::{done_trials, TrainEval, TrialRecord},
@@ -74,7 +75,7 @@ pub trait TrialStudy {
         &self,
         dir: &Path,
         trial: &Self::Trial,
-        status: &'static str,
+        status: Status,
         message: &str,
     ) -> Result<(), RunError> {
         append_failure(dir, &self.labels(trial), status, message)
@@ -141,7 +142,7 @@ pub trait TrialWorker<T> {
 pub fn append_failure(
     dir: &Path,
     labels: &TrialLabels,
-    status: &'static str,
+    status: Status,
     message: &str,
 ) -> Result<(), RunError> {
     let row = failure_record(labels, status, message);
@@ -193,7 +194,7 @@ fn every_trial_failed(dir: &Path) -> Result<(), RunError> {
         return Ok(());
     }
     let trials: Vec<TrialRecord> = read_rows_so_far(&path)?;
-    let failed = |t: &TrialRecord| t.status == "oom" || t.status == "error";
+    let failed = |t: &TrialRecord| t.status == Status::Oom || t.status == Status::Error;
     match trials.iter().find(|t| !failed(t)) {
         Some(_) => Ok(()),
         None if trials.is_empty() => Ok(()),
@@ -280,7 +281,7 @@ fn run_one<S: TrialStudy, W: TrialWorker<S::Trial>>(
             let status = failure_status(&message);
             study.record_failure(dir, trial, status, &message)?;
             eprintln!("trial {id} failed ({status}): {message}");
-            events.end(id, status);
+            events.end(id, status.as_str());
             Ok(Some(WorkerExit::PointFailed))
         }
     }

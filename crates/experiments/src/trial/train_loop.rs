@@ -6,6 +6,7 @@
 //! device), data time the part of it spent waiting for and moving batches. Evaluations are timed
 //! apart and never counted as training.
 
+use batchlab_method::rows::Status;
 use std::{sync::Arc, time::Instant};
 
 use batchlab_datasets::{loader::Epoch, Loader, Order};
@@ -97,7 +98,7 @@ pub struct Evaluation {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     /// `ok` or `diverged`.
-    pub status: &'static str,
+    pub status: Status,
     /// Why it diverged.
     pub message: String,
     /// Epochs completed (fractional).
@@ -124,7 +125,7 @@ pub struct Outcome {
 
 impl Outcome {
     /// A trial that failed (`status` `oom` or `error`) with `message`: nothing measured.
-    pub fn failed(status: &'static str, message: &str) -> Self {
+    pub fn failed(status: Status, message: &str) -> Self {
         Self {
             status,
             message: message.into(),
@@ -229,7 +230,7 @@ where
         let first = *first_loss.get_or_insert(value);
         if !value.is_finite() || value > plan.divergence_factor * first.max(1e-3) {
             return Ok(Outcome {
-                status: "diverged",
+                status: Status::Diverged,
                 message: format!("loss {value} at step {step} (first loss {first})"),
                 epochs: step as f64 / steps_per_epoch as f64,
                 steps: step,
@@ -285,7 +286,7 @@ where
         (f64::NAN, f64::NAN, f64::NAN)
     };
     Ok(Outcome {
-        status: "ok",
+        status: Status::Ok,
         message: String::new(),
         epochs: step as f64 / steps_per_epoch as f64,
         steps: step,

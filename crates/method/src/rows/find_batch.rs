@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::number::{finite_or_empty, shortest};
-use super::{check_status, check_time, Row};
+use super::status::check_cannot_diverge;
+use super::{check_time, Row, Status};
 
 /// The header of `probes.csv`, exactly.
 pub const PROBES_HEADER: &str = "phase,probe,batch_size,repeat,sample,step_ms,cpu_ms,status,peak_rss_mb,limited_peak_mb,limit,budget_mb,threads,backend,device,message";
@@ -34,7 +35,7 @@ pub struct ProbeSample {
     #[serde(serialize_with = "finite_or_empty")]
     pub cpu_ms: Option<f64>,
     /// `ok`, `oom` or `error`.
-    pub status: String,
+    pub status: Status,
     /// Peak resident set size of the probe's process (VmHWM), MiB.
     #[serde(serialize_with = "finite_or_empty")]
     pub peak_rss_mb: Option<f64>,
@@ -60,7 +61,7 @@ pub struct ProbeSample {
 impl ProbeSample {
     /// Whether the probe ran its steps within the budget.
     pub fn is_ok(&self) -> bool {
-        self.status == "ok"
+        self.status.is_ok()
     }
 
     /// The fraction of the threads' time spent computing during the step.
@@ -86,7 +87,7 @@ impl Row for ProbeSample {
                 ),
             ));
         }
-        check_status(&self.status, &["ok", "oom", "error"])?;
+        check_cannot_diverge(self.status)?;
         if self.is_ok() && self.step_ms.is_none() {
             return Err(("step_ms", "an ok sample needs its step time".into()));
         }
@@ -117,7 +118,7 @@ mod tests {
             sample: Some(1),
             step_ms: Some(100.0),
             cpu_ms: Some(150.0),
-            status: "ok".into(),
+            status: Status::Ok,
             peak_rss_mb: Some(900.5),
             limited_peak_mb: Some(880.0),
             limit: "cgroup-v1".into(),
@@ -154,7 +155,7 @@ mod tests {
         bad.limited_peak_mb = Some(-1.0);
         assert_eq!(bad.check().unwrap_err().0, "limited_peak_mb");
         let mut bad = row();
-        bad.status = "ok".into();
+        bad.status = Status::Ok;
         bad.step_ms = None;
         assert_eq!(bad.check().unwrap_err().0, "step_ms");
     }

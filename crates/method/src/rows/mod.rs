@@ -22,11 +22,13 @@ pub mod find_batch;
 pub mod merge;
 mod number;
 pub mod prediction;
+pub mod status;
 pub mod step_time;
 pub mod steps_to_target;
 pub mod train;
 
 pub use file::{append_rows, cut_tail, read_rows, read_rows_so_far};
+pub use status::Status;
 
 /// One row of a CSV file: its serde field names, in order, are the file's columns.
 pub trait Row: serde::Serialize + serde::de::DeserializeOwned {
@@ -36,21 +38,6 @@ pub trait Row: serde::Serialize + serde::de::DeserializeOwned {
     /// column at fault and what is wrong. Readers reject such a row, naming file and line.
     fn check(&self) -> Result<(), (&'static str, String)> {
         Ok(())
-    }
-}
-
-/// `Err` unless `status` is one of `known`.
-pub(crate) fn check_status(status: &str, known: &[&str]) -> Result<(), (&'static str, String)> {
-    if known.contains(&status) {
-        Ok(())
-    } else {
-        Err((
-            "status",
-            format!(
-                "unknown status `{status}`; expected one of {}",
-                known.join(", ")
-            ),
-        ))
     }
 }
 

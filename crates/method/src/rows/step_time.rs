@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::number::finite_or_empty;
-use super::{check_status, check_time, Row};
+use super::status::check_cannot_diverge;
+use super::{check_time, Row, Status};
 
 /// The header of `results.csv`, exactly.
 pub const RESULTS_HEADER: &str =
@@ -23,7 +24,7 @@ pub struct StepSample {
     #[serde(serialize_with = "finite_or_empty")]
     pub step_ms: Option<f64>,
     /// `ok`, `oom` or `error`.
-    pub status: String,
+    pub status: Status,
     /// The burn backend, e.g. `flex` or `cuda`.
     pub backend: String,
     /// The device name.
@@ -38,8 +39,8 @@ pub struct StepSample {
 impl Row for StepSample {
     const HEADER: &'static str = RESULTS_HEADER;
     fn check(&self) -> Result<(), (&'static str, String)> {
-        check_status(&self.status, &["ok", "oom", "error"])?;
-        if self.status == "ok" && self.step_ms.is_none() {
+        check_cannot_diverge(self.status)?;
+        if self.status.is_ok() && self.step_ms.is_none() {
             return Err(("step_ms", "an ok sample needs its step time".into()));
         }
         check_time("step_ms", self.step_ms.unwrap_or(0.0))?;
@@ -98,7 +99,7 @@ mod tests {
             round: 1,
             sample: Some(2),
             step_ms: Some(1.0),
-            status: "ok".into(),
+            status: Status::Ok,
             backend: "flex".into(),
             device: "cpu".into(),
             peak_mem_mb: Some(f64::NAN),

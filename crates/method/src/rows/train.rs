@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::number::{nan_if_empty, shortest};
-use super::{check_fraction, check_status, check_time, read_rows_so_far, Row, TrialRow};
+use super::{check_fraction, check_time, read_rows_so_far, Row, Status, TrialRow};
 use crate::FileError;
 
 /// The header of `results.csv`, exactly.
@@ -77,7 +77,7 @@ pub struct TrialRecord {
     /// `epochs` or `steps` (see [`TrainEval::budget`]).
     pub budget: String,
     /// `ok`, `diverged`, `oom` or `error`.
-    pub status: String,
+    pub status: Status,
     /// Epochs trained (fractional under the steps budget).
     #[serde(serialize_with = "shortest", deserialize_with = "nan_if_empty")]
     pub epochs: f64,
@@ -110,7 +110,7 @@ pub struct TrialRecord {
 impl TrialRecord {
     /// Whether the trial trained to the end and was tested.
     pub fn is_ok(&self) -> bool {
-        self.status == "ok"
+        self.status.is_ok()
     }
 }
 
@@ -134,7 +134,6 @@ impl TrialRow for TrainEval {
 impl Row for TrialRecord {
     const HEADER: &'static str = TRIALS_HEADER;
     fn check(&self) -> Result<(), (&'static str, String)> {
-        check_status(&self.status, &["ok", "diverged", "oom", "error"])?;
         check_time("epochs", self.epochs)?;
         check_time("train_seconds", self.train_seconds)?;
         check_time("data_seconds", self.data_seconds)?;
@@ -190,7 +189,7 @@ mod tests {
             optimizer: "sgd".into(),
             variant: "mlp".into(),
             budget: "steps".into(),
-            status: "ok".into(),
+            status: Status::Ok,
             epochs: 1.0,
             steps: 20,
             examples: 320,

@@ -2,6 +2,7 @@
 //! the search ended, the recommendation, and a verdict on each claim by a stated rule.
 
 use batchlab_method::batch_search::{BatchSearch, Next, ProbeOutcome};
+use batchlab_method::rows::Status;
 use batchlab_method::stats::{linear_fit, median, LinearFit};
 
 use super::rows::ProbeRecord;
@@ -18,7 +19,7 @@ pub struct BatchPoint {
     /// Probes that fitted.
     pub ok: usize,
     /// Probes that failed, by status.
-    pub failed: Vec<String>,
+    pub failed: Vec<Status>,
     /// Whether the curve phase measured it.
     pub in_curve: bool,
     /// Median peak of what the limit binds over the fitting probes, MiB.
@@ -190,7 +191,7 @@ fn batch_points(probes: &[ProbeRecord]) -> Vec<BatchPoint> {
                 failed: of_b
                     .iter()
                     .filter(|p| !p.is_ok())
-                    .map(|p| p.status.clone())
+                    .map(|p| p.status)
                     .collect(),
                 in_curve: of_b.iter().any(|p| p.phase == "curve"),
                 limited_peak_mb: med(|p| p.limited_peak_mb),
@@ -209,9 +210,9 @@ fn replay_search(probes: &[ProbeRecord], ctx: &FindBatchContext) -> SearchEnd {
         .iter()
         .filter(|p| p.phase == "search")
         .map(|p| {
-            let outcome = match p.status.as_str() {
-                "ok" => ProbeOutcome::Fits,
-                "oom" => ProbeOutcome::OutOfMemory,
+            let outcome = match p.status {
+                Status::Ok => ProbeOutcome::Fits,
+                Status::Oom => ProbeOutcome::OutOfMemory,
                 _ => ProbeOutcome::Failed,
             };
             (p.batch_size, outcome)

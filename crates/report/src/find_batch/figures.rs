@@ -1,6 +1,7 @@
 //! The three figures of a finder's report: memory against batch size, utilization and
 //! throughput against batch size, and the search's probes in order.
 
+use batchlab_method::rows::Status;
 use std::path::Path;
 
 use super::analysis::Analysis;
@@ -114,7 +115,7 @@ pub(super) fn draw_memory(
             text: String::new(),
             legend: format!(
                 "{} (no reading)",
-                if p.status == "oom" {
+                if p.status == Status::Oom {
                     "ran out of memory"
                 } else {
                     "failed otherwise"
@@ -251,11 +252,11 @@ pub(super) fn draw_probes(
             .with_line_width(1),
     );
     for (label, status, color, shape) in [
-        ("fits", "ok", PALETTE[2], MarkerShape::Circle),
-        ("ran out of memory", "oom", FAILED, MarkerShape::Cross),
+        ("fits", Status::Ok, PALETTE[2], MarkerShape::Circle),
+        ("ran out of memory", Status::Oom, FAILED, MarkerShape::Cross),
         (
             "failed otherwise",
-            "error",
+            Status::Error,
             PALETTE[4],
             MarkerShape::Triangle,
         ),

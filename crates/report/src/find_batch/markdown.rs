@@ -63,7 +63,14 @@ pub(super) fn report(ctx: &FindBatchContext, a: &Analysis, verdicts: &[Finding])
                     if p.failed.is_empty() {
                         String::new()
                     } else {
-                        format!(", {}", p.failed.join(", "))
+                        format!(
+                            ", {}",
+                            p.failed
+                                .iter()
+                                .map(|s| s.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
                     }
                 ),
                 mib(p.limited_peak_mb),
@@ -111,7 +118,7 @@ pub(super) fn report(ctx: &FindBatchContext, a: &Analysis, verdicts: &[Finding])
             vec![
                 (p.index + 1).to_string(),
                 p.batch_size.to_string(),
-                p.status.clone(),
+                p.status.to_string(),
                 mib(p.limited_peak_mb.unwrap_or(f64::NAN)),
                 mib(p.peak_rss_mb.unwrap_or(f64::NAN)),
                 if p.step_ms.is_empty() {

@@ -1,5 +1,6 @@
 //! A finder's raw rows, `probes.csv`, gathered into one record per probe.
 
+use batchlab_method::rows::Status;
 use std::path::Path;
 
 use batchlab_method::rows::{find_batch::ProbeSample, read_rows};
@@ -17,7 +18,7 @@ pub struct ProbeRecord {
     /// The batch size.
     pub batch_size: u32,
     /// `ok`, `oom` or `error`.
-    pub status: String,
+    pub status: Status,
     /// What failed, or a note.
     pub message: String,
     /// How the budget was enforced.
@@ -35,7 +36,7 @@ pub struct ProbeRecord {
 impl ProbeRecord {
     /// Whether the probe ran within the budget.
     pub fn is_ok(&self) -> bool {
-        self.status == "ok"
+        self.status == Status::Ok
     }
 
     /// Median step time, ms (NaN for a failed probe).
@@ -63,7 +64,7 @@ pub(super) fn gather(rows: &[ProbeSample]) -> Vec<ProbeRecord> {
                     phase: row.phase.clone(),
                     index: row.probe,
                     batch_size: row.batch_size,
-                    status: row.status.clone(),
+                    status: row.status,
                     message: row.message.clone(),
                     limit: row.limit.clone(),
                     peak_rss_mb: row.peak_rss_mb,

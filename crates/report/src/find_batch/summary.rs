@@ -39,7 +39,13 @@ fn frame(points: &[BatchPoint]) -> PolarsResult<DataFrame> {
             "failed".into(),
             points
                 .iter()
-                .map(|p| p.failed.join(" "))
+                .map(|p| {
+                    p.failed
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
                 .collect::<Vec<String>>(),
         ),
         Column::new("limited_peak_mb".into(), finite(|p| p.limited_peak_mb)),

@@ -1,6 +1,7 @@
 //! The finder's report on synthetic probes: the memory model, the replayed search, the
 //! recommendation and the verdicts.
 
+use batchlab_method::rows::Status;
 use batchlab_method::rows::{append_rows, find_batch::ProbeSample};
 
 use super::analysis::{predict_max, SearchEnd};
@@ -20,7 +21,7 @@ fn probe(phase: &str, index: u32, batch: u32, fits_up_to: u32, noise: f64) -> Ve
         sample: None,
         step_ms: None,
         cpu_ms: None,
-        status: if ok { "ok" } else { "oom" }.into(),
+        status: if ok { Status::Ok } else { Status::Oom },
         peak_rss_mb: ok.then_some(90.0 + 2.0 * f64::from(batch)),
         limited_peak_mb: ok.then_some(100.0 + 2.0 * f64::from(batch) + noise),
         limit: "cgroup-v1".into(),

@@ -1,6 +1,7 @@
 //! The analysis of a step-time sweep: per batch size the summary, the least-squares line,
 //! the jumps, the best throughput, and how the source's claimed jumps compare.
 
+use batchlab_method::rows::Status;
 use std::collections::BTreeMap;
 
 use super::StepPoint;
@@ -43,7 +44,7 @@ pub(super) struct Analysis {
 
 pub(super) fn analyse(samples: &[StepSample], points: Vec<StepPoint>) -> Analysis {
     let mut times: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for s in samples.iter().filter(|s| s.status == "ok") {
+    for s in samples.iter().filter(|s| s.status == Status::Ok) {
         if let Some(t) = s.step_ms.filter(|t| t.is_finite()) {
             times.entry(s.batch_size).or_default().push(t);
         }

@@ -33,7 +33,7 @@ fn failure_lines(points: &[StepPoint]) -> Vec<VLine> {
         .filter(|p| !p.is_ok())
         .map(|p| VLine {
             x: f64::from(p.batch_size),
-            text: p.status.clone(),
+            text: p.status.to_string(),
             legend: "failed batch size (oom / error)".into(),
             color: FAILED,
             dashed: false,

@@ -1,6 +1,7 @@
 //! `report.md` of a step-time sweep: what was run, the findings with the seed's claim
 //! beside them, the figures, the full table and the method.
 
+use batchlab_method::rows::Status;
 use std::fmt::Write as _;
 
 use super::analysis::{check_claim, is_claimed, Analysis, ClaimCheck};
@@ -38,7 +39,7 @@ pub(super) fn report_markdown(
     md.push_str("## What was run\n\n");
     let timed = samples
         .iter()
-        .filter(|s| s.status == "ok" && s.step_ms.is_some())
+        .filter(|s| s.status == Status::Ok && s.step_ms.is_some())
         .count();
     let mut run = vec![["experiment".to_string(), ctx.experiment.clone()]];
     if let Some(r) = &ctx.reproduces {
@@ -136,7 +137,7 @@ pub(super) fn report_markdown(
         .map(|p| {
             vec![
                 p.batch_size.to_string(),
-                p.status.clone(),
+                p.status.to_string(),
                 p.samples.to_string(),
                 ms(p.median_ms),
                 format!("{} – {}", ms(p.q1_ms), ms(p.q3_ms)),
@@ -318,7 +319,7 @@ fn failure_section(analysis: &Analysis, samples: &[StepSample]) -> String {
         .map(|p| {
             let rows: Vec<&StepSample> = samples
                 .iter()
-                .filter(|s| s.batch_size == p.batch_size && s.status != "ok")
+                .filter(|s| s.batch_size == p.batch_size && s.status != Status::Ok)
                 .collect();
             let message = rows.first().map_or("", |s| s.message.as_str());
             let short: String = message.chars().take(200).collect();
@@ -329,7 +330,7 @@ fn failure_section(analysis: &Analysis, samples: &[StepSample]) -> String {
             };
             vec![
                 p.batch_size.to_string(),
-                p.status.clone(),
+                p.status.to_string(),
                 rows.len().to_string(),
                 format!("{short}{ellipsis}"),
             ]

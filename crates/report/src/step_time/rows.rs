@@ -30,7 +30,7 @@ pub(super) fn samples_frame(rows: &[StepSample]) -> PolarsResult<DataFrame> {
         Column::new("round".into(), u32s(|r| Some(r.round))),
         Column::new("sample".into(), u32s(|r| r.sample)),
         Column::new("step_ms".into(), f64s(|r| r.step_ms)),
-        Column::new("status".into(), strs(|r| &r.status)),
+        Column::new("status".into(), strs(|r| r.status.as_str())),
         Column::new("backend".into(), strs(|r| &r.backend)),
         Column::new("device".into(), strs(|r| &r.device)),
         Column::new("peak_mem_mb".into(), f64s(|r| r.peak_mem_mb)),

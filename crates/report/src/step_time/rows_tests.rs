@@ -1,3 +1,4 @@
+use batchlab_method::rows::Status;
 use std::fs::OpenOptions;
 use std::io::Write;
 
@@ -23,7 +24,7 @@ pub(crate) fn ok(batch_size: u32, round: u32, sample: u32, step_ms: f64) -> Step
         round,
         sample: Some(sample),
         step_ms: Some(step_ms),
-        status: "ok".into(),
+        status: Status::Ok,
         backend: "flex".into(),
         device: "cpu".into(),
         peak_mem_mb: Some(512.25),
@@ -35,7 +36,7 @@ pub(crate) fn failed(batch_size: u32, round: u32, status: &str, message: &str) -
     StepSample {
         sample: None,
         step_ms: None,
-        status: status.into(),
+        status: status.parse().unwrap(),
         peak_mem_mb: None,
         message: message.into(),
         ..ok(batch_size, round, 0, 0.0)

@@ -2,6 +2,7 @@
 //! from). Medians and spreads, never means alone (docs/ARCHITECTURE.md,
 //! "Measurement rules").
 
+use batchlab_method::rows::Status;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -22,7 +23,7 @@ pub struct StepPoint {
     pub batch_size: u32,
     /// `ok` when the batch size has ok samples and no failed visit; otherwise the status of
     /// its first failure row (`oom` or `error`).
-    pub status: String,
+    pub status: Status,
     /// Number of ok samples.
     pub samples: usize,
     /// Median step time.
@@ -49,7 +50,7 @@ pub struct StepPoint {
 impl StepPoint {
     /// Whether the point is usable for fits and jumps.
     pub fn is_ok(&self) -> bool {
-        self.status == "ok" && self.samples > 0
+        self.status == Status::Ok && self.samples > 0
     }
 }
 
@@ -66,19 +67,19 @@ pub fn summarize(samples: &[StepSample], bootstrap_resamples: usize, seed: u64) 
         .map(|(batch_size, rows)| {
             let mut times: Vec<f64> = rows
                 .iter()
-                .filter(|r| r.status == "ok")
+                .filter(|r| r.status == Status::Ok)
                 .filter_map(|r| r.step_ms)
                 .filter(|t| t.is_finite())
                 .collect();
             times.sort_by(f64::total_cmp);
             let failure = rows
                 .iter()
-                .find(|r| r.status != "ok")
-                .map(|r| r.status.clone());
+                .find(|r| r.status != Status::Ok)
+                .map(|r| r.status);
             let status = match failure {
                 Some(status) => status,
-                None if times.is_empty() => "error".to_string(),
-                None => "ok".to_string(),
+                None if times.is_empty() => Status::Error,
+                None => Status::Ok,
             };
             let median_ms = quantile_sorted(&times, 0.5);
             let (ci_low_ms, ci_high_ms) = bootstrap_median_ci(

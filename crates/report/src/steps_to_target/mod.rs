@@ -47,7 +47,6 @@ pub use scaling::{
 };
 pub use steps::{
     classify, steps_to_result, trials_from_train, Evaluation, StepsToResult, Trial, TrialOutcome,
-    TrialStatus,
 };
 pub use summary::{write_summary, TargetCell};
 
@@ -240,7 +239,11 @@ fn measured_cells(
 ) -> Vec<crate::predict::check::MeasuredCell> {
     let mut sums: std::collections::BTreeMap<(String, u32), (f64, f64)> = Default::default();
     for r in records.iter().filter(|r| {
-        (r.status == "ok" || r.status == "diverged") && r.train_seconds.is_finite() && r.steps > 0
+        matches!(
+            r.status,
+            batchlab_method::rows::Status::Ok | batchlab_method::rows::Status::Diverged
+        ) && r.train_seconds.is_finite()
+            && r.steps > 0
     }) {
         let sum = sums
             .entry((format!("{}/{}", r.variant, r.optimizer), r.batch_size))

@@ -26,62 +26,11 @@
 //! Note for readers of the result: the minimum over N trials is biased downward as N
 //! grows (more draws, a luckier best); compare batch sizes tuned with the same N.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fmt;
-use std::str::FromStr;
-
 use batchlab_method::reaching::reaches;
 use batchlab_method::rows::train::{TrainEval, TrialRecord};
+use batchlab_method::rows::Status;
 use batchlab_method::TargetError;
-
-/// How a trial ended (the `status` column of `trials.csv`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum TrialStatus {
-    /// Trained to the end of its budget.
-    Ok,
-    /// Its loss became NaN, infinite or exceeded the divergence threshold.
-    Diverged,
-    /// Failed for another reason (a crash, bad data).
-    Error,
-    /// Ran out of memory.
-    Oom,
-}
-
-impl TrialStatus {
-    /// The status as written in `trials.csv`: `ok`, `diverged`, `error` or `oom`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TrialStatus::Ok => "ok",
-            TrialStatus::Diverged => "diverged",
-            TrialStatus::Error => "error",
-            TrialStatus::Oom => "oom",
-        }
-    }
-}
-
-impl fmt::Display for TrialStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for TrialStatus {
-    type Err = TargetError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "ok" => Ok(TrialStatus::Ok),
-            "diverged" => Ok(TrialStatus::Diverged),
-            "error" => Ok(TrialStatus::Error),
-            "oom" => Ok(TrialStatus::Oom),
-            _ => Err(TargetError::argument(
-                "status",
-                format!("{s:?}"),
-                "ok, diverged, error or oom",
-            )),
-        }
-    }
-}
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One validation evaluation of a trial.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -100,7 +49,7 @@ pub struct Trial {
     /// Training examples per optimizer step.
     pub batch_size: u32,
     /// How it ended.
-    pub status: TrialStatus,
+    pub status: Status,
     /// Its validation evaluations, in any order.
     pub evaluations: Vec<Evaluation>,
 }
@@ -121,9 +70,9 @@ pub enum TrialOutcome {
 /// Classifies `trial` against `target` by the rules of the module documentation.
 pub fn classify(trial: &Trial, target: f64) -> TrialOutcome {
     match trial.status {
-        TrialStatus::Diverged => TrialOutcome::Infeasible,
-        TrialStatus::Error | TrialStatus::Oom => TrialOutcome::Failed,
-        TrialStatus::Ok => trial
+        Status::Diverged => TrialOutcome::Infeasible,
+        Status::Error | Status::Oom => TrialOutcome::Failed,
+        Status::Ok => trial
             .evaluations
             .iter()
             .filter(|e| reaches(e.error, target))
@@ -208,11 +157,8 @@ pub fn steps_to_result(trials: &[Trial], target: f64) -> Result<Vec<StepsToResul
 /// rerun starts its steps again, so a step that does not increase begins a new attempt),
 /// with error = 1 - `val_accuracy`. Evaluations of trials with no record (still running,
 /// interrupted) are left out: a trial without an outcome has no place in steps to result
-/// yet. An unknown status is an error.
-pub fn trials_from_train(
-    records: &[TrialRecord],
-    evals: &[TrainEval],
-) -> Result<Vec<Trial>, TargetError> {
+/// yet.
+pub fn trials_from_train(records: &[TrialRecord], evals: &[TrainEval]) -> Vec<Trial> {
     let mut curves: HashMap<&str, Vec<Evaluation>> = HashMap::new();
     for e in evals {
         let curve = curves.entry(e.trial.as_str()).or_default();
@@ -233,13 +179,11 @@ pub fn trials_from_train(
         .iter()
         .enumerate()
         .filter(|(i, r)| last[r.trial.as_str()] == *i)
-        .map(|(_, r)| {
-            Ok(Trial {
-                id: r.trial.clone(),
-                batch_size: r.batch_size,
-                status: r.status.parse()?,
-                evaluations: curves.remove(r.trial.as_str()).unwrap_or_default(),
-            })
+        .map(|(_, r)| Trial {
+            id: r.trial.clone(),
+            batch_size: r.batch_size,
+            status: r.status,
+            evaluations: curves.remove(r.trial.as_str()).unwrap_or_default(),
         })
         .collect()
 }

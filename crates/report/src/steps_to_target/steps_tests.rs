@@ -1,6 +1,6 @@
 use super::*;
 
-fn trial(id: &str, batch_size: u32, status: TrialStatus, evals: &[(u64, f64)]) -> Trial {
+fn trial(id: &str, batch_size: u32, status: Status, evals: &[(u64, f64)]) -> Trial {
     Trial {
         id: id.into(),
         batch_size,
@@ -14,7 +14,7 @@ fn trial(id: &str, batch_size: u32, status: TrialStatus, evals: &[(u64, f64)]) -
 
 /// Planted study, target 0.1; the answer is worked out beside each trial.
 fn planted() -> Vec<Trial> {
-    use TrialStatus::*;
+    use Status::*;
     vec![
         // Batch 32. t0 reaches 0.1 exactly at 300 (equality counts).
         trial(
@@ -116,13 +116,13 @@ fn each_trial_is_classified_by_the_rules() {
 fn rounding_of_one_minus_accuracy_does_not_decide() {
     // 1 - 0.7 is 0.30000000000000004: exactly 30% error reaches a 0.3 target.
     let accuracy = std::hint::black_box(0.7);
-    let at = trial("a", 8, TrialStatus::Ok, &[(10, 1.0 - accuracy)]);
+    let at = trial("a", 8, Status::Ok, &[(10, 1.0 - accuracy)]);
     assert!(1.0 - accuracy > 0.3);
     assert_eq!(classify(&at, 0.3), TrialOutcome::Reached(10));
     // One example in a million above the target is a miss.
-    let above = trial("b", 8, TrialStatus::Ok, &[(10, 0.3 + 1e-6)]);
+    let above = trial("b", 8, Status::Ok, &[(10, 0.3 + 1e-6)]);
     assert_eq!(classify(&above, 0.3), TrialOutcome::Missed);
-    let nan = trial("c", 8, TrialStatus::Ok, &[(10, f64::NAN)]);
+    let nan = trial("c", 8, Status::Ok, &[(10, f64::NAN)]);
     assert_eq!(classify(&nan, 0.3), TrialOutcome::Missed);
 }
 
@@ -131,7 +131,7 @@ fn bad_input_is_an_error() {
     assert!(steps_to_result(&planted(), f64::NAN).is_err());
     assert!(steps_to_result(&planted(), f64::INFINITY).is_err());
     let mut trials = planted();
-    trials.push(trial("t0", 128, TrialStatus::Ok, &[]));
+    trials.push(trial("t0", 128, Status::Ok, &[]));
     let err = steps_to_result(&trials, 0.1).unwrap_err();
     assert!(err.to_string().contains("\"t0\""), "{err}");
     assert!(steps_to_result(&[], 0.1).unwrap().is_empty());
@@ -139,17 +139,12 @@ fn bad_input_is_an_error() {
 
 #[test]
 fn statuses_parse_and_print_as_in_trials_csv() {
-    for s in [
-        TrialStatus::Ok,
-        TrialStatus::Diverged,
-        TrialStatus::Error,
-        TrialStatus::Oom,
-    ] {
-        assert_eq!(s.as_str().parse::<TrialStatus>().unwrap(), s);
+    for s in [Status::Ok, Status::Diverged, Status::Error, Status::Oom] {
+        assert_eq!(s.as_str().parse::<Status>().unwrap(), s);
         assert_eq!(s.to_string(), s.as_str());
     }
-    assert!("OK".parse::<TrialStatus>().is_err());
-    assert!("".parse::<TrialStatus>().is_err());
+    assert!("OK".parse::<Status>().is_err());
+    assert!("".parse::<Status>().is_err());
 }
 
 fn record(trial: &str, batch_size: u32, status: &str) -> TrialRecord {
@@ -160,7 +155,7 @@ fn record(trial: &str, batch_size: u32, status: &str) -> TrialRecord {
         optimizer: "sgd".into(),
         variant: "standard".into(),
         budget: "steps".into(),
-        status: status.into(),
+        status: status.parse().unwrap(),
         epochs: 1.0,
         steps: 30,
         examples: 30 * u64::from(batch_size),
@@ -213,13 +208,13 @@ fn training_records_become_trials_like_the_training_report_reads_them() {
         // No record yet: left out.
         eval("c", 32, 10, 0.99),
     ];
-    let trials = trials_from_train(&records, &evals).unwrap();
+    let trials = trials_from_train(&records, &evals);
     assert_eq!(
         trials.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
         ["b", "a"]
     );
     let a = &trials[1];
-    assert_eq!(a.status, TrialStatus::Ok);
+    assert_eq!(a.status, Status::Ok);
     assert_eq!(
         a.evaluations.iter().map(|e| e.step).collect::<Vec<_>>(),
         [10, 20, 30]
@@ -231,7 +226,4 @@ fn training_records_become_trials_like_the_training_report_reads_them() {
     assert_eq!(result[0].steps, Some(30));
     assert_eq!(result[1].steps, None);
     assert_eq!(result[1].missed, 1);
-
-    let bad = vec![record("x", 8, "exploded")];
-    assert!(trials_from_train(&bad, &[]).is_err());
 }

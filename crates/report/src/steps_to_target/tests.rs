@@ -43,7 +43,7 @@ fn record(id: &str, batch_size: u32, optimizer: &str, status: &str, steps: u64) 
         optimizer: optimizer.into(),
         variant: "mlp".into(),
         budget: "steps".into(),
-        status: status.into(),
+        status: status.parse().unwrap(),
         epochs: 0.0,
         steps,
         examples: 0,
@@ -165,16 +165,8 @@ fn outcomes_are_counted_and_unevaluated_trials_set_apart() {
 }
 
 #[test]
-fn an_unknown_status_names_trials_csv() {
-    let records = vec![record("a", 8, "sgd", "exploded", 40)];
-    let err = Study::new(Path::new("run"), &context(), &records, &[], None)
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(
-        err.contains("run/trials.csv") && err.contains("exploded"),
-        "{err}"
-    );
+fn a_target_error_that_is_not_a_number_is_refused() {
+    // (An unknown status cannot reach here: trials.csv's reader refuses it, naming the line.)
     let mut ctx = context();
     ctx.target_error = f64::NAN;
     let err = Study::new(Path::new("run"), &ctx, &[], &[], None)

@@ -1,3 +1,4 @@
+use batchlab_method::rows::Status;
 use std::fs::OpenOptions;
 use std::io::Write;
 
@@ -52,7 +53,7 @@ pub(crate) fn record(
         optimizer: optimizer.into(),
         variant: variant.into(),
         budget: budget.into(),
-        status: "ok".into(),
+        status: Status::Ok,
         epochs: 5.0,
         steps,
         examples: steps * u64::from(batch_size),
@@ -69,7 +70,7 @@ pub(crate) fn record(
 /// A trial that failed with `status` before testing.
 pub(crate) fn failed(record: TrialRecord, status: &str, message: &str) -> TrialRecord {
     TrialRecord {
-        status: status.into(),
+        status: status.parse().unwrap(),
         epochs: f64::NAN,
         steps: 0,
         examples: 0,
@@ -124,7 +125,7 @@ fn awkward_trials() -> Vec<TrialRecord> {
         "CUDA out of memory. Tried to allocate 2.00 GiB, \"free\": 1.2 GiB\nline two",
     );
     let diverged = TrialRecord {
-        status: "diverged".into(),
+        status: Status::Diverged,
         test_loss: f64::INFINITY,
         test_accuracy: f64::NAN,
         message: "loss NaN at step 12 | windows\r\nline, é ∞".into(),

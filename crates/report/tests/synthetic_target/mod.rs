@@ -187,7 +187,7 @@ pub fn write_study(dir: &Path, search: impl Fn(&Workload) -> bool) {
                     optimizer: w.optimizer.into(),
                     variant: "mlp".into(),
                     budget: "steps".into(),
-                    status: status.into(),
+                    status: status.parse().unwrap(),
                     epochs: 0.0,
                     steps,
                     examples: steps * u64::from(b),

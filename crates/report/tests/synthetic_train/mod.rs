@@ -6,6 +6,7 @@
 
 #![allow(dead_code)] // each test file uses some of it
 
+use batchlab_method::rows::Status;
 use std::path::{Path, PathBuf};
 
 use batchlab_method::rows::append_rows;
@@ -110,7 +111,7 @@ pub fn trial(
         optimizer: "adam".into(),
         variant: variant.into(),
         budget: budget.into(),
-        status: "ok".into(),
+        status: Status::Ok,
         epochs: 5.0,
         steps: total,
         examples: total * u64::from(batch_size),
@@ -142,7 +143,7 @@ pub fn write_study(
                     let (mut rec, evals) = trial(b, variant, budget, seed);
                     let oom = b == 256 && variant == "augmented" && budget == "epochs" && seed == 2;
                     if oom {
-                        rec.status = "oom".into();
+                        rec.status = Status::Oom;
                         rec.test_accuracy = f64::NAN;
                         rec.test_loss = f64::NAN;
                         rec.message = "out of memory, \"tried\" 2 GiB\nat step 3".into();

@@ -10,10 +10,11 @@ use std::path::Path;
 
 use batchlab_method::rows::steps_to_target::{latest_search, SearchRow};
 use batchlab_method::rows::train::{TrainEval, TrialRecord};
+use batchlab_method::rows::Status;
 
 use crate::steps_to_target::scaling::{upper_rank, LEVEL};
 use crate::steps_to_target::{
-    classify, trials_from_train, TargetCell, TargetContext, TargetFindings, Trial, TrialStatus,
+    classify, trials_from_train, TargetCell, TargetContext, TargetFindings, Trial,
 };
 use crate::ReportError;
 use workload::{workload, TrialPoint, Workload};
@@ -80,10 +81,7 @@ impl Study {
                 ),
             });
         }
-        let trials = trials_from_train(records, evals).map_err(|e| ReportError::Format {
-            path: dir.join("trials.csv"),
-            message: e.to_string(),
-        })?;
+        let trials = trials_from_train(records, evals);
         let search_file = search.is_some();
         let mut search = latest_search(search.unwrap_or_default());
         let latest: HashMap<&str, &TrialRecord> =
@@ -97,7 +95,7 @@ impl Study {
                 continue;
             };
             let label = format!("{}/{}", record.variant, record.optimizer);
-            let evaluated = !trial.evaluations.is_empty() || trial.status != TrialStatus::Ok;
+            let evaluated = !trial.evaluations.is_empty() || trial.status != Status::Ok;
             let row = search.remove(&trial.id);
             if row.is_none() {
                 no_search.push(trial.id.clone());

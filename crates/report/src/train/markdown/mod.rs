@@ -190,7 +190,7 @@ fn missing_section(analysis: &Analysis) -> String {
                 };
                 vec![
                     r.trial.clone(),
-                    r.status.clone(),
+                    r.status.to_string(),
                     format!("{short}{ellipsis}"),
                 ]
             })

@@ -112,6 +112,7 @@ fn the_anatomy_section_names_the_stage_that_jumps_and_its_figure_hides_nothing()
     render_step_time(&dir, &context()).unwrap();
 
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    insta::assert_snapshot!("anatomy_report", md);
     assert!(md.contains("## Anatomy of the step"), "{md}");
     assert!(md.contains("### Batch size 32"), "{md}");
     assert!(

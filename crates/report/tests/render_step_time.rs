@@ -113,6 +113,7 @@ fn render_writes_every_file_and_reports_the_planted_jump() {
     assert!(findings.best_batch_size.unwrap() >= 60);
 
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    insta::assert_snapshot!("step_time_report", md);
     assert!(md.contains("jumps detected at 32"), "{md}");
     assert!(
         md.contains("| 32 | 31 → 32 |"),

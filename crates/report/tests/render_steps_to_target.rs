@@ -38,6 +38,7 @@ fn renders_every_file_and_finds_the_knee_and_the_regimes() {
     );
 
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    insta::assert_snapshot!("steps_to_target_report", report);
     let sgd = section(&report, "mlp/sgd");
     let estimate = b_crit(sgd);
     assert!(

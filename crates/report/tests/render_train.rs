@@ -34,6 +34,7 @@ fn render_writes_every_file_with_the_published_table_and_the_steps_sentence() {
     );
 
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    insta::assert_snapshot!("train_report", report);
     for needle in [
         "## The published shape beside the measured one",
         // 58% at 128 -> 57.5% at 256 published; 61% -> 59.88% measured (seed 2 of 256 ran

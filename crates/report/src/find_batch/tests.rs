@@ -113,6 +113,7 @@ fn the_report_finds_predicts_and_judges() {
     let mut curve = SHORT_CURVE.to_vec();
     curve.extend([(128, 0.2), (256, -0.1)]);
     let (dir, findings, report) = render_study(&curve);
+    insta::assert_snapshot!("find_batch_report", report);
     assert_eq!(findings.end, SearchEnd::Found(462));
     let predicted = findings.predicted_max.unwrap();
     assert!((460..=464).contains(&predicted), "{predicted}");

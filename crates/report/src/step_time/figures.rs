@@ -3,10 +3,12 @@
 use std::path::Path;
 
 use super::analysis::Analysis;
+use super::verdicts::named_jumps;
 use super::{StepPoint, StepTimeContext, CI_LEVEL};
 use crate::figures::{
     render_pair, Chart, LegendPosition, LineStyle, Scale, Series, VLine, GREY, PALETTE,
 };
+use crate::jumps::JumpOptions;
 use crate::ReportError;
 
 const FAILED: (u8, u8, u8) = (200, 30, 30);
@@ -63,16 +65,37 @@ pub(super) fn draw_step_time(
         "median step time (ms)",
     );
     batch_axis(&ok, &mut chart);
-    for &c in &ctx.claimed_jumps {
-        chart.vlines.push(VLine {
-            x: f64::from(c),
-            text: String::new(),
-            legend: "jump claimed by the seed".into(),
-            color: GREY,
-            dashed: true,
-        });
+    // A named position whose one-sided test passed is drawn where the step is, with its
+    // size; one that did not stays a grey line at the position the seed names.
+    let named = named_jumps(analysis, &ctx.claimed_jumps, &JumpOptions::default());
+    let mut marked = vec![];
+    for (c, n) in named {
+        let line = match n.filter(|n| n.passes) {
+            Some(n) => {
+                marked.push(n.gap.batch_size);
+                VLine {
+                    x: (f64::from(n.gap.previous_batch_size) + f64::from(n.gap.batch_size)) / 2.0,
+                    text: format!("{} ({:+.0}%)", n.gap.batch_size, 100.0 * n.gap.relative),
+                    legend: "jump the seed names, found here (its test passed)".into(),
+                    color: PALETTE[3],
+                    dashed: true,
+                }
+            }
+            None => VLine {
+                x: f64::from(c),
+                text: String::new(),
+                legend: "jump the seed names, not found here".into(),
+                color: GREY,
+                dashed: true,
+            },
+        };
+        chart.vlines.push(line);
     }
-    for j in &findings.jumps {
+    for j in findings
+        .jumps
+        .iter()
+        .filter(|j| !marked.contains(&j.batch_size))
+    {
         chart.vlines.push(VLine {
             // Between the two batch sizes the step separates.
             x: (f64::from(j.previous_batch_size) + f64::from(j.batch_size)) / 2.0,

@@ -5,6 +5,7 @@
 //! gaps; "no jumps at ..." as a claim of absence, within a margin; "fluctuates more" and
 //! "slightly slower" against a reference curve measured on the same machine (`versus`).
 mod positions;
+pub(crate) use positions::named_jumps;
 mod versus;
 
 pub use versus::{Reference, ReferenceCurve};

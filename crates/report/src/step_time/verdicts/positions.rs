@@ -38,29 +38,67 @@ fn is_spike(a: &Analysis, i: usize, z_needed: f64) -> bool {
     })
 }
 
+/// One named position as the jumps-at test reads it: the gap that tests it, its index among
+/// all gaps, and whether it passes (a clear step, not a spike).
+pub(crate) struct NamedJump<'a> {
+    pub index: usize,
+    pub gap: &'a Jump,
+    pub spike: bool,
+    pub passes: bool,
+}
+
+/// The z a named gap must reach with `claimed` positions named (each looked at through up to
+/// two gaps: the family is all of them).
+fn z_needed(claimed: &[u32]) -> f64 {
+    named_position_z(2 * claimed.len())
+}
+
+/// Every named position with a gap that tests it (those outside the ok batch sizes or at an
+/// end have none), decided once for the verdict and the figure.
+pub(crate) fn named_jumps<'a>(
+    a: &'a Analysis,
+    claimed: &[u32],
+    opts: &JumpOptions,
+) -> Vec<(u32, Option<NamedJump<'a>>)> {
+    let z = z_needed(claimed);
+    claimed
+        .iter()
+        .map(|&b| {
+            let named = gap_at(a, b).map(|(index, gap)| {
+                let spike = is_spike(a, index, z);
+                NamedJump {
+                    index,
+                    gap,
+                    spike,
+                    passes: gap.z >= z && gap.relative >= opts.min_relative && !spike,
+                }
+            });
+            (b, named)
+        })
+        .collect()
+}
+
 pub(super) fn jumps_at(a: &Analysis, claimed: &[u32], opts: &JumpOptions, seed: u64) -> Finding {
     let claim = ClaimText::new(
         format!("The step time jumps at {}", list(claimed)),
         format!("{SEEDS}, on GPUs"),
     );
-    // Each position is looked at through up to two gaps: the family is all of them.
-    let z_needed = named_position_z(2 * claimed.len());
+    let z_needed = z_needed(claimed);
     let mut measured = vec![];
     let (mut passed, mut tested, mut indices) = (vec![], vec![], vec![]);
     let mut detectable: f64 = 0.0;
-    for &b in claimed {
-        let Some((i, g)) = gap_at(a, b) else {
+    for (b, named) in named_jumps(a, claimed, opts) {
+        let Some(n) = named else {
             measured.push(format!(
                 "{b}: not tested (outside the ok batch sizes or at an end)"
             ));
             continue;
         };
+        let g = n.gap;
         tested.push(b);
-        indices.push(i);
+        indices.push(n.index);
         detectable = detectable.max(detectable_relative(g, z_needed, opts));
-        let spike = is_spike(a, i, z_needed);
-        let passes = g.z >= z_needed && g.relative >= opts.min_relative && !spike;
-        if passes {
+        if n.passes {
             passed.push(b);
         }
         measured.push(format!(
@@ -69,8 +107,8 @@ pub(super) fn jumps_at(a: &Analysis, claimed: &[u32], opts: &JumpOptions, seed: 
             g.batch_size,
             100.0 * g.relative,
             g.z,
-            if passes { ", a jump" } else { "" },
-            if spike {
+            if n.passes { ", a jump" } else { "" },
+            if n.spike {
                 ", a spike (the next gap falls back)"
             } else {
                 ""

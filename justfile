@@ -10,6 +10,7 @@ venv_tch := ".venv-tch"
 # LibTorch builds in its own target directory: burn with `tch` is another feature set, and sharing
 # target/ would rebuild burn each time the default build and this one alternate.
 tch_target := "target/tch"
+wgpu_target := env_var_or_default("BATCHLAB_WGPU_TARGET", "target/wgpu")
 with_torch := "VIRTUAL_ENV=\"$PWD/" + venv_tch + "\" PATH=\"$PWD/" + venv_tch + "/bin:$PATH\" LIBTORCH_USE_PYTORCH=1"
 
 # Run experiments/NAME.toml (default: the quick CPU sweep); the last line printed is the report directory.
@@ -97,6 +98,17 @@ build-tch:
 test-tch: build-tch
     {{with_torch}} LD_LIBRARY_PATH="$({{venv_tch}}/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib" cargo test --release -p batchlab-models -p batchlab-experiments --features tch --lib --target-dir {{tch_target}}
     {{with_torch}} cargo test --release -p batchlab-cli --features tch --test tch --target-dir {{tch_target}}
+
+# wgpu (`--backend wgpu`): burn's CubeCL backend over Vulkan (Metal, DX12 elsewhere), in its own
+# target directory (BATCHLAB_WGPU_TARGET, default target/wgpu: burn with wgpu is another feature
+# set). Without a GPU it runs on Mesa's software Vulkan: apt-get install mesa-vulkan-drivers libvulkan1.
+build-wgpu:
+    cargo build --release -p batchlab-cli --features wgpu --target-dir {{wgpu_target}}
+    mkdir -p target/release && cp {{wgpu_target}}/release/batchlab target/release/batchlab-wgpu
+
+# The GPU code path run for real on whatever Vulkan adapter this machine has (CI: lavapipe).
+test-wgpu:
+    cargo test --release -p batchlab-cli --features wgpu --test wgpu --target-dir {{wgpu_target}}
 
 # Check that the GPU build compiles (no GPU needed).
 check-cuda:

@@ -264,11 +264,14 @@ pub enum BackendKind {
     Tch,
     /// LibTorch on an NVIDIA GPU.
     TchCuda,
+    /// burn-wgpu (the CubeCL backend of `cuda`, over wgpu: Vulkan, Metal or DX12), on a GPU or
+    /// on Mesa's software Vulkan (lavapipe).
+    Wgpu,
 }
 
 impl BackendKind {
     /// Every backend, in the order messages list them.
-    pub const ALL: [Self; 4] = [Self::Flex, Self::Cuda, Self::Tch, Self::TchCuda];
+    pub const ALL: [Self; 5] = [Self::Flex, Self::Cuda, Self::Tch, Self::TchCuda, Self::Wgpu];
 
     /// The name configs, the command line and meta.json use.
     pub fn name(self) -> &'static str {
@@ -277,6 +280,7 @@ impl BackendKind {
             Self::Cuda => "cuda",
             Self::Tch => "tch",
             Self::TchCuda => "tch-cuda",
+            Self::Wgpu => "wgpu",
         }
     }
 
@@ -291,7 +295,8 @@ impl BackendKind {
             })
     }
 
-    /// Whether the backend computes on the CPU, where a run's memory is the process's own.
+    /// Whether the backend computes on the CPU, where a run's memory is the process's own (wgpu
+    /// on lavapipe computes on the CPU too, but in a device's memory that its runtime counts).
     pub fn on_cpu(self) -> bool {
         matches!(self, Self::Flex | Self::Tch)
     }
@@ -309,9 +314,11 @@ impl fmt::Display for BackendKind {
 #[serde(deny_unknown_fields, default)]
 pub struct BackendConfig {
     /// `flex` (pure-Rust CPU, always built), `cuda` (a build with `--features cuda`), `tch` or
-    /// `tch-cuda` (LibTorch; a build with `--features tch`, see `just build-tch`).
+    /// `tch-cuda` (LibTorch; a build with `--features tch`, see `just build-tch`), `wgpu` (a
+    /// build with `--features wgpu`, see `just build-wgpu`).
     pub name: BackendKind,
-    /// CUDA device index; ignored on the CPU.
+    /// GPU index (CUDA's, or wgpu's discrete GPU; on wgpu without one, the default adapter);
+    /// ignored on the CPU.
     pub device: usize,
     /// CPU threads (0 = all cores). flex reads them from RAYON_NUM_THREADS, which child
     /// processes get; libtorch has its own pool, set in the computing process.

@@ -75,11 +75,7 @@ fn find_libcuda() -> Option<std::path::PathBuf> {
 #[cfg(feature = "cuda")]
 pub fn memory(index: usize) -> Option<(u64, u64)> {
     use burn::backend::cuda::CudaDevice;
-    use burn::cubecl::{cuda::CudaRuntime, Runtime};
-    let usage = CudaRuntime::client(&CudaDevice::new(index))
-        .memory_usage()
-        .ok()?;
-    Some((usage.bytes_in_use, usage.bytes_reserved))
+    super::cubecl::memory::<burn::cubecl::cuda::CudaRuntime>(&CudaDevice::new(index))
 }
 
 #[cfg(not(feature = "cuda"))]

@@ -1,10 +1,13 @@
 //! Choosing the backend at run time: flex (pure-Rust CPU, always built), CUDA (built with
-//! `--features cuda`, [`cuda`]) or LibTorch on the CPU or a GPU (built with `--features tch`,
-//! [`libtorch`]). A runner writes its measurement once, generic over the backend, as an
+//! `--features cuda`, [`cuda`]), wgpu (built with `--features wgpu`, [`wgpu`]; the same CubeCL
+//! backend as CUDA, over Vulkan, and on Mesa's software Vulkan where there is no GPU) or
+//! LibTorch on the CPU or a GPU (built with `--features tch`, [`libtorch`]). A runner writes its measurement once, generic over the backend, as an
 //! [`OnBackend`] task; [`dispatch`] instantiates it for the configured one.
 
+mod cubecl;
 mod cuda;
 mod libtorch;
+mod wgpu;
 
 use burn::tensor::backend::AutodiffBackend;
 
@@ -24,8 +27,8 @@ pub enum BackendError {
         /// How to get a binary that has it.
         how: String,
     },
-    /// The binary has the backend, but the machine has no usable GPU.
-    #[error("no CUDA device found: {0}")]
+    /// The binary has the backend, but the machine has no usable device for it.
+    #[error("no usable device: {0}")]
     NoDevice(String),
 }
 
@@ -46,6 +49,7 @@ pub fn dispatch<T: OnBackend>(config: &BackendConfig, task: T) -> Result<T::Outp
         BackendKind::Cuda => cuda::run(config.device, task),
         BackendKind::Tch => libtorch::run(config.threads, task),
         BackendKind::TchCuda => libtorch::run_cuda(config.device, task),
+        BackendKind::Wgpu => wgpu::run(config.device, task),
     }
 }
 
@@ -57,6 +61,7 @@ pub fn ensure_available(config: &BackendConfig) -> Result<(), BackendError> {
         BackendKind::Tch if cfg!(feature = "tch") => Ok(()),
         BackendKind::Tch => Err(libtorch::not_built("tch")),
         BackendKind::TchCuda => libtorch::check_cuda(config.device),
+        BackendKind::Wgpu => wgpu::check(config.device),
     }
 }
 
@@ -69,6 +74,9 @@ pub fn built_backends() -> Vec<BackendKind> {
     if cfg!(feature = "tch") {
         kinds.extend([BackendKind::Tch, BackendKind::TchCuda]);
     }
+    if cfg!(feature = "wgpu") {
+        kinds.push(BackendKind::Wgpu);
+    }
     kinds
 }
 
@@ -79,16 +87,27 @@ fn probe<E: burn::tensor::ElementConversion>(
     index: usize,
     sum: impl FnOnce() -> E + std::panic::UnwindSafe,
 ) -> Result<(), BackendError> {
-    match std::panic::catch_unwind(sum).map(|v| v.elem::<f32>()) {
+    match catch_quietly(sum).map(|v| v.elem::<f32>()) {
         Ok(4.0) => Ok(()),
         Ok(v) => Err(BackendError::NoDevice(format!(
             "device {index} answered a test sum with {v} instead of 4"
         ))),
-        Err(panic) => Err(BackendError::NoDevice(format!(
-            "device {index} failed its first operation: {}",
-            panic_message(&panic)
+        Err(message) => Err(BackendError::NoDevice(format!(
+            "device {index} failed its first operation: {message}"
         ))),
     }
+}
+
+/// Runs `f`, turning a panic into its message without the panic hook's report (a backtrace
+/// on stderr for what the caller words as an error). The hook is process-wide: this is for
+/// start-up checks, before other threads compute.
+#[allow(dead_code)] // Only the GPU builds check devices this way.
+fn catch_quietly<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> Result<T, String> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(f).map_err(|panic| panic_message(&panic));
+    std::panic::set_hook(hook);
+    result
 }
 
 /// The text of a caught panic.
@@ -101,7 +120,8 @@ pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// What a report names as the device: the CPU model on the CPU backends, the GPU's name on the
-/// GPU ones (from nvidia-smi where available).
+/// CUDA ones (from nvidia-smi where available), wgpu's adapter (name, graphics API, device
+/// type, driver; a software rasteriser says so).
 pub fn device_name(config: &BackendConfig) -> String {
     match config.name {
         BackendKind::Cuda | BackendKind::TchCuda => std::process::Command::new("nvidia-smi")
@@ -117,6 +137,7 @@ pub fn device_name(config: &BackendConfig) -> String {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| format!("CUDA device {}", config.device)),
+        BackendKind::Wgpu => wgpu::adapter(config.device).unwrap_or_else(|e| e.to_string()),
         BackendKind::Flex | BackendKind::Tch => sysinfo::cpu_model(),
     }
 }
@@ -135,17 +156,18 @@ pub fn kernels(config: &BackendConfig) -> String {
 pub fn libtorch_version(config: &BackendConfig) -> String {
     match config.name {
         BackendKind::Tch | BackendKind::TchCuda => libtorch::version(),
-        BackendKind::Flex | BackendKind::Cuda => String::new(),
+        BackendKind::Flex | BackendKind::Cuda | BackendKind::Wgpu => String::new(),
     }
 }
 
-/// Device memory on backends whose runtime reports it (cuda): (bytes in use, bytes reserved
+/// Device memory on backends whose runtime reports it (cuda, wgpu): (bytes in use, bytes reserved
 /// by the allocator), for the calling thread's stream. `None` on the CPU backends, whose
 /// memory is the process's own (see `sysinfo::memory`), and on tch-cuda, whose allocator's
 /// statistics tch does not expose.
 pub fn device_memory(config: &BackendConfig) -> Option<(u64, u64)> {
     match config.name {
         BackendKind::Cuda => cuda::memory(config.device),
+        BackendKind::Wgpu => wgpu::memory(config.device),
         BackendKind::Flex | BackendKind::Tch | BackendKind::TchCuda => None,
     }
 }
@@ -194,7 +216,7 @@ mod tests {
         let odd = toml::from_str::<BackendConfig>("name = \"tpu\"").unwrap_err();
         assert!(
             odd.to_string()
-                .contains("expected one of `flex`, `cuda`, `tch`, `tch-cuda`"),
+                .contains("expected one of `flex`, `cuda`, `tch`, `tch-cuda`, `wgpu`"),
             "{odd}"
         );
     }
@@ -209,6 +231,7 @@ mod tests {
                 cfg!(feature = "tch"),
                 "just build-tch",
             ),
+            (BackendKind::Wgpu, cfg!(feature = "wgpu"), "--features wgpu"),
         ] {
             assert_eq!(built, built_backends().contains(&kind), "{kind}");
             if built {

@@ -107,6 +107,7 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Rendered, RunError> {
     let (backend, device) = backend_and_device(dir, &config.backend);
     let memory_kind = match BackendKind::parse(&backend) {
         Ok(kind) if kind.on_cpu() => "peak resident set size of the batchlab process during a visit, lowest over the rounds (memory the allocator kept from an earlier, larger visit can only inflate a reading)",
+        Ok(BackendKind::Cuda | BackendKind::Wgpu) => "device memory reserved by the CubeCL allocator, the most seen after any step of a visit (its memory statistics, for the worker's stream), lowest over the rounds",
         _ => "not measured on this backend",
     };
     let context = StepTimeContext {
@@ -262,7 +263,11 @@ fn measure_visits(
                         status: Status::Ok,
                         backend: backend_name.clone(),
                         device: device_name.clone(),
-                        peak_mem_mb: result.peak_mem_mb,
+                        // On a device, the memory its CubeCL allocator had reserved at its
+                        // peak during the visit (what a step needs there, in MiB).
+                        peak_mem_mb: result.peak_mem_mb.or(result
+                            .device_memory_peak
+                            .map(|(_, reserved)| reserved as f64 / (1024.0 * 1024.0))),
                         message: message.clone(),
                     })
                     .collect();

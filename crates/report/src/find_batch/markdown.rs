@@ -3,19 +3,11 @@
 use super::analysis::Analysis;
 use super::FindBatchContext;
 use crate::markdown::{table, Header};
+use crate::numbers::fixed;
 use crate::verdict::{tally, verdict_table, Finding};
 
 fn mib(v: f64) -> String {
-    number(v, 0)
-}
-
-/// `v` with `decimals`, or `-` where nothing was measured.
-fn number(v: f64, decimals: usize) -> String {
-    if v.is_finite() {
-        format!("{v:.decimals$}")
-    } else {
-        "-".into()
-    }
+    fixed(v, 0)
 }
 
 /// `± se`, or a note where the fit has no residual degrees of freedom.
@@ -75,12 +67,12 @@ pub(super) fn report(ctx: &FindBatchContext, a: &Analysis, verdicts: &[Finding])
                 ),
                 mib(p.limited_peak_mb),
                 mib(p.peak_rss_mb),
-                number(p.step_ms, 1),
-                number(p.examples_per_s, 1),
+                fixed(p.step_ms, 1),
+                fixed(p.examples_per_s, 1),
                 if p.utilization.is_finite() {
                     format!("{:.0}%", 100.0 * p.utilization)
                 } else {
-                    "-".into()
+                    "–".into()
                 },
             ]
         })
@@ -122,7 +114,7 @@ pub(super) fn report(ctx: &FindBatchContext, a: &Analysis, verdicts: &[Finding])
                 mib(p.limited_peak_mb.unwrap_or(f64::NAN)),
                 mib(p.peak_rss_mb.unwrap_or(f64::NAN)),
                 if p.step_ms.is_empty() {
-                    "-".into()
+                    "–".into()
                 } else {
                     format!("{:.1}", p.median_ms())
                 },

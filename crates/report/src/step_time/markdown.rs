@@ -8,6 +8,7 @@ use super::analysis::{check_claim, is_claimed, Analysis, ClaimCheck};
 use super::{StepPoint, StepTimeContext, CI_LEVEL};
 use crate::jumps::{method_description, Jump};
 use crate::markdown::{table, Header};
+use crate::numbers::two_digits;
 use crate::verdict::{tally, verdict_table, Finding};
 use batchlab_method::rows::step_time::StepSample;
 
@@ -366,18 +367,6 @@ pub(super) fn ms(v: f64) -> String {
     } else {
         4
     };
-    format!("{v:.decimals$}")
-}
-
-/// A standard error with two significant digits; "–" when undefined.
-fn two_digits(v: f64) -> String {
-    if !v.is_finite() {
-        return "–".into();
-    }
-    if v == 0.0 {
-        return "0".into();
-    }
-    let decimals = (1 - v.abs().log10().floor() as i32).max(0) as usize;
     format!("{v:.decimals$}")
 }
 

@@ -3,9 +3,9 @@
 
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
 
+use crate::numbers::slope;
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
-use crate::steps_to_target::format::slope;
 use crate::steps_to_target::scaling::INTERVAL_WORDS;
 use crate::steps_to_target::scaling::{bounded_interval, WINDOW};
 use crate::steps_to_target::{

@@ -24,7 +24,6 @@
 mod analysis;
 mod claims;
 mod figures;
-mod format;
 mod markdown;
 mod rows;
 pub mod scaling;

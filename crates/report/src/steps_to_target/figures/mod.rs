@@ -24,9 +24,9 @@ use crate::figures::{
     distinct_look, render_pair, render_row_pair, Chart, LegendPosition, LineStyle, Rgb, Scale,
     Series, VLine, GREY,
 };
+use crate::numbers::sig;
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
-use crate::steps_to_target::format::sig;
 use crate::steps_to_target::perfect_scaling_line;
 use crate::steps_to_target::{TargetCell, TargetContext};
 use crate::ReportError;

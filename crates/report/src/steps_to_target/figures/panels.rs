@@ -9,9 +9,9 @@ use super::{color, title, workload_series, BATCH_LABEL, CURVE_POINTS};
 use crate::figures::{
     render_grid_pair, Chart, LegendPosition, LineStyle, MarkerShape, Rgb, Scale, Series, Span,
 };
+use crate::numbers::sig;
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
-use crate::steps_to_target::format::sig;
 use crate::steps_to_target::{perfect_scaling_line, TargetContext};
 use crate::ReportError;
 

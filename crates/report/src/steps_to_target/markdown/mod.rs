@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
+use crate::numbers::sig;
 use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::figures::search::COLUMNS;
-use crate::steps_to_target::format::sig;
 use crate::steps_to_target::scaling::INTERVAL_WORDS;
 use crate::steps_to_target::TargetContext;
 use crate::verdict::{tally, verdict_table, Finding};

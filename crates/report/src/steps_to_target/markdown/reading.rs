@@ -4,9 +4,9 @@
 //! scales, and which batch size is worth running.
 
 use super::time::time_sentence;
+use crate::numbers::{and_list, batch, capitalised, sig, slope, with_interval};
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
-use crate::steps_to_target::format::{and_list, batch, capitalised, sig, slope, with_interval};
 use crate::steps_to_target::scaling::INTERVAL_WORDS;
 use crate::steps_to_target::{LearningRateScaling, TargetContext};
 use crate::steps_to_target::{Regime, RegimeOptions, Regimes, SlopeWindow};

@@ -2,9 +2,9 @@
 //! granularity, momentum, and the workloads side by side.
 
 use super::reading::b_crit_text;
+use crate::numbers::{and_list, batch, sig};
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
-use crate::steps_to_target::format::{and_list, batch, sig};
 use crate::steps_to_target::TargetContext;
 
 /// Findings about the study as a whole: best of N, evaluation granularity, the workloads

@@ -1,7 +1,7 @@
 //! Time to result in words: the batch size that reaches the target soonest in wall-clock
 //! time, and which others its interval cannot tell apart.
 
-use crate::steps_to_target::format::{seconds, sig};
+use crate::numbers::{seconds, sig};
 use crate::steps_to_target::TimeToResult;
 
 /// "batch 256 reaches the target soonest: 12.3 s (11.0–13.9 s); 512 overlaps it".

@@ -11,8 +11,8 @@ use batchlab_method::tests_of_claims::{
 };
 
 use super::{ClaimRule, Judged};
+use crate::numbers::fixed;
 use crate::train::analysis::Analysis;
-use crate::train::markdown::reading::num;
 use crate::train::TrainCell;
 
 /// The cells of one line, by batch size.
@@ -72,8 +72,8 @@ fn combine(analysis: &Analysis, terms: &[(f64, &TrainCell)]) -> Option<(Differen
 fn cell(c: &TrainCell) -> String {
     format!(
         "{}% (sd {}, {} seeds) at {}",
-        num(100.0 * c.test_accuracy_mean, 2),
-        num(100.0 * c.test_accuracy_std, 2),
+        fixed(100.0 * c.test_accuracy_mean, 2),
+        fixed(100.0 * c.test_accuracy_std, 2),
         c.ok,
         c.batch_size
     )
@@ -87,7 +87,7 @@ fn interval_text(d: &Difference, how: &str) -> String {
         d.diff,
         low,
         high,
-        num(d.se, 2),
+        fixed(d.se, 2),
         d.df
     )
 }
@@ -124,9 +124,10 @@ fn above_zero(d: &Difference, shown: Outcome, refuted: String, what: &str) -> Ou
     match increase(d) {
         Decision::Shown => shown,
         Decision::Refuted => Outcome::does_not_reproduce(refuted),
-        Decision::Open => {
-            Outcome::inconclusive(format!("{what} of {} points", num(d.critical() * d.se, 2)))
-        }
+        Decision::Open => Outcome::inconclusive(format!(
+            "{what} of {} points",
+            fixed(d.critical() * d.se, 2)
+        )),
     }
 }
 
@@ -154,7 +155,7 @@ pub(super) fn accuracy(
     };
     let (low, _) = d.interval90();
     let half = d.critical() * d.se;
-    let margin_text = |m: f64| num(m, 2);
+    let margin_text = |m: f64| fixed(m, 2);
     let outcome = match rule {
         ClaimRule::AccuracyHolds { margin, .. } => match equivalence(&d, *margin) {
             Decision::Shown => {
@@ -168,7 +169,7 @@ pub(super) fn accuracy(
             )),
             Decision::Open => Outcome::inconclusive(format!(
                 "the 90% interval is ±{} points wide against a margin of ±{}",
-                num(half, 2),
+                fixed(half, 2),
                 margin_text(*margin)
             )),
         },
@@ -184,19 +185,19 @@ pub(super) fn accuracy(
             )),
             Decision::Open => Outcome::inconclusive(format!(
                 "a fall is bounded only to {} points against a margin of {}",
-                num(-low, 2),
+                fixed(-low, 2),
                 margin_text(*margin)
             )),
         },
         ClaimRule::AccuracyRises { .. } => match increase(&d) {
             Decision::Shown => Outcome::reproduces(),
             Decision::Refuted => Outcome::does_not_reproduce("it falls"),
-            Decision::Open => Outcome::inconclusive(format!("a rise of {} points", num(half, 2))),
+            Decision::Open => Outcome::inconclusive(format!("a rise of {} points", fixed(half, 2))),
         },
         _ => match decrease(&d) {
             Decision::Shown => Outcome::reproduces(),
             Decision::Refuted => Outcome::does_not_reproduce("it rises"),
-            Decision::Open => Outcome::inconclusive(format!("a fall of {} points", num(half, 2))),
+            Decision::Open => Outcome::inconclusive(format!("a fall of {} points", fixed(half, 2))),
         },
     };
     Judged {
@@ -328,7 +329,7 @@ pub(super) fn best_batch(analysis: &Analysis, line: &Line, claimed: u32) -> Judg
     } else {
         Outcome::inconclusive(format!(
             "a difference of {} points from the best; could be best: {}",
-            num(widest, 2),
+            fixed(widest, 2),
             sizes.join(", ")
         ))
     };
@@ -336,7 +337,7 @@ pub(super) fn best_batch(analysis: &Analysis, line: &Line, claimed: u32) -> Judg
         outcome,
         measured: format!(
             "best observed {} at {}; against it: {}; could be best: {}",
-            num(100.0 * top.test_accuracy_mean, 2),
+            fixed(100.0 * top.test_accuracy_mean, 2),
             top.batch_size,
             parts.join(", "),
             sizes.join(", ")

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
 
 use super::analysis::{matches, Analysis, SeriesKey};
-use super::markdown::reading::num;
 use super::{ClaimRule, TrainCell, TrainClaim, TrainContext};
+use crate::numbers::fixed;
 
 /// Every claim of the context, judged.
 pub(super) fn judge(ctx: &TrainContext, analysis: &Analysis) -> Vec<Finding> {
@@ -150,11 +150,11 @@ fn rule_words(rule: &ClaimRule) -> String {
         ),
         ClaimRule::AccuracyHolds { from, to, margin } => format!(
             "An equivalence claim: {welch}; two one-sided tests at 5%: reproduces when the 90% interval of (accuracy at {to} - accuracy at {from}) lies inside ±{} points, does not reproduce when it lies wholly outside, inconclusive otherwise (more seeds narrow the interval).",
-            num(*margin, 2)
+            fixed(*margin, 2)
         ),
         ClaimRule::AccuracyDoesNotFall { from, to, margin } => format!(
             "A non-inferiority claim: {welch}; reproduces when the one-sided 95% lower bound of (accuracy at {to} - accuracy at {from}) lies above -{} points, does not reproduce when the upper bound lies below it, inconclusive otherwise.",
-            num(*margin, 2)
+            fixed(*margin, 2)
         ),
         ClaimRule::PowersOfTwoFlat { tolerance } => format!(
             "An equivalence claim on each power of two against each neighbour one below or above it: two one-sided tests at 5% on the log training times of the seeds (Welch); the pair counts as not noticeably different when the 90% interval of the time ratio lies within ±{:.0}%, as noticeably different when it lies wholly outside. Reproduces if every pair is shown not different, partly if some are shown different, does not reproduce if all are, inconclusive otherwise.",

@@ -10,8 +10,8 @@ use batchlab_method::tests_of_claims::{
 };
 
 use super::{accuracy::Line, Judged};
+use crate::numbers::fixed;
 use crate::train::analysis::Analysis;
-use crate::train::markdown::reading::num;
 use crate::train::TrainCell;
 
 /// The log training times of a cell's ok seeds, as one arm (a ratio of times is then a
@@ -102,8 +102,8 @@ pub(super) fn time_falls(cells: &Line, analysis: &Analysis, from: u32, to: u32) 
         outcome,
         measured: format!(
             "{} s at {from}, {} s at {to} (medians over the seeds): {:+.1}% (90% interval {:+.1}% to {:+.1}%, Welch on the log times)",
-            num(a.train_seconds_median, 2),
-            num(b.train_seconds_median, 2),
+            fixed(a.train_seconds_median, 2),
+            fixed(b.train_seconds_median, 2),
             100.0 * d.diff.exp_m1(),
             100.0 * low.exp_m1(),
             100.0 * high.exp_m1()
@@ -152,7 +152,7 @@ pub(super) fn powers_of_two(
         parts.push(format!(
             "{} ({} s): {}",
             cell.batch_size,
-            num(
+            fixed(
                 match clock {
                     Clock::Training => cell.train_seconds_median,
                     Clock::Test => cell.test_seconds_median,
@@ -231,17 +231,17 @@ pub(super) fn time_follows_steps(
         }
         parts.push(format!(
             "{b}: {} steps, {} s ({:+.1}% off the line)",
-            num(cell.steps_median, 0),
-            num(cell.train_seconds_median, 2),
+            fixed(cell.steps_median, 0),
+            fixed(cell.train_seconds_median, 2),
             100.0 * arm.mean.exp_m1()
         ));
     }
     let measured = format!(
         "time = {} s + {} ms per step (95% one-sided bounds {} to {} ms); {}",
-        num(fit.intercept, 2),
-        num(1000.0 * fit.slope, 3),
-        num(1000.0 * low, 3),
-        num(1000.0 * high, 3),
+        fixed(fit.intercept, 2),
+        fixed(1000.0 * fit.slope, 3),
+        fixed(1000.0 * low, 3),
+        fixed(1000.0 * high, 3),
         parts.join("; ")
     );
     let outcome = if high <= 0.0 {
@@ -251,7 +251,7 @@ pub(super) fn time_follows_steps(
     } else if low <= 0.0 {
         Outcome::inconclusive(format!(
             "a per-step overhead of {} ms",
-            num(1000.0 * t * fit.slope_se, 3)
+            fixed(1000.0 * t * fit.slope_se, 3)
         ))
     } else {
         match tally.outcome(

@@ -1,7 +1,8 @@
 //! What a training study says in a few lines: on the terminal, and in the report's run
 //! table.
 
-use super::reading::{pct, steps_sentence, trend_sentences};
+use super::reading::{steps_sentence, trend_sentences};
+use crate::numbers::pct;
 use crate::train::analysis::Analysis;
 
 /// The lines [`crate::train::TrainFindings`] hands to the terminal.

@@ -9,10 +9,10 @@ pub(super) mod timing;
 use std::fmt::Write as _;
 
 use crate::markdown::{table, Header};
+use crate::numbers::{fixed, pct};
 use crate::train::analysis::Analysis;
 use crate::train::TrainContext;
 use crate::verdict::{tally, verdict_table, Finding};
-use reading::{num, pct};
 
 /// Missing trials listed one by one up to this many; the rest are counted.
 const LIST_AT_MOST: usize = 30;
@@ -143,7 +143,7 @@ fn run_table(ctx: &TrainContext, analysis: &Analysis) -> String {
             format!(
                 "{} examples (one example = {} accuracy points)",
                 ctx.test_examples,
-                num(100.0 / ctx.test_examples as f64, 3)
+                fixed(100.0 / ctx.test_examples as f64, 3)
             )
         } else {
             "size not recorded".into()
@@ -234,17 +234,17 @@ fn cell_table(analysis: &Analysis) -> String {
                 format!(
                     "{} ± {}",
                     pct(c.test_accuracy_mean),
-                    num(100.0 * c.test_accuracy_std, 1)
+                    fixed(100.0 * c.test_accuracy_std, 1)
                 ),
                 format!(
                     "{} – {}",
                     pct(c.test_accuracy_min),
                     pct(c.test_accuracy_max)
                 ),
-                num(c.steps_median, 0),
-                num(c.train_seconds_median, 2),
-                num(c.test_seconds_median, 2),
-                num(c.data_share_median, 1),
+                fixed(c.steps_median, 0),
+                fixed(c.train_seconds_median, 2),
+                fixed(c.test_seconds_median, 2),
+                fixed(c.data_share_median, 1),
                 c.failures.clone(),
             ]
         })

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use super::reading::num;
 use crate::markdown::table;
+use crate::numbers::fixed;
 use crate::train::analysis::{matches, Analysis};
 use crate::train::{Published, TrainCell, TrainContext};
 
@@ -155,9 +155,9 @@ fn measured(cell: &TrainCell, metric: &str) -> Option<f64> {
 /// A value with the metric's unit.
 fn value(v: f64, metric: &str) -> String {
     match metric {
-        "test_accuracy" => format!("{}%", num(v, 2)),
-        "train_minutes" | "inference_minutes" => format!("{} min", num(v, 2)),
-        _ => num(v, 2),
+        "test_accuracy" => format!("{}%", fixed(v, 2)),
+        "train_minutes" | "inference_minutes" => format!("{} min", fixed(v, 2)),
+        _ => fixed(v, 2),
     }
 }
 

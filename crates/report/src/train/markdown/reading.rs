@@ -11,27 +11,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::numbers::{fixed, pct};
 use crate::train::analysis::{Analysis, SeriesKey};
 use crate::train::{TrainCell, TrainContext};
 use batchlab_method::stats::median;
-
-/// A number with `decimals` decimals, "–" when undefined.
-pub(crate) fn num(v: f64, decimals: usize) -> String {
-    if v.is_finite() {
-        format!("{v:.decimals$}")
-    } else {
-        "–".into()
-    }
-}
-
-/// An accuracy in [0, 1] as a percentage with one decimal.
-pub(crate) fn pct(v: f64) -> String {
-    if v.is_finite() {
-        format!("{:.1}%", 100.0 * v)
-    } else {
-        "–".into()
-    }
-}
 
 /// The pooled within-cell standard deviation of the test accuracy in [0, 1] (NaN when no
 /// cell has two ok seeds).
@@ -292,8 +275,8 @@ pub(crate) fn spread_sentence(analysis: &Analysis) -> Option<String> {
         .collect();
     let mut out = format!(
         "Seeds of one cell spread by {} points on average (max − min; pooled standard deviation {} points).",
-        num(100.0 * batchlab_method::stats::mean(&ranges), 2),
-        num(100.0 * pooled, 2)
+        fixed(100.0 * batchlab_method::stats::mean(&ranges), 2),
+        fixed(100.0 * pooled, 2)
     );
     for budget in &analysis.budgets {
         let of_budget: Vec<&&TrainCell> = measured.iter().filter(|c| &c.budget == budget).collect();
@@ -325,7 +308,7 @@ pub(crate) fn spread_sentence(analysis: &Analysis) -> Option<String> {
         }
         out.push_str(&format!(
             " Under the {budget} budget the cell means span {} points ({} at batch {} {} to {} at batch {} {})",
-            num(100.0 * (hi.test_accuracy_mean - lo.test_accuracy_mean), 1),
+            fixed(100.0 * (hi.test_accuracy_mean - lo.test_accuracy_mean), 1),
             pct(lo.test_accuracy_mean),
             lo.batch_size,
             lo.series(analysis.with_variant),
@@ -360,7 +343,7 @@ pub(crate) fn resolution_sentence(ctx: &TrainContext, analysis: &Analysis) -> St
     if pooled.is_finite() {
         out.push_str(&format!(
             "; the seed standard deviation, {} points, is about {:.1} test examples.",
-            num(100.0 * pooled, 2),
+            fixed(100.0 * pooled, 2),
             pooled * ctx.test_examples as f64
         ));
     } else {

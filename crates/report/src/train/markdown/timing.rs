@@ -2,7 +2,7 @@
 //! beside their neighbours (the power-of-two study's question), and the share of training time spent
 //! waiting for data, which says whether the times measure the model or the loader.
 
-use super::reading::num;
+use crate::numbers::fixed;
 use crate::train::analysis::Analysis;
 use crate::train::TrainCell;
 use batchlab_method::stats::median;
@@ -61,20 +61,20 @@ pub(crate) fn time_sentence(analysis: &Analysis) -> Option<String> {
                 format!(
                     "{} trained for {} s at batch {} ({} ms per step)",
                     analysis.label(&s.optimizer, &s.variant),
-                    num(a.train_seconds_median, 1),
+                    fixed(a.train_seconds_median, 1),
                     a.batch_size,
-                    num(per_step(a), 1)
+                    fixed(per_step(a), 1)
                 )
             } else {
                 format!(
                     "{} trained for {} s at batch {} and {} s at {} ({} and {} ms per step)",
                     analysis.label(&s.optimizer, &s.variant),
-                    num(a.train_seconds_median, 1),
+                    fixed(a.train_seconds_median, 1),
                     a.batch_size,
-                    num(b.train_seconds_median, 1),
+                    fixed(b.train_seconds_median, 1),
                     b.batch_size,
-                    num(per_step(a), 1),
-                    num(per_step(b), 1)
+                    fixed(per_step(a), 1),
+                    fixed(per_step(b), 1)
                 )
             })
         })
@@ -111,14 +111,14 @@ pub(crate) fn powers_of_two_sentence(analysis: &Analysis) -> Option<String> {
                         "{:+.1}% vs {} ({} s, {verdict})",
                         100.0 * (cell.train_seconds_median / n.train_seconds_median - 1.0),
                         n.batch_size,
-                        num(n.train_seconds_median, 2),
+                        fixed(n.train_seconds_median, 2),
                     )
                 })
                 .collect();
             parts.push(format!(
                 "{}: batch {p} {} s, {}",
                 analysis.label(&s.optimizer, &s.variant),
-                num(cell.train_seconds_median, 2),
+                fixed(cell.train_seconds_median, 2),
                 others.join(", ")
             ));
         }

@@ -1,5 +1,6 @@
-//! Numbers as the report writes them: learning rates to three significant digits, batch
-//! sizes and steps as integers, seconds with a unit. Undefined values print as "–".
+//! Numbers as every report writes them, in one place: three significant digits (learning
+//! rates, steps), two for a standard error, batch sizes as integers, seconds with a unit,
+//! accuracies as percentages, fixed decimals for table cells. Undefined values print as "–".
 
 /// `v` to three significant digits, in scientific notation below 0.001 and from 100,000
 /// (learning rates span 1e-5 to 10).
@@ -84,6 +85,36 @@ pub(crate) fn capitalised(s: &str) -> String {
     format!("{first}{}", chars.as_str())
 }
 
+/// A standard error with two significant digits; "–" when undefined.
+pub(crate) fn two_digits(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    let decimals = (1 - v.abs().log10().floor() as i32).max(0) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// An accuracy in [0, 1] as a percentage with one decimal.
+pub(crate) fn pct(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:.1}%", 100.0 * v)
+    } else {
+        "–".into()
+    }
+}
+
+/// `v` with `decimals` decimals, "–" where nothing was measured.
+pub(crate) fn fixed(v: f64, decimals: usize) -> String {
+    if v.is_finite() {
+        format!("{v:.decimals$}")
+    } else {
+        "–".into()
+    }
+}
+
 pub(crate) use crate::markdown::and_list;
 
 #[cfg(test)]
@@ -108,6 +139,11 @@ mod tests {
             "127 (95% interval 110–150)"
         );
         assert_eq!(capitalised("éa"), "Éa");
+        assert_eq!(two_digits(0.01234), "0.012");
+        assert_eq!(two_digits(12.34), "12");
+        assert_eq!(pct(0.8125), "81.2%");
+        assert_eq!(fixed(1.25, 1), "1.2");
+        assert_eq!(fixed(f64::NAN, 1), "–");
         assert_eq!(
             and_list(&["a".into(), "b".into(), "c".into()]),
             "a, b and c"

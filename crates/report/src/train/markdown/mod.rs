@@ -9,7 +9,7 @@ pub(super) mod timing;
 use std::fmt::Write as _;
 
 use crate::markdown::{table, Header};
-use crate::numbers::{fixed, pct};
+use crate::numbers::{capitalised, fixed, pct};
 use crate::train::analysis::Analysis;
 use crate::train::TrainContext;
 use crate::verdict::{tally, verdict_table, Finding};
@@ -85,14 +85,7 @@ fn in_short(analysis: &Analysis) -> String {
             best.series(analysis.with_variant)
         ));
     }
-    let s = parts.join("; ");
-    // By characters, not bytes: a label may start with any letter.
-    let mut chars = s.chars();
-    let first: String = chars
-        .next()
-        .map(|c| c.to_uppercase().collect())
-        .unwrap_or_default();
-    format!("{first}{}.", chars.as_str())
+    format!("{}.", capitalised(&parts.join("; ")))
 }
 
 fn list<T: ToString>(values: &[T]) -> String {

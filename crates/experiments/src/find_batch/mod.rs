@@ -352,7 +352,7 @@ impl FindBatchStudy {
                 self.config.search.limit
             ),
             None => {
-                "the device's own memory (cuda: the allocator's out-of-memory error ends a probe)"
+                "the device's own memory (the CubeCL allocator's out-of-memory error ends a probe)"
                     .into()
             }
         }

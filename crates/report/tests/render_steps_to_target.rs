@@ -45,16 +45,11 @@ fn renders_every_file_and_finds_the_knee_and_the_regimes() {
         (estimate - 128.0).abs() <= 0.2 * 128.0,
         "B_crit {estimate}:\n{sgd}"
     );
-    for needle in [
-        // True local slopes -B_crit / (B + B_crit): -0.8 at 32, -0.67 at 64, -0.2 at 512.
-        "perfect scaling from batch 4 to 32",
-        "diminishing returns from batch 32 to 512",
-        "maximal data parallelism from batch 512 to 4096",
-        "consistent with linear scaling (slope 1), not with square-root scaling",
-        "Steps to result: 16500 at batch 4, 8500 at batch 8,",
-    ] {
-        assert!(sgd.contains(needle), "mlp/sgd lacks `{needle}`:\n{sgd}");
-    }
+    // The wording is the snapshot's; the findings are asserted below.
+    assert!(
+        sgd.contains("consistent with linear scaling (slope 1), not with square-root scaling"),
+        "{sgd}"
+    );
     let momentum = section(&report, "mlp/sgd-momentum");
     let estimate = b_crit(momentum);
     assert!(
@@ -62,10 +57,6 @@ fn renders_every_file_and_finds_the_knee_and_the_regimes() {
         "B_crit {estimate}:\n{momentum}"
     );
     for needle in [
-        // B_crit 256 bends the curve away from the line after batch 64; no trial reaches at
-        // 4096, steps grew.
-        "perfect scaling from batch 4 to 64",
-        "maximal data parallelism from batch 1024 to 4096",
         "The best effective learning rate lr / (1 - momentum) scales as B^0.5",
         "consistent with square-root scaling (slope 0.5), not with linear scaling",
         "No trial reached the target within the step budget (at most 60000 steps) at batch 4096 (6 missed, 2 diverged of 8 trials): steps to result there are beyond the cap",
@@ -94,9 +85,16 @@ fn renders_every_file_and_finds_the_knee_and_the_regimes() {
     assert_eq!(findings.workloads.len(), 2);
     assert_eq!(findings.cells.len(), 22);
     assert!(findings.notes.is_empty(), "{:?}", findings.notes);
+    // True local slopes -B_crit / (B + B_crit): plain SGD (B_crit 128) -0.8 at 32, -0.67 at
+    // 64, -0.2 at 512; momentum (B_crit 256) bends away from the line after batch 64, and no
+    // trial reaches at 4096.
     let regimes = findings.workloads[0].regimes.as_ref().unwrap();
     assert_eq!(regimes.perfect_scaling, Some((4.0, 32.0)));
+    assert_eq!(regimes.diminishing_returns, Some((32.0, 512.0)));
     assert_eq!(regimes.maximal_data_parallelism, Some((512.0, 4096.0)));
+    let regimes = findings.workloads[1].regimes.as_ref().unwrap();
+    assert_eq!(regimes.perfect_scaling, Some((4.0, 64.0)));
+    assert_eq!(regimes.maximal_data_parallelism, Some((1024.0, 4096.0)));
     assert!(
         findings.lines[1].starts_with("mlp/sgd: steps to result by batch size 4:16500 8:8500")
             && findings.lines[1].contains("B_crit 1"),

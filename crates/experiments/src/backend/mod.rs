@@ -1,8 +1,9 @@
 //! Choosing the backend at run time: flex (pure-Rust CPU, always built), CUDA (built with
 //! `--features cuda`, [`cuda`]), wgpu (built with `--features wgpu`, [`wgpu`]; the same CubeCL
 //! backend as CUDA, over Vulkan, and on Mesa's software Vulkan where there is no GPU) or
-//! LibTorch on the CPU or a GPU (built with `--features tch`, [`libtorch`]). A runner writes its measurement once, generic over the backend, as an
-//! [`OnBackend`] task; [`dispatch`] instantiates it for the configured one.
+//! LibTorch on the CPU or a GPU (built with `--features tch`, [`libtorch`]). A runner writes
+//! its measurement once, generic over the backend, as an [`OnBackend`] task; [`dispatch`]
+//! instantiates it for the configured one.
 
 mod cubecl;
 mod cuda;

@@ -94,10 +94,12 @@ build-tch:
 
 # The tests with LibTorch: the models' and runners' unit tests in the tch build (every family
 # learns on tch too; flex and tch compute the same logits; the backend's threads and version),
-# then a sweep and a training grid on tch end to end. The rest of `just test` does not change.
+# then a sweep and a training grid on tch end to end, then batchlab-fast's in-place optimizers
+# against burn-optim's on LibTorch. The rest of `just test` does not change.
 test-tch: build-tch
     {{with_torch}} LD_LIBRARY_PATH="$({{venv_tch}}/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib" cargo test --release -p batchlab-models -p batchlab-experiments --features tch --lib --target-dir {{tch_target}}
     {{with_torch}} cargo test --release -p batchlab-cli --features tch --test tch --target-dir {{tch_target}}
+    {{with_torch}} LD_LIBRARY_PATH="$({{venv_tch}}/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib" cargo test --release -p batchlab-fast --features tch --target-dir {{tch_target}}
 
 # wgpu (`--backend wgpu`): burn's CubeCL backend over Vulkan (Metal, DX12 elsewhere), in its own
 # target directory (BATCHLAB_WGPU_TARGET, default target/wgpu: burn with wgpu is another feature

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{anyhow, Context, Result};
 use batchlab_experiments::{
-    backend::{built_backends, ensure_available, kernels, libtorch_version, threads},
+    backend::{built_backends, ensure_available, fast_paths, kernels, libtorch_version, threads},
     bench::{self, Rounds},
     config::{BackendConfig, BackendKind},
     epoch_bench::{data_percent_summary, epoch_splits},
@@ -27,10 +27,28 @@ pub struct BenchArgs<'a> {
     pub only: &'a str,
     /// Repeats of each loader figure.
     pub repeats: usize,
+    /// Each CPU backend on burn's own ops too.
+    pub burn_ops: bool,
 }
 
 pub fn bench(args: BenchArgs, data_dir: &Path) -> Result<()> {
-    let backends = backends(args.backends)?;
+    let mut backends = backends(args.backends)?;
+    if args.burn_ops {
+        let burn: Vec<BackendConfig> = backends
+            .iter()
+            .filter(|b| {
+                matches!(
+                    b.name,
+                    BackendKind::Flex | BackendKind::Tch | BackendKind::TchCuda
+                )
+            })
+            .map(|b| BackendConfig {
+                fast_paths: false,
+                ..b.clone()
+            })
+            .collect();
+        backends.extend(burn);
+    }
     let cases = bench::standard_cases();
     if args.only == "all" || args.only == "steps" {
         step_benchmarks(&backends, &cases, args.rounds, args.samples)?;
@@ -88,7 +106,16 @@ fn describe(config: &BackendConfig) -> String {
     if !libtorch.is_empty() {
         parts.push(format!("libtorch {libtorch}"));
     }
-    format!("{}: {}", config.name, parts.join(", "))
+    parts.push(format!("fast paths: {}", fast_paths(config)));
+    format!("{}: {}", label(config), parts.join(", "))
+}
+
+/// The backend column: its name, and `/burn` where it runs burn's own ops.
+fn label(config: &BackendConfig) -> String {
+    match config.fast_paths {
+        false => format!("{}/burn", config.name),
+        true => config.name.to_string(),
+    }
 }
 
 fn step_benchmarks(
@@ -109,7 +136,7 @@ fn step_benchmarks(
     }
     let timings = bench::compare(backends, cases, plan, &Bar::new())?;
     outln!(
-        "{:<30} {:<9} {:>10} {:>23} {:>8}",
+        "{:<30} {:<10} {:>10} {:>23} {:>8}",
         "case",
         "backend",
         "median ms",
@@ -119,14 +146,14 @@ fn step_benchmarks(
     for (case, per_backend) in cases.iter().zip(&timings) {
         let flex = backends
             .iter()
-            .position(|b| b.name == BackendKind::Flex)
+            .position(|b| b.name == BackendKind::Flex && b.fast_paths)
             .map(|i| per_backend[i].median_ms);
         for (backend, t) in backends.iter().zip(per_backend) {
             let ratio = flex.map_or("-".into(), |f| format!("{:.2}x", t.median_ms / f));
             outln!(
-                "{:<30} {:<9} {:>10.1} {:>10.1} .. {:<9.1} {:>8}",
+                "{:<30} {:<10} {:>10.1} {:>10.1} .. {:<9.1} {:>8}",
                 case.name,
-                backend.name,
+                label(backend),
                 t.median_ms,
                 t.q1_ms,
                 t.q3_ms,
@@ -140,7 +167,7 @@ fn step_benchmarks(
         let overhead = (harness.median_ms - bare.median_ms) / bare.median_ms * 100.0;
         outln!(
             "harness overhead on {} ({}): sweep median {:.2} ms (IQR {:.2} .. {:.2}) vs bare loop {:.2} ms (IQR {:.2} .. {:.2}) per step: {overhead:+.2}% (goal < 2%; 10 alternating rounds of {samples} steps)",
-            backend.name, mlp.name, harness.median_ms, harness.q1_ms, harness.q3_ms, bare.median_ms, bare.q1_ms, bare.q3_ms
+            label(backend), mlp.name, harness.median_ms, harness.q1_ms, harness.q3_ms, bare.median_ms, bare.q1_ms, bare.q3_ms
         );
     }
     Ok(())

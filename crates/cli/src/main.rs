@@ -112,6 +112,10 @@ enum Command {
         /// Repeats of each loader figure.
         #[arg(long, default_value_t = 3)]
         repeats: usize,
+        /// Also time each backend that has fast paths (flex, LibTorch) on burn's own ops
+        /// (`backend.fast_paths = false`), interleaved with the fast paths.
+        #[arg(long)]
+        burn_ops: bool,
     },
     /// Get and inspect datasets.
     Data {
@@ -152,6 +156,7 @@ fn main() -> ExitCode {
             backends,
             only,
             repeats,
+            burn_ops,
         } => bench::bench(
             bench::BenchArgs {
                 samples,
@@ -159,6 +164,7 @@ fn main() -> ExitCode {
                 backends: &backends,
                 only: &only,
                 repeats,
+                burn_ops,
             },
             &cli.data_dir,
         ),

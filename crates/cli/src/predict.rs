@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use batchlab_experiments::{
-    backend::{device_name, kernels, threads},
     config::{BackendConfig, BackendKind},
     predict::{
         history, history_summary, nearest_machine, predict_training, suggestions, Basis, Origin,
@@ -238,15 +237,10 @@ pub fn predict(args: PredictArgs) -> Result<()> {
     model.validate().map_err(|e| anyhow!("--model: {e}"))?;
     let backend = BackendConfig {
         name: BackendKind::parse(&args.backend).map_err(|e| anyhow!(e))?,
-        device: 0,
         threads: args.threads,
+        ..Default::default()
     };
-    let machine = Machine {
-        backend: args.backend.clone(),
-        device: device_name(&backend),
-        threads: threads(&backend),
-        kernels: kernels(&backend),
-    };
+    let machine = Machine::here(&backend);
     let plan = TrainingPlan {
         batch_size: batch,
         examples,

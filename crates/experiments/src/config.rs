@@ -323,6 +323,9 @@ pub struct BackendConfig {
     /// CPU threads (0 = all cores). flex reads them from RAYON_NUM_THREADS, which child
     /// processes get; libtorch has its own pool, set in the computing process.
     pub threads: usize,
+    /// batchlab's own fast paths on flex and LibTorch (the batchlab-fast crate: in-place
+    /// optimizers); `false` runs burn's own ops, to measure them. meta.json records which ran.
+    pub fast_paths: bool,
 }
 
 impl BackendConfig {
@@ -343,6 +346,7 @@ impl Default for BackendConfig {
             name: BackendKind::Flex,
             device: 0,
             threads: 0,
+            fast_paths: true,
         }
     }
 }

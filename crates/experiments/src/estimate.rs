@@ -13,7 +13,6 @@ use batchlab_models::ModelSpec;
 use batchlab_report::predict::predict;
 
 use crate::{
-    backend,
     bench::{time_case, Case},
     config::BackendConfig,
     error::RunError,
@@ -91,12 +90,7 @@ pub fn estimate(study: &dyn Study, root: &Path) -> Result<Option<Estimate>, RunE
         return Ok(None);
     }
     let config = study.backend();
-    let machine = Machine {
-        backend: config.name.name().to_string(),
-        device: backend::device_name(config),
-        threads: backend::threads(config),
-        kernels: backend::kernels(config),
-    };
+    let machine = Machine::here(config);
     let mut total = (0.0, 0.0, 0.0);
     let mut bases = Vec::new();
     for Group {
@@ -107,6 +101,16 @@ pub fn estimate(study: &dyn Study, root: &Path) -> Result<Option<Estimate>, RunE
     {
         let (seconds, basis) = match from_sweeps(root, &model, &optimizer, &machine, &per_batch) {
             Some(found) => found,
+            // A CubeCL backend compiles (and with cuda autotunes) every kernel of a new shape on
+            // its first steps: timed here they measure compilation (VGG16 at 224 on an H200: 6
+            // minutes for the two steps before a study), not the study's steps.
+            None if !config.name.on_cpu() => {
+                return Err(RunError::Other(format!(
+                    "no step-time sweep of {} on this device, and the first steps on {} compile its kernels, so timing them here would measure compilation",
+                    model_name(&model),
+                    config.name
+                )))
+            }
             None => timed_here(config, &model, &optimizer, &per_batch)?,
         };
         total = (

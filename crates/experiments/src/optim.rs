@@ -1,12 +1,17 @@
 //! The optimizers a config can name. Defaults follow Keras, the framework of the seeds
 //! (SGD lr 0.01, Adam lr 0.001, epsilon 1e-7), and burn's own differing defaults are overridden
 //! explicitly (burn's momentum dampening 0.1 and Adam epsilon 1e-5; see BURN-NOTES.md).
+//!
+//! With the fast paths on (`backend.fast_paths`, the default) the optimizers are batchlab-fast's,
+//! which compute burn-optim's formulas and update in place on flex and LibTorch; off, they are
+//! burn-optim's own.
 
+use batchlab_fast::optim as fast;
 use burn::{
     module::AutodiffModule,
     optim::{
-        decay::WeightDecayConfig, momentum::MomentumConfig, AdamConfig, AdamWConfig, Optimizer,
-        SgdConfig,
+        adaptor::OptimizerAdaptor, decay::WeightDecayConfig, momentum::MomentumConfig, AdamConfig,
+        AdamWConfig, Optimizer, SgdConfig,
     },
     tensor::backend::AutodiffBackend,
 };
@@ -127,6 +132,53 @@ pub trait WithOptimizer<B: AutodiffBackend, M: AutodiffModule<B>> {
 
 /// Builds the configured optimizer and hands it to `task`. Call [`OptimizerConfig::resolve`] first.
 pub fn with_optimizer<B, M, T>(config: &OptimizerConfig, task: T) -> T::Output
+where
+    B: AutodiffBackend,
+    M: AutodiffModule<B>,
+    T: WithOptimizer<B, M>,
+{
+    if batchlab_fast::enabled() {
+        with_fast_optimizer(config, task)
+    } else {
+        with_burn_optimizer(config, task)
+    }
+}
+
+/// batchlab-fast's optimizers, with the same formulas and constants as [`with_burn_optimizer`].
+fn with_fast_optimizer<B, M, T>(config: &OptimizerConfig, task: T) -> T::Output
+where
+    B: AutodiffBackend,
+    M: AutodiffModule<B>,
+    T: WithOptimizer<B, M>,
+{
+    let decay = (config.weight_decay > 0.0).then_some(config.weight_decay as f32);
+    let adam = |decay| fast::Adam {
+        // burn's AdamConfig defaults, as with_burn_optimizer leaves them.
+        beta_1: 0.9,
+        beta_2: 0.999,
+        epsilon: config.epsilon as f32,
+        decay,
+    };
+    match config.name.as_str() {
+        "adam" => task.run(OptimizerAdaptor::from(adam(
+            decay.map_or(fast::Decay::None, fast::Decay::Coupled),
+        ))),
+        "adamw" => task.run(OptimizerAdaptor::from(adam(fast::Decay::Decoupled(
+            config.weight_decay as f32,
+        )))),
+        _ => task.run(OptimizerAdaptor::from(fast::Sgd {
+            momentum: (config.momentum > 0.0).then_some(fast::Momentum {
+                momentum: config.momentum,
+                dampening: 0.0,
+                nesterov: config.nesterov,
+            }),
+            weight_decay: decay,
+        })),
+    }
+}
+
+/// burn-optim's optimizers.
+fn with_burn_optimizer<B, M, T>(config: &OptimizerConfig, task: T) -> T::Output
 where
     B: AutodiffBackend,
     M: AutodiffModule<B>,

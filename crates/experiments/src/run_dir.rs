@@ -52,6 +52,10 @@ pub struct Meta {
     /// empty for other backends and in runs made before it was recorded.
     #[serde(default)]
     pub libtorch: String,
+    /// batchlab's own fast paths that ran ([`backend::fast_paths`]); empty in runs made before
+    /// they existed (all on burn's own ops).
+    #[serde(default)]
+    pub fast_paths: String,
     /// Operating system and kernel.
     pub os: String,
     /// UTC start time (RFC 3339).
@@ -81,6 +85,7 @@ impl Meta {
             simd: sysinfo::simd_features(),
             flex_kernels: backend::kernels(backend_config),
             libtorch: backend::libtorch_version(backend_config),
+            fast_paths: backend::fast_paths(backend_config),
             os: sysinfo::os_description(),
             started: sysinfo::rfc3339(sysinfo::unix_seconds()),
             ended: None,

@@ -11,7 +11,10 @@ use batchlab_report::step_time::summarize;
 use batchlab_report::train::StepTimes;
 use serde::Deserialize;
 
-use crate::{error::RunError, optim::label, optim::OptimizerConfig, run_dir::Meta};
+use crate::{
+    backend, config::BackendConfig, error::RunError, optim::label, optim::OptimizerConfig,
+    run_dir::Meta,
+};
 
 /// The tables of a step-time run's config.toml a prediction needs (the rest is ignored).
 #[derive(Debug, Deserialize)]
@@ -39,9 +42,23 @@ pub struct Machine {
     /// differently, so a sweep predicts only runs made with the same ones. Empty in runs
     /// made before it was recorded (all of them built without the AVX-512 kernels).
     pub kernels: String,
+    /// batchlab's fast paths (meta.json `fast_paths`): they change the step time, so a sweep
+    /// predicts only runs made with the same ones. Empty in runs made before they existed.
+    pub fast_paths: String,
 }
 
 impl Machine {
+    /// Where a run on `config` would run on this machine.
+    pub fn here(config: &BackendConfig) -> Self {
+        Machine {
+            backend: config.name.name().to_string(),
+            device: backend::device_name(config),
+            threads: backend::threads(config),
+            kernels: backend::kernels(config),
+            fast_paths: backend::fast_paths(config),
+        }
+    }
+
     /// Where the run of `meta` ran.
     pub fn of(meta: Meta) -> Self {
         Machine {
@@ -49,6 +66,7 @@ impl Machine {
             device: meta.device,
             threads: meta.threads,
             kernels: meta.flex_kernels,
+            fast_paths: meta.fast_paths,
         }
     }
 }

@@ -10,6 +10,7 @@
 //! zero, `tf.layers`' defaults.
 
 use crate::stages::{run, Flow, Stage};
+use batchlab_fast::conv::conv2d_relu;
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::Linear;
@@ -89,7 +90,7 @@ impl<B: Backend> SimpleCnn<B> {
         for (i, conv) in self.convs.iter().enumerate() {
             stages.push(Stage::new(
                 format!("conv{}+relu", i + 1),
-                move |x: Flow<B>| Flow::Images(relu(conv.forward(x.images()))),
+                move |x: Flow<B>| Flow::Images(conv2d_relu(conv, x.images())),
             ));
             stages.push(Stage::new(
                 format!("maxpool{}", i + 1),

@@ -12,6 +12,7 @@
 //! (896 + 320,000 x 128 + 128 + 129). The flatten size follows the input (32 x H/2 x W/2).
 //! Keras biases start at zero; the last Dense keeps Keras's default Glorot-uniform kernel.
 
+use batchlab_fast::conv::conv2d_relu;
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::Linear;
@@ -82,7 +83,7 @@ impl<B: Backend> SmallCnn<B> {
         vec![
             // [batch, 32, H, W]
             Stage::new("conv+relu", |x| {
-                Flow::Images(relu(self.conv.forward(x.images())))
+                Flow::Images(conv2d_relu(&self.conv, x.images()))
             }),
             // [batch, 32, H/2, W/2]
             Stage::new("maxpool", |x| Flow::Images(self.pool.forward(x.images()))),

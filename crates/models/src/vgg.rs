@@ -10,6 +10,7 @@
 //! down to 32x32 work; at 224 it is Keras's 25,088.
 
 use crate::stages::{run, Flow, Stage};
+use batchlab_fast::conv::conv2d_relu;
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::Linear;
@@ -138,7 +139,7 @@ impl<B: Backend> Vgg<B> {
             for (i, conv) in block.convs.iter().enumerate() {
                 chain.push(Stage::new(
                     format!("conv{}_{}+relu", b + 1, i + 1),
-                    move |x: Flow<B>| Flow::Images(relu(conv.forward(x.images()))),
+                    move |x: Flow<B>| Flow::Images(conv2d_relu(conv, x.images())),
                 ));
             }
             chain.push(Stage::new(

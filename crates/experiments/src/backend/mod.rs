@@ -43,6 +43,7 @@ pub trait OnBackend {
 
 /// Runs `task` on the backend `config` names, after checking that the backend is usable.
 pub fn dispatch<T: OnBackend>(config: &BackendConfig, task: T) -> Result<T::Output, BackendError> {
+    batchlab_fast::set_enabled(config.fast_paths);
     match config.name {
         BackendKind::Flex => {
             Ok(task.run::<burn::backend::Autodiff<burn::backend::Flex>>(Default::default()))
@@ -150,6 +151,18 @@ pub fn kernels(config: &BackendConfig) -> String {
         BackendKind::Flex => sysinfo::flex_matmul_kernels(&sysinfo::simd_features()),
         _ => String::new(),
     }
+}
+
+/// batchlab's own fast paths a run on `config` takes (meta.json `fast_paths`): none on the
+/// CubeCL backends, none where `backend.fast_paths = false`.
+pub fn fast_paths(config: &BackendConfig) -> String {
+    let words = match config.name {
+        _ if !config.fast_paths => "off (backend.fast_paths = false): burn's own ops",
+        BackendKind::Flex => batchlab_fast::ON_FLEX,
+        BackendKind::Tch | BackendKind::TchCuda => batchlab_fast::ON_LIBTORCH,
+        BackendKind::Cuda | BackendKind::Wgpu => "none on this backend: burn's own ops",
+    };
+    words.into()
 }
 
 /// The PyTorch release (and library directory) whose libtorch runs `config`; empty on the

@@ -1,0 +1,257 @@
+//! The fused convolution + ReLU as an operation of `Autodiff<Flex>` with its own backward,
+//! through burn-autodiff's public extension API (the burn book's "Backend Extension").
+
+use std::any::{Any, TypeId};
+
+use burn::{
+    backend::{
+        autodiff::{
+            checkpoint::{base::Checkpointer, strategy::NoCheckpointing},
+            grads::Gradients,
+            ops::{Backward, Ops, OpsKind},
+        },
+        flex::FlexTensor,
+        Autodiff, Flex,
+    },
+    tensor::{
+        backend::Backend,
+        ops::{ConvOptions, ModuleOps},
+        DType, Tensor, TensorData, TensorMetadata, TensorPrimitive,
+    },
+};
+
+use super::kernels::{
+    channels_first, im2col_into, relu_in_place, relu_mask_and_bias, transpose_flip, Geometry,
+};
+
+type Ad = Autodiff<Flex>;
+
+/// Moves `t` into type `U` where `T` is `U` (checked by `TypeId` first); safe code, no copy.
+fn cast<T: 'static, U: 'static>(t: T) -> Result<U, T> {
+    let mut slot = Some(t);
+    if let Some(u) = (&mut slot as &mut dyn Any).downcast_mut::<Option<U>>() {
+        return Ok(u.take().expect("the slot was filled above"));
+    }
+    Err(slot.expect("the slot is untouched when the types differ"))
+}
+
+/// The fused op where `B` is `Autodiff<Flex>` and every tensor is f32; `Err(x)` hands the input
+/// back for burn's path.
+pub(super) fn conv2d_relu<B: Backend>(
+    x: Tensor<B, 4>,
+    w: Tensor<B, 4>,
+    b: Tensor<B, 1>,
+    padding: [usize; 2],
+) -> Result<Tensor<B, 4>, Tensor<B, 4>> {
+    if TypeId::of::<B>() != TypeId::of::<Ad>() || x.dtype() != DType::F32 {
+        return Err(x);
+    }
+    let x: Tensor<Ad, 4> = cast(x)?;
+    let (Ok(w), Ok(b)) = (cast::<_, Tensor<Ad, 4>>(w), cast::<_, Tensor<Ad, 1>>(b)) else {
+        unreachable!("the weight and bias share the input's backend");
+    };
+    let y = forward(x, w, b, padding);
+    Ok(cast(y).unwrap_or_else(|_| unreachable!("B is Autodiff<Flex>")))
+}
+
+fn options(padding: [usize; 2]) -> ConvOptions<2> {
+    ConvOptions::new([1, 1], padding, [1, 1], 1)
+}
+
+/// flex's convolution and an in-place parallel ReLU (the convolution's output is fresh, so
+/// uniquely owned).
+fn conv_relu(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
+    let mut out = <Flex as ModuleOps<Flex>>::conv2d(x, w, Some(b), options(padding));
+    match out.layout().contiguous_offsets() {
+        Some((start, end)) if out.dtype() == DType::F32 => match out.try_storage_mut::<f32>() {
+            Some(values) => relu_in_place(&mut values[start..end]),
+            None => out = <Flex as burn::tensor::ops::ActivationOps<Flex>>::relu(out),
+        },
+        _ => out = <Flex as burn::tensor::ops::ActivationOps<Flex>>::relu(out),
+    }
+    out
+}
+
+fn forward(
+    x: Tensor<Ad, 4>,
+    w: Tensor<Ad, 4>,
+    b: Tensor<Ad, 1>,
+    padding: [usize; 2],
+) -> Tensor<Ad, 4> {
+    let (x, w, b) = (
+        x.into_primitive().tensor(),
+        w.into_primitive().tensor(),
+        b.into_primitive().tensor(),
+    );
+    let nodes = [x.node.clone(), w.node.clone(), b.node.clone()];
+    let out = match ConvRelu
+        .prepare::<NoCheckpointing>(nodes)
+        .compute_bound()
+        .stateful()
+    {
+        OpsKind::Tracked(prep) => {
+            let out = conv_relu(
+                x.primitive.clone(),
+                w.primitive.clone(),
+                b.primitive,
+                padding,
+            );
+            let state = Saved {
+                x: x.primitive,
+                w: w.primitive,
+                out: out.clone(),
+                padding,
+            };
+            prep.finish(state, out)
+        }
+        OpsKind::UnTracked(prep) => {
+            prep.finish(conv_relu(x.primitive, w.primitive, b.primitive, padding))
+        }
+    };
+    Tensor::from_primitive(TensorPrimitive::Float(out))
+}
+
+/// What the backward needs: the input, the kernel and the ReLU's output (which the next layer
+/// holds anyway).
+#[derive(Debug, Clone)]
+struct Saved {
+    x: FlexTensor,
+    w: FlexTensor,
+    out: FlexTensor,
+    padding: [usize; 2],
+}
+
+#[derive(Debug)]
+struct ConvRelu;
+
+impl Backward<Flex, 3> for ConvRelu {
+    type State = Saved;
+
+    fn backward(self, ops: Ops<Saved, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let [node_x, node_w, node_b] = ops.parents;
+        let grad = grads.consume::<Flex>(&ops.node);
+        let Saved { x, w, out, padding } = ops.state;
+        let [n, k, p, q] = dims(&out);
+        let (out, grad) = (out.to_contiguous(), grad.to_contiguous());
+        let (out, grad) = (out.as_slice::<f32>(), grad.as_slice::<f32>());
+        let (masked, bias) =
+            relu_mask_and_bias(out.unwrap_or_default(), grad.unwrap_or_default(), k, p * q);
+        if let Some(node) = node_b {
+            grads.register::<Flex>(node.id, flex(bias, [k]));
+        }
+        if let Some(node) = node_w {
+            grads.register::<Flex>(
+                node.id,
+                weight_grad(&x, &masked, &w, padding, SLICE_ELEMENTS),
+            );
+        }
+        if let Some(node) = node_x {
+            grads.register::<Flex>(node.id, input_grad(flex(masked, [n, k, p, q]), &w, padding));
+        }
+    }
+}
+
+fn dims<const D: usize>(t: &FlexTensor) -> [usize; D] {
+    t.shape().dims()
+}
+
+/// The elements of `t` in row-major order (a copy only where `t` is a strided view).
+fn values(t: &FlexTensor) -> Vec<f32> {
+    let t = t.to_contiguous();
+    t.as_slice::<f32>().map(<[f32]>::to_vec).unwrap_or_default()
+}
+
+fn flex<const D: usize>(values: Vec<f32>, shape: [usize; D]) -> FlexTensor {
+    FlexTensor::from_data(TensorData::new(values, shape))
+}
+
+/// dL/dx: the masked gradient convolved with the transposed, flipped kernel, padded by
+/// `kernel − 1 − padding` (stride 1), which is flex's parallel forward convolution.
+fn input_grad(masked: FlexTensor, w: &FlexTensor, padding: [usize; 2]) -> FlexTensor {
+    let [k, c, kh, kw] = dims(w);
+    let flipped = flex(transpose_flip(&values(w), k, c, kh, kw), [c, k, kh, kw]);
+    let pad = [kh - 1 - padding[0], kw - 1 - padding[1]];
+    <Flex as ModuleOps<Flex>>::conv2d(masked, flipped, None, options(pad))
+}
+
+/// Elements of im2col matrix the weight gradient builds at a time (64 MiB).
+const SLICE_ELEMENTS: usize = 16 << 20;
+
+/// dL/dw = masked [K, N·P·Q] · im2col(x)ᵀ [N·P·Q, C·kh·kw]: one matrix product per slice of
+/// samples (flex's parallel kernel, the samples in its inner dimension), summed over slices.
+fn weight_grad(
+    x: &FlexTensor,
+    masked: &[f32],
+    w: &FlexTensor,
+    padding: [usize; 2],
+    slice_elements: usize,
+) -> FlexTensor {
+    let [n, c, h, wd] = dims(x);
+    let [k, _, kh, kw] = dims(w);
+    let g = Geometry {
+        channels: c,
+        height: h,
+        width: wd,
+        kernel: [kh, kw],
+        padding,
+    };
+    let [p, q] = g.output();
+    let (rows, pixels) = (g.rows(), p * q);
+    let x = x.to_contiguous();
+    let xs = x.as_slice::<f32>().unwrap_or_default();
+    let step = (slice_elements / (rows * pixels).max(1)).max(1).min(n);
+    let device = Default::default();
+    // One im2col buffer for every full slice, taken back from its tensor after each product,
+    // so that its pages are faulted in and zeroed once (im2col_into leaves the padding alone).
+    let mut buffer = vec![0.0; rows * step * pixels];
+    let mut total: Option<Tensor<Flex, 2>> = None;
+    for start in (0..n).step_by(step) {
+        let m = step.min(n - start);
+        if buffer.len() != rows * m * pixels {
+            // The last, shorter slice (or a buffer its tensor did not give back whole).
+            buffer = vec![0.0; rows * m * pixels];
+        }
+        im2col_into(
+            &mut buffer,
+            &xs[start * c * h * wd..(start + m) * c * h * wd],
+            g,
+        );
+        let col =
+            Tensor::<Flex, 2>::from_data(TensorData::new(buffer, [rows, m * pixels]), &device);
+        let dy = channels_first(
+            &masked[start * k * pixels..(start + m) * k * pixels],
+            k,
+            pixels,
+        );
+        let dy = Tensor::<Flex, 2>::from_data(TensorData::new(dy, [k, m * pixels]), &device);
+        let part = col.clone().matmul(dy.transpose()).transpose();
+        buffer = col.into_data().into_vec::<f32>().unwrap_or_default();
+        total = Some(match total {
+            Some(t) => t + part,
+            None => part,
+        });
+    }
+    let total = total.unwrap_or_else(|| Tensor::zeros([k, rows], &device));
+    total.reshape([k, c, kh, kw]).into_primitive().tensor()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_weight_gradient_is_the_same_summed_over_slices_of_samples() {
+        let (n, c, k, h, w) = (5, 3, 4, 6, 7);
+        let wave = |len: usize, f: f32| (0..len).map(|i| (i as f32 * f).sin()).collect::<Vec<_>>();
+        let x = flex(wave(n * c * h * w, 0.37), [n, c, h, w]);
+        let kernel = flex(wave(k * c * 9, 0.11), [k, c, 3, 3]);
+        let masked = wave(n * k * h * w, 0.53);
+        let whole = weight_grad(&x, &masked, &kernel, [1, 1], usize::MAX);
+        // Room for one sample's matrix: five slices.
+        let sliced = weight_grad(&x, &masked, &kernel, [1, 1], c * 9 * h * w);
+        let (whole, sliced) = (values(&whole), values(&sliced));
+        for (a, b) in whole.iter().zip(&sliced) {
+            assert!((a - b).abs() <= 1e-4 * a.abs().max(1.0), "{a} against {b}");
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! The parallel passes of the convolution fast path, on plain f32 slices in NCHW order.
+
+use rayon::prelude::*;
+
+/// Sizes of one stride-1 convolution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Geometry {
+    pub channels: usize,
+    pub height: usize,
+    pub width: usize,
+    pub kernel: [usize; 2],
+    pub padding: [usize; 2],
+}
+
+impl Geometry {
+    /// Output height and width.
+    pub fn output(&self) -> [usize; 2] {
+        let [kh, kw] = self.kernel;
+        let [ph, pw] = self.padding;
+        [self.height + 2 * ph + 1 - kh, self.width + 2 * pw + 1 - kw]
+    }
+
+    /// Rows of one sample's im2col matrix: channels x kernel positions.
+    pub fn rows(&self) -> usize {
+        self.channels * self.kernel[0] * self.kernel[1]
+    }
+}
+
+/// Writes into `col` the im2col matrix `[C·kh·kw, samples·P·Q]` of `x` (`[samples, C, H, W]`):
+/// row (c, r, s) holds, sample after sample, the input pixel each output pixel sees through
+/// kernel tap (r, s) of channel c. Only pixels inside the image are written: the padding's
+/// places must already be zero, as they are in a zeroed buffer or one this function filled for
+/// as many samples of the same geometry before (the places depend only on the geometry), which
+/// lets the caller reuse one buffer without clearing it. Parallel over channels.
+pub(super) fn im2col_into(col: &mut [f32], x: &[f32], g: Geometry) {
+    let [kh, kw] = g.kernel;
+    let [ph, pw] = g.padding;
+    let [p, q] = g.output();
+    let plane = g.height * g.width;
+    let row_len = col.len() / g.rows();
+    col.par_chunks_mut(kh * kw * row_len)
+        .enumerate()
+        .for_each(|(c, rows)| {
+            for r in 0..kh {
+                for s in 0..kw {
+                    let row = &mut rows[(r * kw + s) * row_len..][..row_len];
+                    // Output columns whose input column w = j + s - pw lies inside the image.
+                    let j0 = pw.saturating_sub(s);
+                    let j1 = q.min((g.width + pw).saturating_sub(s));
+                    for (n, out) in row.chunks_mut(p * q).enumerate() {
+                        let input = &x[(n * g.channels + c) * plane..][..plane];
+                        for i in 0..p {
+                            let Some(h) = (i + r).checked_sub(ph).filter(|&h| h < g.height) else {
+                                continue;
+                            };
+                            if j0 < j1 {
+                                let from = h * g.width + j0 + s - pw;
+                                out[i * q + j0..i * q + j1]
+                                    .copy_from_slice(&input[from..from + j1 - j0]);
+                            }
+                        }
+                    }
+                }
+            }
+        });
+}
+
+/// `[samples, K, pixels]` reordered to `[K, samples·pixels]`, in parallel over K.
+pub(super) fn channels_first(x: &[f32], k: usize, pixels: usize) -> Vec<f32> {
+    let samples = x.len() / (k * pixels);
+    let mut out = vec![0.0; x.len()];
+    out.par_chunks_mut(samples * pixels)
+        .enumerate()
+        .for_each(|(ch, row)| {
+            for (n, to) in row.chunks_mut(pixels).enumerate() {
+                to.copy_from_slice(&x[(n * k + ch) * pixels..][..pixels]);
+            }
+        });
+    out
+}
+
+/// `max(x, 0)` in place, in parallel.
+pub(super) fn relu_in_place(x: &mut [f32]) {
+    x.par_chunks_mut(1 << 14)
+        .for_each(|c| c.iter_mut().for_each(|v| *v = v.max(0.0)));
+}
+
+/// The gradient through the ReLU (`grad` where the output is positive, else 0), and the bias
+/// gradient (its sum over samples and pixels per channel), in one parallel pass over the
+/// `[samples, K, P, Q]` planes.
+pub(super) fn relu_mask_and_bias(
+    out: &[f32],
+    grad: &[f32],
+    channels: usize,
+    plane: usize,
+) -> (Vec<f32>, Vec<f32>) {
+    let mut masked = vec![0.0; grad.len()];
+    let sums: Vec<f32> = masked
+        .par_chunks_mut(plane)
+        .zip(out.par_chunks(plane).zip(grad.par_chunks(plane)))
+        .map(|(m, (o, g))| {
+            let mut sum = 0.0;
+            for ((m, &o), &g) in m.iter_mut().zip(o).zip(g) {
+                if o > 0.0 {
+                    *m = g;
+                    sum += g;
+                }
+            }
+            sum
+        })
+        .collect();
+    let mut bias = vec![0.0; channels];
+    for (i, s) in sums.iter().enumerate() {
+        bias[i % channels] += s;
+    }
+    (masked, bias)
+}
+
+/// The kernel of the input gradient: `[C, K, kh, kw]` from `[K, C, kh, kw]`, each tap flipped.
+pub(super) fn transpose_flip(w: &[f32], k: usize, c: usize, kh: usize, kw: usize) -> Vec<f32> {
+    let taps = kh * kw;
+    let mut out = vec![0.0; w.len()];
+    for ko in 0..k {
+        for ci in 0..c {
+            let from = &w[(ko * c + ci) * taps..][..taps];
+            let to = &mut out[(ci * k + ko) * taps..][..taps];
+            for (t, v) in to.iter_mut().zip(from.iter().rev()) {
+                *t = *v;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn im2col_places_each_tap_and_zeroes_the_padding() {
+        // One 1x2x3 image, 3x3 kernel, padding 1: output 2x3.
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let g = Geometry {
+            channels: 1,
+            height: 2,
+            width: 3,
+            kernel: [3, 3],
+            padding: [1, 1],
+        };
+        let im2col = |x: &[f32]| {
+            let mut col = vec![0.0; 9 * x.len()];
+            im2col_into(&mut col, x, g);
+            col
+        };
+        let col = im2col(&x);
+        assert_eq!(col.len(), 9 * 6);
+        // Two samples: each row holds the first sample's pixels, then the second's.
+        let two = im2col(&[x, x.map(|v| 10.0 * v)].concat());
+        assert_eq!(&two[4 * 12..4 * 12 + 6], &x);
+        assert_eq!(two[4 * 12 + 6], 10.0);
+        // The centre tap (r = 1, s = 1) sees the image itself.
+        assert_eq!(&col[4 * 6..5 * 6], &x);
+        // The top-left tap sees the pixel up and left: only output (1, 1) and (1, 2) have one.
+        assert_eq!(&col[0..6], &[0.0, 0.0, 0.0, 0.0, 1.0, 2.0]);
+        // The bottom-right tap: outputs (0, 0) and (0, 1).
+        assert_eq!(&col[8 * 6..9 * 6], &[5.0, 6.0, 0.0, 0.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn channels_first_gathers_each_channel_over_the_samples() {
+        // 2 samples x 2 channels x 3 pixels.
+        let x = [
+            1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0,
+        ];
+        let out = channels_first(&x, 2, 3);
+        assert_eq!(
+            out,
+            vec![1.0, 2.0, 3.0, 7.0, 8.0, 9.0, 4.0, 5.0, 6.0, 10.0, 11.0, 12.0]
+        );
+    }
+
+    #[test]
+    fn the_mask_passes_gradients_where_the_output_is_positive() {
+        let out = [1.0, 0.0, 2.0, 0.0, 0.0, 3.0, 4.0, 5.0];
+        let grad = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
+        // 2 samples x 2 channels x 2 pixels.
+        let (masked, bias) = relu_mask_and_bias(&out, &grad, 2, 2);
+        assert_eq!(masked, vec![1.0, 0.0, 3.0, 0.0, 0.0, 6.0, 7.0, 8.0]);
+        assert_eq!(bias, vec![1.0 + 6.0, 3.0 + 15.0]);
+    }
+}

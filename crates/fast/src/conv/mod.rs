@@ -1,0 +1,62 @@
+//! A convolution followed by a ReLU, with batchlab's own backward on flex: burn 0.21's flex
+//! has no convolution backward of its own, and burn-autodiff composes one from a transposed
+//! convolution (a serial loop over samples with a serial col2im) and a forward convolution with
+//! batch and channels swapped (parallel over input channels only: 3 tasks for an RGB layer); on
+//! VGG16 that backward is two thirds of a flex training step. Here (docs/ARCHITECTURE.md, "Fast
+//! paths"):
+//! - the ReLU mask and the bias gradient are one parallel pass;
+//! - the input gradient is a forward convolution of the masked gradient with the transposed,
+//!   flipped kernel (flex's parallel im2col + matrix kernel);
+//! - the weight gradient is a parallel im2col and one batched matrix product per slice of
+//!   samples, through flex's safe `matmul`;
+//! - the forward is flex's convolution and a parallel in-place ReLU, keeping only the output (the
+//!   next layer's input anyway) where burn keeps the convolution's output too.
+//!
+//! It applies on `Autodiff<Flex>` to stride 1, dilation 1, one group, symmetric padding and a
+//! bias: every convolution of VGG and the small and simple CNNs. Anything else, any other
+//! backend, inference and the switch off take burn's `relu(conv.forward(x))`.
+
+mod flex;
+mod kernels;
+
+use crate::Kind;
+
+use burn::{
+    nn::{conv::Conv2d, PaddingConfig2d},
+    tensor::{activation::relu, backend::Backend, Tensor},
+};
+
+/// `relu(conv.forward(x))`, through the fast path where it applies.
+pub fn conv2d_relu<B: Backend>(conv: &Conv2d<B>, x: Tensor<B, 4>) -> Tensor<B, 4> {
+    let applies = crate::enabled().then(|| fast_case(conv)).flatten();
+    if let (Some(padding), Some(bias)) = (applies, &conv.bias) {
+        match flex::conv2d_relu(x, conv.weight.val(), bias.val(), padding) {
+            Ok(y) => {
+                crate::count(Kind::Convolution, true);
+                return y;
+            }
+            Err(x) => return burn_conv2d_relu(conv, x),
+        }
+    }
+    burn_conv2d_relu(conv, x)
+}
+
+fn burn_conv2d_relu<B: Backend>(conv: &Conv2d<B>, x: Tensor<B, 4>) -> Tensor<B, 4> {
+    crate::count(Kind::Convolution, false);
+    relu(conv.forward(x))
+}
+
+/// The padding of a convolution the fast path computes: stride 1, dilation 1, one group, and
+/// the same padding on both sides, smaller than the kernel.
+fn fast_case<B: Backend>(conv: &Conv2d<B>) -> Option<[usize; 2]> {
+    let padding = match conv.padding {
+        PaddingConfig2d::Valid => [0, 0],
+        PaddingConfig2d::Explicit(top, left, bottom, right) if top == bottom && left == right => {
+            [top, left]
+        }
+        _ => return None,
+    };
+    let [kh, kw] = conv.kernel_size;
+    let plain = conv.stride == [1, 1] && conv.dilation == [1, 1] && conv.groups == 1;
+    (plain && padding[0] < kh && padding[1] < kw).then_some(padding)
+}

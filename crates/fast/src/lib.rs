@@ -1,0 +1,70 @@
+//! batchlab's own fast paths, built on burn's public extension points (no fork of burn, no
+//! unsafe code): optimizers whose update is one fused, parallel, in-place pass over a flex
+//! tensor's storage (in-place libtorch ops on LibTorch), and burn's own tensor ops on every other
+//! backend. docs/ARCHITECTURE.md ("Fast paths") says where each path applies and why.
+//!
+//! Whether the fast paths run is one process-wide switch ([`set_enabled`]), set from a study's
+//! `backend.fast_paths` before any step, so that a study can measure burn's own ops; every
+//! update and convolution counts which path it took ([`counts`]), so tests can say what ran.
+
+pub mod conv;
+pub mod optim;
+mod storage;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+static ENABLED: AtomicBool = AtomicBool::new(true);
+/// (fast, fallback) per [`Kind`], in its order.
+static COUNTS: [[AtomicU64; 2]; 2] = [
+    [AtomicU64::new(0), AtomicU64::new(0)],
+    [AtomicU64::new(0), AtomicU64::new(0)],
+];
+
+/// Turns the fast paths on or off for this process (on by default).
+pub fn set_enabled(on: bool) {
+    ENABLED.store(on, Ordering::Relaxed);
+}
+
+/// Whether the fast paths are on in this process.
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// What a fast path does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An optimizer's update of one parameter tensor.
+    Update,
+    /// A convolution + ReLU (forward and backward counted once, at the forward).
+    Convolution,
+}
+
+/// How often a kind of operation took its fast path, and how often burn's ops, since the
+/// process started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    /// Done by a fast path.
+    pub fast: u64,
+    /// Done with burn's ops (another backend, the switch off, a case the fast path does not
+    /// cover, or a tensor it may not write in place).
+    pub fallback: u64,
+}
+
+/// The counts of `kind` so far.
+pub fn counts(kind: Kind) -> Counts {
+    let [fast, fallback] = &COUNTS[kind as usize];
+    Counts {
+        fast: fast.load(Ordering::Relaxed),
+        fallback: fallback.load(Ordering::Relaxed),
+    }
+}
+
+fn count(kind: Kind, fast: bool) {
+    COUNTS[kind as usize][usize::from(!fast)].fetch_add(1, Ordering::Relaxed);
+}
+
+/// The fast paths a flex run takes, in words (meta.json `fast_paths`).
+pub const ON_FLEX: &str =
+    "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward";
+/// The fast paths a LibTorch run takes, in words.
+pub const ON_LIBTORCH: &str = "in-place optimizers (SGD, Adam, AdamW)";

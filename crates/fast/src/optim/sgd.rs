@@ -1,0 +1,150 @@
+//! SGD with optional momentum (with dampening, optionally Nesterov) and coupled weight decay:
+//! burn-optim's `Sgd` (`optim/sgd.rs`, `momentum.rs`, `decay.rs`), updated in place.
+
+use burn::{
+    optim::{LearningRate, SimpleOptimizer},
+    record::Record,
+    tensor::{backend::Backend, Device, Tensor},
+};
+use rayon::prelude::*;
+
+use super::{rules::Sgd, CHUNK};
+use crate::storage::Opened;
+
+/// The velocity of one parameter tensor (kept only with momentum).
+#[derive(Record, Clone)]
+pub struct SgdState<B: Backend, const D: usize> {
+    /// The momentum buffer.
+    pub velocity: Tensor<B, D>,
+}
+
+impl<B: Backend> SimpleOptimizer<B> for Sgd {
+    type State<const D: usize> = SgdState<B, D>;
+
+    fn step<const D: usize>(
+        &self,
+        lr: LearningRate,
+        tensor: Tensor<B, D>,
+        grad: Tensor<B, D>,
+        state: Option<SgdState<B, D>>,
+    ) -> (Tensor<B, D>, Option<SgdState<B, D>>) {
+        let first = state.is_none();
+        let velocity = self.momentum.map(|_| match state {
+            Some(s) => s.velocity,
+            None => Tensor::zeros(tensor.shape(), &tensor.device()),
+        });
+        let (mut p, g, mut v) = (
+            Opened::new(tensor),
+            Opened::new(grad),
+            velocity.map(Opened::new),
+        );
+        let on = crate::enabled();
+        if on && p.writable() && g.slice().is_some() && v.as_ref().is_none_or(Opened::writable) {
+            if let (Some(ps), Some(gs)) = (p.slice_mut(), g.slice()) {
+                self.fused(
+                    lr as f32,
+                    ps,
+                    gs,
+                    v.as_mut().and_then(Opened::slice_mut),
+                    first,
+                );
+            }
+            return self.done(p, v);
+        }
+        #[cfg(feature = "tch")]
+        if on
+            && super::tch::ready(&p)
+            && super::tch::is_tch(&g)
+            && v.as_ref().is_none_or(super::tch::ready)
+        {
+            super::tch::sgd(self, lr, &mut p, &g, v.as_mut(), first);
+            return self.done(p, v);
+        }
+        crate::count(crate::Kind::Update, false);
+        let velocity = if first { None } else { v.map(Opened::close) };
+        self.reference(lr, p.close(), g.close(), velocity)
+    }
+
+    fn to_device<const D: usize>(state: SgdState<B, D>, device: &Device<B>) -> SgdState<B, D> {
+        SgdState {
+            velocity: state.velocity.to_device(device),
+        }
+    }
+}
+
+impl Sgd {
+    /// The result of an update made in place.
+    fn done<B: Backend, const D: usize>(
+        &self,
+        p: Opened<B>,
+        v: Option<Opened<B>>,
+    ) -> (Tensor<B, D>, Option<SgdState<B, D>>) {
+        crate::count(crate::Kind::Update, true);
+        let state = v.map(|v| SgdState {
+            velocity: v.close(),
+        });
+        (p.close(), state)
+    }
+
+    /// burn-optim's formulas in burn's tensor ops, operation for operation.
+    pub(super) fn reference<B: Backend, const D: usize>(
+        &self,
+        lr: LearningRate,
+        tensor: Tensor<B, D>,
+        grad: Tensor<B, D>,
+        velocity: Option<Tensor<B, D>>,
+    ) -> (Tensor<B, D>, Option<SgdState<B, D>>) {
+        let mut grad = grad;
+        if let Some(penalty) = self.weight_decay {
+            grad = tensor.clone().mul_scalar(penalty).add(grad);
+        }
+        let mut state = None;
+        if let Some(m) = self.momentum {
+            let velocity = match velocity {
+                Some(v) => grad
+                    .clone()
+                    .mul_scalar(1.0 - m.dampening)
+                    .add(v.mul_scalar(m.momentum as f32)),
+                None => grad.clone(),
+            };
+            grad = if m.nesterov {
+                velocity.clone().mul_scalar(m.momentum as f32).add(grad)
+            } else {
+                velocity.clone()
+            };
+            state = Some(SgdState { velocity });
+        }
+        (tensor - grad.mul_scalar(lr), state)
+    }
+
+    /// One pass over the parameter, its gradient and its velocity, in parallel chunks: the same
+    /// f32 operations, in the same order, as [`Sgd::reference`].
+    fn fused(&self, lr: f32, p: &mut [f32], g: &[f32], v: Option<&mut [f32]>, first: bool) {
+        let decay = self.weight_decay;
+        let decayed = |p: f32, g: f32| decay.map_or(g, |l| p * l + g);
+        match (self.momentum, v) {
+            (Some(m), Some(v)) => {
+                let (mu, keep) = (m.momentum as f32, (1.0 - m.dampening) as f32);
+                p.par_chunks_mut(CHUNK)
+                    .zip(v.par_chunks_mut(CHUNK))
+                    .zip(g.par_chunks(CHUNK))
+                    .for_each(|((p, v), g)| {
+                        for ((p, v), &g) in p.iter_mut().zip(v).zip(g) {
+                            let g = decayed(*p, g);
+                            *v = if first { g } else { g * keep + *v * mu };
+                            let update = if m.nesterov { *v * mu + g } else { *v };
+                            *p -= update * lr;
+                        }
+                    });
+            }
+            _ => p
+                .par_chunks_mut(CHUNK)
+                .zip(g.par_chunks(CHUNK))
+                .for_each(|(p, g)| {
+                    for (p, &g) in p.iter_mut().zip(g) {
+                        *p -= decayed(*p, g) * lr;
+                    }
+                }),
+        }
+    }
+}

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Result};
 use batchlab_experiments::{
     config::{BackendConfig, BackendKind},
+    estimate::duration,
     predict::{
         history, history_summary, nearest_machine, predict_training, suggestions, Basis, Origin,
         Predicted, TrainingPlan,
@@ -105,20 +106,8 @@ fn past_checks(reports: &std::path::Path, full: bool) -> Result<()> {
     Ok(())
 }
 
-fn seconds(s: f64) -> String {
-    if s >= 3600.0 {
-        format!("{:.2} h", s / 3600.0)
-    } else if s >= 60.0 {
-        format!("{:.1} min", s / 60.0)
-    } else if s >= 1.0 {
-        format!("{s:.2} s")
-    } else {
-        format!("{:.1} ms", s * 1e3)
-    }
-}
-
 fn triple((v, lo, hi): (f64, f64, f64)) -> String {
-    format!("{} ({} – {})", seconds(v), seconds(lo), seconds(hi))
+    format!("{} ({} – {})", duration(v), duration(lo), duration(hi))
 }
 
 /// "flex on AMD EPYC, 2 threads".

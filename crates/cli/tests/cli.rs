@@ -303,17 +303,17 @@ fn check_and_run_state_the_expected_wall_time_from_the_best_source_here() {
 
 #[test]
 fn a_reader_that_stops_early_ends_the_command_quietly() {
-    // `batchlab check NAME | head`: the reader closes the pipe before the command writes.
+    // `batchlab check NAME | head`: the reader closes the pipe before the command writes
+    // (closed before the command starts, so that a fast command cannot fill the pipe first).
     for args in [&["check", "quickstart"][..], &["list"], &["models"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_batchlab"))
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let output = Command::new(env!("CARGO_BIN_EXE_batchlab"))
             .args(args)
             .current_dir(root())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
+            .stdout(writer)
+            .output()
             .unwrap();
-        drop(child.stdout.take());
-        let output = child.wait_with_output().unwrap();
         let stderr = text(&output.stderr);
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert_eq!(output.status.code(), Some(141), "{args:?}: {stderr}");

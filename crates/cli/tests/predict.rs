@@ -12,6 +12,7 @@ use std::{
     process::Command,
 };
 
+use batchlab_experiments::estimate::duration;
 use common::{run_command, run_to_dir, STEP_TIME};
 
 /// summary.csv's median milliseconds per batch size, read by column name.
@@ -67,12 +68,12 @@ fn predictions_come_from_the_sweep_of_the_same_model() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        text.contains(&format!("per step:  {:.1} ms", median[&8])),
+        text.contains(&format!("per step:  {}", duration(median[&8] / 1e3))),
         "{text}\n{median:?}"
     );
     let epoch = 12.0 * median[&8] + median[&4];
     assert!(
-        text.contains(&format!("per epoch: {epoch:.1} ms")),
+        text.contains(&format!("per epoch: {}", duration(epoch / 1e3))),
         "{text}\n{epoch}"
     );
     assert!(
@@ -148,7 +149,7 @@ fn predictions_come_from_the_sweep_of_the_same_model() {
     assert!(
         text.starts_with("warning: no sweep of this machine (flex on ")
             && text.contains("7 threads")
-            && text.contains(&format!("per step:  {:.1} ms", median[&8])),
+            && text.contains(&format!("per step:  {}", duration(median[&8] / 1e3))),
         "{text}"
     );
 }

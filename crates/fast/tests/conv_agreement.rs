@@ -1,5 +1,5 @@
-//! The fused convolution + ReLU against burn's `relu(conv.forward(x))` on `Autodiff<Flex>`: the
-//! output and the gradients of the input, the kernel and the bias, on random inputs including a
+//! The convolution + ReLU with its own backward against burn's `relu(conv.forward(x))` on
+//! `Autodiff<Flex>`: the output and the gradients of the input, the kernel and the bias, on random inputs including a
 //! batch of 17 and odd image sizes. Both sum the same products in different orders, so they
 //! agree to f32 rounding: stated tolerance 1e-4 relative to the largest magnitude of each tensor.
 
@@ -10,10 +10,12 @@ use burn::{
         conv::{Conv2d, Conv2dConfig},
         PaddingConfig2d,
     },
-    tensor::{activation::relu, backend::Backend, Distribution, Tensor},
+    tensor::{
+        activation::relu,
+        backend::{AutodiffBackend, Backend},
+        Distribution, Tensor,
+    },
 };
-
-type Ad = Autodiff<Flex>;
 
 struct Case {
     batch: usize,
@@ -23,7 +25,7 @@ struct Case {
     padding: PaddingConfig2d,
 }
 
-fn values<const D: usize>(t: Tensor<Flex, D>) -> Vec<f32> {
+fn values<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f32> {
     t.into_data().to_vec::<f32>().unwrap()
 }
 
@@ -39,11 +41,11 @@ fn assert_close(fast: &[f32], burn: &[f32], what: &str) {
 }
 
 /// Output, dx, dw, db of `forward` on a fresh graph.
-fn run(
-    conv: &Conv2d<Ad>,
-    x: &Tensor<Ad, 4>,
-    r: &Tensor<Ad, 4>,
-    forward: impl Fn(&Conv2d<Ad>, Tensor<Ad, 4>) -> Tensor<Ad, 4>,
+fn run<B: AutodiffBackend>(
+    conv: &Conv2d<B>,
+    x: &Tensor<B, 4>,
+    r: &Tensor<B, 4>,
+    forward: impl Fn(&Conv2d<B>, Tensor<B, 4>) -> Tensor<B, 4>,
 ) -> [Vec<f32>; 4] {
     let x = x.clone().detach().require_grad();
     let y = forward(conv, x.clone());
@@ -58,7 +60,11 @@ fn run(
 }
 
 #[test]
-fn fused_conv_relu_matches_burn_forward_and_backward() {
+fn conv_relu_matches_burn_forward_and_backward() {
+    matches_burn::<Autodiff<Flex>>();
+}
+
+fn matches_burn<B: AutodiffBackend>() {
     let device = Default::default();
     let explicit = |p| PaddingConfig2d::Explicit(p, p, p, p);
     // (batch, [in, out] channels, image, kernel, padding)
@@ -76,10 +82,10 @@ fn fused_conv_relu_matches_burn_forward_and_backward() {
         padding,
     });
     for (i, case) in cases.iter().enumerate() {
-        Ad::seed(&device, 7 + i as u64);
+        B::seed(&device, 7 + i as u64);
         let conv = Conv2dConfig::new(case.channels, [case.kernel, case.kernel])
             .with_padding(case.padding.clone())
-            .init::<Ad>(&device);
+            .init::<B>(&device);
         let [h, w] = case.image;
         let x = Tensor::random(
             [case.batch, case.channels[0], h, w],
@@ -94,7 +100,7 @@ fn fused_conv_relu_matches_burn_forward_and_backward() {
             counts(Kind::Convolution).fast > before,
             "case {i}: the fast path ran"
         );
-        let burn = run(&conv, &x, &r, |c, x| relu(c.forward(x)));
+        let burn = run(&conv, &x, &r, |c: &Conv2d<B>, x| relu(c.forward(x)));
         for (name, (f, b)) in ["output", "dx", "dw", "db"]
             .iter()
             .zip(fast.iter().zip(&burn))
@@ -118,8 +124,9 @@ fn inference_and_other_convolutions_take_burns_path() {
     );
     let strided = Conv2dConfig::new([3, 4], [3, 3])
         .with_stride([2, 2])
-        .init::<Ad>(&device);
-    let xa = Tensor::<Ad, 4>::random([2, 3, 7, 7], Distribution::Normal(0.0, 1.0), &device);
+        .init::<Autodiff<Flex>>(&device);
+    let xa =
+        Tensor::<Autodiff<Flex>, 4>::random([2, 3, 7, 7], Distribution::Normal(0.0, 1.0), &device);
     assert_eq!(
         values(conv2d_relu(&strided, xa.clone()).inner()),
         values(relu(strided.forward(xa)).inner())

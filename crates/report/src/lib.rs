@@ -30,7 +30,7 @@ pub mod find_batch;
 mod io;
 pub mod jumps;
 pub mod markdown;
-mod numbers;
+pub mod numbers;
 pub mod predict;
 pub mod step_time;
 pub mod steps_to_target;

@@ -44,8 +44,9 @@ pub(crate) fn batch(b: f64) -> String {
     }
 }
 
-/// Seconds with a unit that keeps them readable: "850 ms", "12.3 s", "4.20 min", "1.50 h".
-pub(crate) fn seconds(s: f64) -> String {
+/// Seconds with a unit that keeps them readable: "850 ms", "12.3 s", "4.2 min", "1.5 h",
+/// "3.2 days"; the one duration format of reports and the CLI.
+pub fn seconds(s: f64) -> String {
     if !s.is_finite() {
         "–".into()
     } else if s < 1.0 {
@@ -54,8 +55,10 @@ pub(crate) fn seconds(s: f64) -> String {
         format!("{} s", sig(s))
     } else if s < 7200.0 {
         format!("{} min", sig(s / 60.0))
-    } else {
+    } else if s < 48.0 * 3600.0 {
         format!("{} h", sig(s / 3600.0))
+    } else {
+        format!("{} days", sig(s / 86_400.0))
     }
 }
 
@@ -134,6 +137,8 @@ mod tests {
         assert_eq!(seconds(0.25), "250 ms");
         assert_eq!(seconds(12.34), "12.3 s");
         assert_eq!(seconds(300.0), "5 min");
+        assert_eq!(seconds(3.0 * 3600.0), "3 h");
+        assert_eq!(seconds(3.5 * 86_400.0), "3.5 days");
         assert_eq!(
             with_interval(127.0, (110.0, 150.0), 0.95),
             "127 (95% interval 110–150)"

@@ -14,7 +14,9 @@
 //!
 //! It applies on `Autodiff<Flex>` to stride 1, dilation 1, one group, symmetric padding and a
 //! bias: every convolution of VGG and the small and simple CNNs. Anything else, any other
-//! backend, inference and the switch off take burn's `relu(conv.forward(x))`.
+//! backend (LibTorch included: libtorch's own backward reached through its autograd, rebuilding
+//! the forward inside the backward, was measured slower than burn's composed one; see
+//! docs/tch-performance.md), inference and the switch off take burn's `relu(conv.forward(x))`.
 
 mod flex;
 mod kernels;

@@ -42,7 +42,7 @@ pub fn adapter(index: usize) -> Result<String, BackendError> {
         })
         .map(|setup| {
             let info = setup.adapter.get_info();
-            let software = format!("{:?}", info.device_type) == "Cpu";
+            let software = info.device_type == ::wgpu::DeviceType::Cpu;
             format!(
                 "{} ({}, {:?} device, driver {} {}){}",
                 info.name,

@@ -27,7 +27,7 @@ pub struct BenchArgs<'a> {
     pub only: &'a str,
     /// Repeats of each loader figure.
     pub repeats: usize,
-    /// Each CPU backend on burn's own ops too.
+    /// Each backend that has fast paths on burn's own ops too.
     pub burn_ops: bool,
 }
 
@@ -36,12 +36,7 @@ pub fn bench(args: BenchArgs, data_dir: &Path) -> Result<()> {
     if args.burn_ops {
         let burn: Vec<BackendConfig> = backends
             .iter()
-            .filter(|b| {
-                matches!(
-                    b.name,
-                    BackendKind::Flex | BackendKind::Tch | BackendKind::TchCuda
-                )
-            })
+            .filter(|b| b.name.has_fast_paths())
             .map(|b| BackendConfig {
                 fast_paths: false,
                 ..b.clone()

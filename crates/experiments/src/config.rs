@@ -300,6 +300,17 @@ impl BackendKind {
     pub fn on_cpu(self) -> bool {
         matches!(self, Self::Flex | Self::Tch)
     }
+
+    /// Whether the backend is burn's CubeCL one (cuda, wgpu), which compiles the kernels of
+    /// each new shape on its first steps.
+    pub fn is_cubecl(self) -> bool {
+        matches!(self, Self::Cuda | Self::Wgpu)
+    }
+
+    /// Whether batchlab-fast has paths for the backend (flex; LibTorch on the CPU or a GPU).
+    pub fn has_fast_paths(self) -> bool {
+        matches!(self, Self::Flex | Self::Tch | Self::TchCuda)
+    }
 }
 
 impl fmt::Display for BackendKind {

@@ -107,7 +107,7 @@ pub fn estimate(study: &dyn Study, root: &Path) -> Result<Option<Estimate>, RunE
             // A CubeCL backend compiles (and with cuda autotunes) every kernel of a new shape on
             // its first steps: timed here they measure compilation (VGG16 at 224 on an H200: 6
             // minutes for the two steps before a study), not the study's steps.
-            None if !config.name.on_cpu() => {
+            None if config.name.is_cubecl() => {
                 return Err(RunError::Other(format!(
                     "no step-time sweep of {} on this device, and the first steps on {} compile its kernels, so timing them here would measure compilation",
                     model_name(&model),

@@ -153,7 +153,7 @@ where
 {
     let decay = (config.weight_decay > 0.0).then_some(config.weight_decay as f32);
     let adam = |decay| fast::Adam {
-        // burn's AdamConfig defaults, as with_burn_optimizer leaves them.
+        // burn's AdamConfig defaults (its fields are private), as with_burn_optimizer leaves them.
         beta_1: 0.9,
         beta_2: 0.999,
         epsilon: config.epsilon as f32,

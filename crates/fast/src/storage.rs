@@ -36,20 +36,16 @@ impl<B: Backend> Opened<B> {
         }
     }
 
-    fn flex(&self) -> Option<&FlexTensor> {
-        self.get()
-    }
-
     /// Whether this is a flex f32 tensor that [`Opened::slice_mut`] can write in place.
     pub fn writable(&self) -> bool {
-        self.flex().is_some_and(|f| {
+        self.get::<FlexTensor>().is_some_and(|f| {
             f.dtype() == DType::F32 && f.is_unique() && f.layout().contiguous_offsets().is_some()
         })
     }
 
     /// The elements of a contiguous flex f32 tensor, in order.
     pub fn slice(&self) -> Option<&[f32]> {
-        self.flex()
+        self.get::<FlexTensor>()
             .filter(|f| f.dtype() == DType::F32)
             .and_then(|f| f.as_slice::<f32>())
     }

@@ -131,5 +131,4 @@ fn inference_and_other_convolutions_take_burns_path() {
         values(conv2d_relu(&strided, xa.clone()).inner()),
         values(relu(strided.forward(xa)).inner())
     );
-    let _ = <Flex as Backend>::name(&device);
 }

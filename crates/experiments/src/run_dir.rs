@@ -8,6 +8,7 @@ use std::{
 };
 
 use batchlab_method::findings::{Finding, FindingsFile, MachineKey, RULES_VERSION};
+use batchlab_report::About;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -139,12 +140,27 @@ pub fn write_findings(
     write_atomically(&dir.join("findings.json"), &format!("{text}\n"))
 }
 
-/// The backend and device a run in `dir` used, from its meta.json; for a directory without
-/// one, what `config` would use on this machine.
-pub fn backend_and_device(dir: &Path, config: &BackendConfig) -> (String, String) {
-    match Meta::read(dir) {
+/// What a report says about the run in `dir`: the config's `[experiment]` table, the backend
+/// and device from the run's meta.json (for a directory without one, what `backend` would
+/// use on this machine) and the protocol in one line.
+pub fn about(
+    dir: &Path,
+    experiment: &ExperimentHeader,
+    backend: &BackendConfig,
+    protocol: String,
+) -> About {
+    let (backend, device) = match Meta::read(dir) {
         Ok(meta) => (meta.backend, meta.device),
-        Err(_) => (config.name.to_string(), backend::device_name(config)),
+        Err(_) => (backend.name.to_string(), backend::device_name(backend)),
+    };
+    About {
+        experiment: experiment.name.clone(),
+        description: experiment.description.clone(),
+        reproduces: experiment.reproduces.clone(),
+        claim: experiment.claim.clone(),
+        backend,
+        device,
+        protocol,
     }
 }
 

@@ -6,7 +6,9 @@
 //!
 //! - [`jumps`]: discontinuities ("jumps") in a step-time-versus-batch-size curve.
 //! - [`figures`]: x/y charts with error bars and vertical markers, to SVG and PNG.
-//! - [`markdown`]: the header of every `report.md`, and markdown tables.
+//! - [`about`]: what every report says about its run (experiment, backend, device,
+//!   protocol): the header, the "What was run" table and figure titles, worded once.
+//! - [`markdown`]: markdown tables.
 //! - [`verdict`]: a verdict on a published claim, and the table every report's claims end with.
 //! - [`predict`]: training time predicted from step-time sweeps, of the same model or across
 //!   models.
@@ -24,6 +26,7 @@
 
 #![warn(missing_docs)]
 
+pub mod about;
 pub mod error;
 pub mod figures;
 pub mod find_batch;
@@ -37,4 +40,5 @@ pub mod steps_to_target;
 pub mod train;
 pub mod verdict;
 
+pub use about::About;
 pub use error::ReportError;

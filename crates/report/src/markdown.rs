@@ -1,43 +1,4 @@
-//! The pieces every `report.md` shares: its header and markdown tables.
-
-/// The top of every `report.md`: the title, the config's description, what the run
-/// reproduces and the source's claim (each where given), and the result in short.
-pub(crate) struct Header<'a> {
-    /// The experiment's name.
-    pub experiment: &'a str,
-    /// What the report is about, after the name, e.g. "step time versus batch size".
-    pub subject: &'a str,
-    /// The config's one-paragraph description.
-    pub description: &'a str,
-    /// The figure or table reproduced.
-    pub reproduces: Option<&'a str>,
-    /// The source's claim in words.
-    pub claim: Option<&'a str>,
-    /// The verdicts counted ([`crate::verdict::tally`]), where the run judged claims.
-    pub verdicts: Option<String>,
-    /// One paragraph: the result in short.
-    pub in_short: &'a str,
-}
-
-impl Header<'_> {
-    /// The header as markdown, ending in a blank line.
-    pub(crate) fn markdown(&self) -> String {
-        let mut md = format!("# {}: {}\n\n", self.experiment, self.subject);
-        md.push_str(&format!("{}\n\n", self.description.trim()));
-        if let Some(r) = self.reproduces {
-            // Names the setup repeated, not an outcome: the verdicts line says what held.
-            md.push_str(&format!("**Repeats the setup of.** {}\n\n", r.trim()));
-        }
-        if let Some(c) = self.claim {
-            md.push_str(&format!("**Claim.** {}\n\n", c.trim()));
-        }
-        if let Some(v) = &self.verdicts {
-            md.push_str(&format!("**Verdicts.** {v} (the claims table below).\n\n"));
-        }
-        md.push_str(&format!("**In short.** {}\n\n", self.in_short));
-        md
-    }
-}
+//! Markdown tables and lists every `report.md` uses (its header is [`crate::About`]'s).
 
 /// A GitHub-flavoured markdown table: a header row, a separator and one line per row.
 ///

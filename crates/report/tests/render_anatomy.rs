@@ -3,6 +3,7 @@
 //! BATCHLAB_FIGURE_DIR to keep the directory and look at the figure.
 
 use batchlab_method::rows::Status;
+use batchlab_report::About;
 use std::path::PathBuf;
 
 use batchlab_method::rows::append_rows;
@@ -14,21 +15,23 @@ use rand::{Rng, SeedableRng};
 
 fn context() -> StepTimeContext {
     StepTimeContext {
-        experiment: "synthetic-anatomy".into(),
-        description: "A synthetic sweep around 32 whose conv2 backward takes 3 ms more at 32."
-            .into(),
-        reproduces: None,
-        claim: None,
+        about: About {
+            experiment: "synthetic-anatomy".into(),
+            description: "A synthetic sweep around 32 whose conv2 backward takes 3 ms more at 32."
+                .into(),
+            reproduces: None,
+            claim: None,
+            backend: "flex".into(),
+            device: "cpu".into(),
+            protocol: "synthetic".into(),
+        },
         claimed_jumps: vec![],
         no_jumps_at: vec![32],
         fluctuates_more_than: None,
         slower_than: None,
         rules: Default::default(),
         model: "none (synthetic)".into(),
-        backend: "flex".into(),
-        device: "cpu".into(),
         memory_kind: "process peak resident set size".into(),
-        protocol: "synthetic".into(),
         bootstrap_resamples: 200,
         seed: 7,
     }
@@ -109,36 +112,25 @@ fn the_anatomy_section_names_the_stage_that_jumps_and_its_figure_hides_nothing()
     append_rows(&dir.join("results.csv"), &sweep_rows()).unwrap();
     let mut rng = StdRng::seed_from_u64(5);
     append_rows(&dir.join("stages.csv"), &stage_rows(&mut rng)).unwrap();
-    render_step_time(&dir, &context()).unwrap();
+    let findings = render_step_time(&dir, &context()).unwrap();
 
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    // The wording is the snapshot's; the findings are asserted below.
     insta::assert_snapshot!("anatomy_report", md);
-    assert!(md.contains("## Anatomy of the step"), "{md}");
-    assert!(md.contains("### Batch size 32"), "{md}");
-    assert!(
-        md.contains("**Batch 32 stands out of both neighbours**"),
-        "{md}"
-    );
-    let responsible = md
-        .lines()
-        .find(|l| l.starts_with("Parts whose change exceeds their noise"))
-        .unwrap_or_else(|| panic!("no responsible parts named: {md}"));
-    assert!(
-        responsible.contains("**conv2+relu backward**"),
-        "{responsible}"
-    );
-    assert_eq!(
-        responsible.matches("**").count(),
-        2,
-        "one part only: {responsible}"
-    );
-    assert!(
-        md.contains("could not be told from none"),
-        "the power is said: {md}"
-    );
-    // 8 stage parts, the optimizer and the step, numbered.
-    assert!(md.contains("| 10 | step |"), "{md}");
-    assert!(!md.contains("### Batch size 31") && !md.contains("### Batch size 33"));
+    // Batch 32 alone was dissected with its neighbours, and its whole step stands out.
+    let [anatomy] = &findings.anatomies[..] else {
+        panic!("{:?}", findings.anatomies);
+    };
+    assert_eq!(anatomy.centre, 32);
+    assert!(anatomy.step.exceeds_noise(), "{:?}", anatomy.step);
+    // 8 stage parts and the optimizer; one of them exceeds its noise.
+    assert_eq!(anatomy.parts.len(), 9);
+    let responsible: Vec<(&str, &str)> = anatomy
+        .responsible()
+        .iter()
+        .map(|p| (p.stage.as_str(), p.phase.as_str()))
+        .collect();
+    assert_eq!(responsible, [("conv2+relu", "backward")]);
 
     let svg = std::fs::read_to_string(dir.join("anatomy.svg")).unwrap();
     assert!(svg_problems(&svg).is_empty(), "{:?}", svg_problems(&svg));
@@ -149,8 +141,7 @@ fn the_anatomy_section_names_the_stage_that_jumps_and_its_figure_hides_nothing()
 fn a_run_without_stages_has_no_anatomy() {
     let tmp = tempfile::tempdir().unwrap();
     append_rows(&tmp.path().join("results.csv"), &sweep_rows()).unwrap();
-    render_step_time(tmp.path(), &context()).unwrap();
-    let md = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
-    assert!(!md.contains("Anatomy"));
+    let findings = render_step_time(tmp.path(), &context()).unwrap();
+    assert!(findings.anatomies.is_empty());
     assert!(!tmp.path().join("anatomy.svg").exists());
 }

@@ -1,7 +1,9 @@
 //! End to end: a synthetic sweep written through the public writer, rendered into a report
 //! directory. Set BATCHLAB_FIGURE_DIR to keep the directory and look at the figures.
 
+use batchlab_method::findings::{Finding, Verdict};
 use batchlab_method::rows::Status;
+use batchlab_report::About;
 use std::path::PathBuf;
 
 use batchlab_method::rows::{append_rows, step_time::StepSample};
@@ -11,25 +13,27 @@ use rand::{Rng, SeedableRng};
 
 fn context() -> StepTimeContext {
     StepTimeContext {
-        experiment: "synthetic-step-time".into(),
-        description:
-            "A synthetic sweep: 20 ms + 3 ms per example, one planted 8% step at batch size 32."
+        about: About {
+            experiment: "synthetic-step-time".into(),
+            description:
+                "A synthetic sweep: 20 ms + 3 ms per example, one planted 8% step at batch size 32."
+                    .into(),
+            reproduces: Some("seed 000, figure 2 (shape only)".into()),
+            claim: Some(
+                "Step time grows linearly with batch size but jumps at 16, 32, 48 and 64.".into(),
+            ),
+            backend: "flex".into(),
+            device: "cpu, \"test\" device".into(),
+            protocol: "2 warm-up steps dropped, 12 samples per visit, 1 round, synchronised clock"
                 .into(),
-        reproduces: Some("seed 000, figure 2 (shape only)".into()),
-        claim: Some(
-            "Step time grows linearly with batch size but jumps at 16, 32, 48 and 64.".into(),
-        ),
+        },
         claimed_jumps: vec![16, 32, 48, 64],
         no_jumps_at: vec![],
         fluctuates_more_than: None,
         slower_than: None,
         rules: Default::default(),
         model: "none (synthetic), 3x64x64 inputs".into(),
-        backend: "flex".into(),
-        device: "cpu, \"test\" device".into(),
         memory_kind: "process peak resident set size".into(),
-        protocol: "2 warm-up steps dropped, 12 samples per visit, 1 round, synchronised clock"
-            .into(),
         bootstrap_resamples: 500,
         seed: 42,
     }
@@ -113,30 +117,16 @@ fn render_writes_every_file_and_reports_the_planted_jump() {
     assert!(findings.best_batch_size.unwrap() >= 60);
 
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    // The wording of every section is the snapshot's; the decisions are asserted below.
     insta::assert_snapshot!("step_time_report", md);
-    assert!(md.contains("jumps detected at 32"), "{md}");
+    let last = findings.points.last().unwrap();
+    assert_eq!((last.batch_size, last.status), (70, Status::Oom));
+    let jumps_at = rule(&findings.claims, "jumps-at");
+    assert_eq!(jumps_at.outcome.verdict(), Verdict::Partly, "{jumps_at:?}");
     assert!(
-        md.contains("| 32 | 31 → 32 |"),
-        "the jump table lists the planted jump"
-    );
-    assert!(
-        md.contains("| 32 | detected |"),
-        "the claim table marks 32 as detected"
-    );
-    assert!(md.contains("| 16 | not detected |"));
-    assert!(md.contains("![Median step time versus batch size](step_time.png)"));
-    assert!(
-        md.contains("| 70 | oom | 1 | out of memory"),
-        "failed points are listed"
-    );
-    assert!(md.contains("two-sided local-regression step test"));
-    assert!(
-        md.contains("**partly (a jump at 1 of 4 named positions)**"),
-        "the jump claim's verdict: {md}"
-    );
-    assert!(
-        md.contains("could pass. Beside it, a permutation test"),
-        "the detector's power is said"
+        jumps_at.quantities["detectable_relative"] > 0.0
+            && jumps_at.quantities.contains_key("rank_p"),
+        "the detector's power and the permutation test are given: {jumps_at:?}"
     );
     let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     assert_eq!(summary.lines().count(), 71);
@@ -152,10 +142,12 @@ fn render_of_an_all_failed_sweep_still_writes_a_report() {
     assert!(
         findings.fit.is_none() && findings.jumps.is_empty() && findings.best_batch_size.is_none()
     );
-    let md = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
-    assert!(
-        md.contains("No ok batch size") && md.contains("not tested"),
-        "{md}"
+    assert!(tmp.path().join("report.md").is_file());
+    let jumps_at = rule(&findings.claims, "jumps-at");
+    assert_eq!(
+        jumps_at.outcome.verdict(),
+        Verdict::CannotTest,
+        "{jumps_at:?}"
     );
 }
 
@@ -189,47 +181,63 @@ fn results_parquet_holds_every_row() {
     );
 }
 
-/// Renders `rows` as `<root>/<name>/run` with `latest` pointing at it, as runs lay out.
+/// Renders `rows` as `<root>/<name>/run` with `latest` pointing at it, as runs lay out;
+/// returns the claims judged.
 fn render_run(
     root: &std::path::Path,
     name: &str,
     rows: &[StepSample],
     ctx: &StepTimeContext,
-) -> String {
+) -> Vec<Finding> {
     let dir = root.join(name).join("run");
     std::fs::create_dir_all(&dir).unwrap();
     append_rows(&dir.join("results.csv"), rows).unwrap();
-    render_step_time(&dir, ctx).unwrap();
-    std::fs::read_to_string(dir.join("report.md")).unwrap()
+    render_step_time(&dir, ctx).unwrap().claims
+}
+
+/// The one claim judged by `rule`.
+fn rule<'a>(claims: &'a [Finding], rule: &str) -> &'a Finding {
+    let mut judged = claims.iter().filter(|c| c.rule == rule);
+    let one = judged
+        .next()
+        .unwrap_or_else(|| panic!("no {rule} claim: {claims:?}"));
+    assert!(judged.next().is_none(), "two {rule} claims");
+    one
 }
 
 #[test]
 fn no_jump_and_fluctuation_claims_get_verdicts_the_data_decides() {
     let root = tempfile::tempdir().unwrap();
     let quiet = StepTimeContext {
-        experiment: "quiet".into(),
+        about: About {
+            experiment: "quiet".into(),
+            ..context().about
+        },
         claimed_jumps: vec![],
         no_jumps_at: vec![16, 48],
         ..context()
     };
     render_run(root.path(), "quiet", &noisy_sweep(0.01), &quiet);
     let noisy = StepTimeContext {
-        experiment: "noisy".into(),
+        about: About {
+            experiment: "noisy".into(),
+            ..context().about
+        },
         claimed_jumps: vec![],
         no_jumps_at: vec![32],
         fluctuates_more_than: Some(("quiet".into(), Some(root.path().join("quiet/run")))),
         ..context()
     };
-    let md = render_run(root.path(), "noisy", &noisy_sweep(0.06), &noisy);
-    assert!(
-        md.contains("\"No jumps at 32 (unlike VGG)\"")
-            && md.contains("**does not reproduce (a step above 2% at 1 of 1 positions)**"),
-        "the planted jump at 32 refutes 'no jumps at 32': {md}"
+    let claims = render_run(root.path(), "noisy", &noisy_sweep(0.06), &noisy);
+    let no_jumps = rule(&claims, "no-jumps-at");
+    assert_eq!(
+        no_jumps.outcome.verdict(),
+        Verdict::DoesNotReproduce,
+        "the planted jump at 32 refutes 'no jumps at 32': {no_jumps:?}"
     );
-    assert!(
-        md.contains("| **reproduces** |"),
-        "noisy fluctuates more than quiet: {md}"
-    );
+    let more = rule(&claims, "fluctuates-more");
+    assert_eq!(more.outcome.verdict(), Verdict::Reproduces, "{more:?}");
+    assert!(more.quantities["scatter"] > more.quantities["reference_scatter"]);
 
     // The other way round: the quiet curve does not fluctuate more than the noisy one, and has
     // no jumps at 16 and 48.
@@ -237,39 +245,35 @@ fn no_jump_and_fluctuation_claims_get_verdicts_the_data_decides() {
         fluctuates_more_than: Some(("noisy".into(), Some(root.path().join("noisy/run")))),
         ..quiet
     };
-    let md = render_run(
+    let claims = render_run(
         root.path(),
         "quiet-again",
         &noisy_sweep(0.01),
         &quiet_against_noisy,
     );
-    assert!(
-        md.contains("**does not reproduce (it fluctuates less than noisy)**"),
-        "{md}"
+    let more = rule(&claims, "fluctuates-more");
+    assert_eq!(
+        more.outcome.verdict(),
+        Verdict::DoesNotReproduce,
+        "{more:?}"
     );
-    assert!(
-        md.contains("\"No jumps at 16 and 48 (unlike VGG)\""),
-        "{md}"
+    let no_jumps = rule(&claims, "no-jumps-at");
+    assert_eq!(
+        no_jumps.outcome.verdict(),
+        Verdict::Reproduces,
+        "{no_jumps:?}"
     );
-    let no_jumps_row = md
-        .lines()
-        .find(|l| l.contains("\"No jumps at 16 and 48"))
-        .unwrap();
-    assert!(
-        no_jumps_row.contains("**reproduces (every step within ±2%)**"),
-        "{no_jumps_row}"
-    );
+    assert!(no_jumps.claim.contains("16 and 48"), "{no_jumps:?}");
+    assert!(no_jumps.quantities["widest_half_interval"] <= no_jumps.quantities["margin"]);
 
     // A reference that is not there cannot be judged against.
     let missing = StepTimeContext {
         fluctuates_more_than: Some(("absent".into(), None)),
         ..context()
     };
-    let md = render_run(root.path(), "missing", &noisy_sweep(0.03), &missing);
-    assert!(
-        md.contains("**cannot be tested here (no complete run of absent"),
-        "{md}"
-    );
+    let claims = render_run(root.path(), "missing", &noisy_sweep(0.03), &missing);
+    let more = rule(&claims, "fluctuates-more");
+    assert_eq!(more.outcome.verdict(), Verdict::CannotTest, "{more:?}");
 }
 
 #[test]
@@ -288,34 +292,43 @@ fn slightly_slower_is_judged_by_the_ratio_to_the_reference_curve() {
                 ..s
             })
             .collect();
-        let md = render_run(root.path(), name, &rows, &against_base);
-        md.lines()
-            .find(|l| l.contains("slightly longer (than base)"))
-            .unwrap()
-            .to_string()
+        rule(
+            &render_run(root.path(), name, &rows, &against_base),
+            "slower-than",
+        )
+        .clone()
     };
     let slightly = verdict("slightly", 1.25);
-    assert!(slightly.contains("| **reproduces** |"), "{slightly}");
-    assert!(slightly.contains("1.2"), "the ratio is stated: {slightly}");
+    assert_eq!(
+        slightly.outcome.verdict(),
+        Verdict::Reproduces,
+        "{slightly:?}"
+    );
+    assert!(
+        (slightly.quantities["ratio"] - 1.25).abs() < 0.05,
+        "{slightly:?}"
+    );
     let much = verdict("much", 2.0);
-    assert!(
-        much.contains("**does not reproduce (it is more than 1.50x as slow: not slightly)**"),
-        "{much}"
+    assert_eq!(
+        much.outcome.verdict(),
+        Verdict::DoesNotReproduce,
+        "{much:?}"
     );
+    assert!(much.quantities["ratio"] > 1.5, "{much:?}");
     let faster = verdict("faster", 0.8);
-    assert!(
-        faster.contains("**does not reproduce (it is faster than base)**"),
-        "{faster}"
+    assert_eq!(
+        faster.outcome.verdict(),
+        Verdict::DoesNotReproduce,
+        "{faster:?}"
     );
+    assert!(faster.quantities["ratio"] < 1.0, "{faster:?}");
     let absent = StepTimeContext {
         slower_than: Some(("absent".into(), None)),
         ..context()
     };
-    let md = render_run(root.path(), "alone", &synthetic_sweep(), &absent);
-    assert!(
-        md.contains("**cannot be tested here (no complete run of absent"),
-        "{md}"
-    );
+    let claims = render_run(root.path(), "alone", &synthetic_sweep(), &absent);
+    let slower = rule(&claims, "slower-than");
+    assert_eq!(slower.outcome.verdict(), Verdict::CannotTest, "{slower:?}");
 }
 
 #[test]
@@ -329,21 +342,23 @@ fn jumps_below_a_ratio_are_judged_at_the_named_positions() {
             },
             ..context()
         };
-        let md = render_run(root.path(), name, &synthetic_sweep(), &ctx);
-        md.lines()
-            .find(|l| l.contains("stay below"))
-            .unwrap()
-            .to_string()
+        rule(
+            &render_run(root.path(), name, &synthetic_sweep(), &ctx),
+            "jump-below-ratio",
+        )
+        .clone()
     };
     // The planted step at 32 is +8% of the step time: far below doubling, above x1.05.
     let doubling = with_limit("doubling", 2.0);
-    assert!(
-        doubling.contains("| **reproduces (at most x1.0"),
-        "{doubling}"
+    assert_eq!(
+        doubling.outcome.verdict(),
+        Verdict::Reproduces,
+        "{doubling:?}"
     );
     let tight = with_limit("tight", 1.05);
-    assert!(
-        tight.contains("**does not reproduce (the step time reaches x1.05 at 1 of 4 positions)**"),
-        "{tight}"
+    assert_eq!(
+        tight.outcome.verdict(),
+        Verdict::DoesNotReproduce,
+        "{tight:?}"
     );
 }

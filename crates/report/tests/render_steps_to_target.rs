@@ -5,7 +5,7 @@
 mod synthetic_target;
 
 use batchlab_method::rows::{append_rows, train::TrainEval};
-use batchlab_report::steps_to_target::render_target;
+use batchlab_report::steps_to_target::{render_target, RateRule};
 use synthetic_target::*;
 
 #[test]
@@ -38,50 +38,35 @@ fn renders_every_file_and_finds_the_knee_and_the_regimes() {
     );
 
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    insta::assert_snapshot!("steps_to_target_report", report);
-    let sgd = section(&report, "mlp/sgd");
-    let estimate = b_crit(sgd);
-    assert!(
-        (estimate - 128.0).abs() <= 0.2 * 128.0,
-        "B_crit {estimate}:\n{sgd}"
-    );
     // The wording is the snapshot's; the findings are asserted below.
-    assert!(
-        sgd.contains("consistent with linear scaling (slope 1), not with square-root scaling"),
-        "{sgd}"
+    insta::assert_snapshot!("steps_to_target_report", report);
+    let b_crit = |w: usize| findings.workloads[w].fit.as_ref().unwrap().b_crit;
+    assert!((b_crit(0) - 128.0).abs() <= 0.2 * 128.0, "{}", b_crit(0));
+    assert!((b_crit(1) - 256.0).abs() <= 0.2 * 256.0, "{}", b_crit(1));
+    let sgd_rate = findings.workloads[0].learning_rate.unwrap();
+    assert_eq!(sgd_rate.rule(), RateRule::Linear, "{sgd_rate:?}");
+    let momentum_rate = findings.workloads[1].effective_learning_rate.unwrap();
+    assert_eq!(
+        momentum_rate.rule(),
+        RateRule::SquareRoot,
+        "{momentum_rate:?}"
     );
-    let momentum = section(&report, "mlp/sgd-momentum");
-    let estimate = b_crit(momentum);
     assert!(
-        (estimate - 256.0).abs() <= 0.2 * 256.0,
-        "B_crit {estimate}:\n{momentum}"
+        (momentum_rate.slope - 0.5).abs() < 0.05,
+        "{momentum_rate:?}"
     );
-    for needle in [
-        "The best effective learning rate lr / (1 - momentum) scales as B^0.5",
-        "consistent with square-root scaling (slope 0.5), not with linear scaling",
-        "No trial reached the target within the step budget (at most 60000 steps) at batch 4096 (6 missed, 2 diverged of 8 trials): steps to result there are beyond the cap",
-    ] {
-        assert!(
-            momentum.contains(needle),
-            "mlp/sgd-momentum lacks `{needle}`:\n{momentum}"
-        );
-    }
-    for needle in [
-        "best of N = 8 trials",
-        "biased downward as N grows",
-        "rounded up to the next evaluation step",
-        "perfect scaling ends for mlp/sgd at batch 32 and mlp/sgd-momentum at batch 64",
-        "mlp: sgd-momentum scales perfectly to batch 64, plain SGD to batch 32: momentum extends it",
-        "steps_to_result.png",
-        "best_learning_rate.png",
-        "search_space.png",
-    ] {
-        assert!(report.contains(needle), "report.md lacks `{needle}`");
-    }
-    assert!(!report.contains("time_to_result"), "{report}");
+    // No trial of momentum reached at 4096: the cell has no steps to result.
+    let capped = findings
+        .cells
+        .iter()
+        .find(|c| c.workload == "mlp/sgd-momentum" && c.batch_size == 4096)
+        .unwrap();
+    assert_eq!((capped.reached, capped.steps_to_result), (0, None));
+    assert!(findings
+        .workloads
+        .iter()
+        .all(|w| w.time_to_result.is_none()));
     // Five of eight trials reach in every cell that reaches, and no cap decides: no notes.
-    assert!(!report.contains("Missing and partial"), "{report}");
-
     assert_eq!(findings.workloads.len(), 2);
     assert_eq!(findings.cells.len(), 22);
     assert!(findings.notes.is_empty(), "{:?}", findings.notes);
@@ -126,18 +111,17 @@ fn step_times_add_the_time_to_result_and_only_then() {
     write_study(&dir, |_| true);
     let findings = render_target(&dir, &context(step_times())).unwrap();
     assert_files(&dir, true);
-    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     // mlp/sgd: 1500 steps x 5.2 ms = 7.8 s at 64; 1000 x 8.4 ms = 8.4 s at 128, whose
     // interval (7.98-8.82 s) overlaps 64's (7.41-8.19 s).
-    let sgd = section(&report, "mlp/sgd");
+    let time = findings.workloads[0].time_to_result.as_ref().unwrap();
+    let soonest = &time.soonest;
+    assert_eq!((soonest.batch_size, soonest.steps), (64, 1500));
+    let close = |a: f64, b: f64| (a - b).abs() < 0.005;
     assert!(
-        sgd.contains("mlp/sgd reaches the target soonest at batch 64: 1500 steps x step time = 7.8 s (interval 7.41 s–8.19 s"),
-        "{sgd}"
+        close(soonest.seconds, 7.8) && close(soonest.low, 7.41) && close(soonest.high, 8.19),
+        "{soonest:?}"
     );
-    assert!(sgd.contains("batch size(s) 128 overlap"), "{sgd}");
-    assert!(report.contains("time_to_result.png"), "{report}");
-    let soonest = findings.workloads[0].time_to_result.as_ref().unwrap();
-    assert_eq!(soonest.soonest.batch_size, 64);
+    assert_eq!(time.overlapping, [128]);
     assert!(
         findings
             .lines
@@ -169,28 +153,31 @@ fn trials_without_search_rows_render_with_a_note() {
     write_study(&dir, |w| w.momentum > 0.0);
     let findings = render_target(&dir, &context(vec![])).unwrap();
     assert_files(&dir, false);
-    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert!(
-        report.contains("## Missing and partial data")
-            && report.contains("88 trial(s) have no row in search.csv (mlp-sgd-b4-t0"),
-        "{report}"
-    );
-    // Steps to result do not need the metaparameters.
-    let sgd = section(&report, "mlp/sgd");
-    assert!(
-        sgd.contains("perfect scaling from batch 4 to 32")
-            && sgd.contains("learning rate's scaling is not fitted"),
-        "{sgd}"
-    );
     // The search.csv note only: five of eight trials reach in every cell that reaches.
     assert_eq!(findings.notes.len(), 1, "{:?}", findings.notes);
+    assert!(
+        findings.notes[0].starts_with("88 trial(s) have no row in search.csv (mlp-sgd-b4-t0"),
+        "{:?}",
+        findings.notes
+    );
+    // Steps to result do not need the metaparameters; the learning rate's scaling does.
+    let sgd = &findings.workloads[0];
+    let regimes = sgd.regimes.as_ref().unwrap();
+    assert_eq!(regimes.perfect_scaling, Some((4.0, 32.0)));
+    assert!(sgd.learning_rate.is_none());
 
     let dir = out_dir(&tmp, "target-no-search-file");
     write_study(&dir, |_| false);
-    render_target(&dir, &context(vec![])).unwrap();
+    let findings = render_target(&dir, &context(vec![])).unwrap();
     assert_files(&dir, false);
-    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert!(report.contains("search.csv is missing"), "{report}");
+    assert!(
+        findings
+            .notes
+            .iter()
+            .any(|n| n.contains("search.csv is missing")),
+        "{:?}",
+        findings.notes
+    );
 }
 
 #[test]
@@ -203,12 +190,14 @@ fn an_empty_results_file_renders_with_a_note() {
     append_rows::<TrainEval>(&dir.join("results.csv"), &[]).unwrap();
     let findings = render_target(&dir, &context(vec![])).unwrap();
     assert_files(&dir, false);
-    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(
-        report.contains("ok trial(s) have no validation evaluation (results.csv is missing or holds no evaluation)"),
-        "{report}"
+        findings.notes.iter().any(|n| n.contains(
+            "ok trial(s) have no validation evaluation (results.csv is missing or holds no evaluation)"
+        )),
+        "{:?}",
+        findings.notes
     );
-    assert!(report.contains("The regimes cannot be located"), "{report}");
+    assert!(findings.workloads.iter().all(|w| w.regimes.is_none()));
     assert!(
         findings.lines[0].contains("not evaluated"),
         "{:?}",

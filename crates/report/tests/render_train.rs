@@ -35,47 +35,21 @@ fn render_writes_every_file_with_the_published_table_and_the_steps_sentence() {
 
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     insta::assert_snapshot!("train_report", report);
-    for needle in [
-        "## The published shape beside the measured one",
-        // 58% at 128 -> 57.5% at 256 published; 61% -> 59.88% measured (seed 2 of 256 ran
-        // out of memory): only the changes compare.
-        "| adam/augmented | test_accuracy | 256 | 128 | 57.50% (58.00%) | -0.50 points | -1.12 points | adam/augmented: 61.00% → 59.88% |",
-        "| adam/augmented | test_accuracy | 512 | 128 | 50.00% (58.00%) | -8.00 points | not measured (batch 128 or 512 was not run) |",
-        "Published alone (no second number of that line",
-        "## Reading the result",
-        "Under the epochs budget, with the augmented data at batch 16 a trial takes 750 steps",
-        "with the standard data at batch 16 a trial takes 375 steps, at 32 185, at 64 90, at 128 45 and at 256 only 20",
-        "every trial takes 375 steps",
-        "under the epoch budget but not under the steps budget",
-        "one example is 0.25 points",
-        "waited for data for a median 10.0%",
-        "accuracy_vs_batch.png",
-        "learning_curves.png",
-        "train_time.png",
-        "skipped 3 corrupt JPEGs",
-        "b256-adam-augmented-epochs-s2",
-    ] {
-        assert!(report.contains(needle), "report.md lacks `{needle}`:\n{report}");
-    }
-    assert!(!report.contains("Partial results"), "{report}");
-    // The train_minutes point is alone in its line: shown, never compared.
-    assert!(
-        report.contains("adam train_minutes 0.25 min at batch 16"),
-        "{report}"
-    );
-    assert!(!report.contains("| adam | train_minutes"), "{report}");
-
+    // The wording (the published table, the steps sentence, the dataset's notes) is the
+    // snapshot's; the findings are asserted below.
     assert_eq!(findings.cells.len(), 20);
     assert_eq!(findings.best.len(), 2);
     assert_eq!(findings.best[0].budget, "epochs");
     assert_eq!(findings.best[0].batch_size, 16);
     assert!(findings.missing.is_empty());
     assert_eq!(findings.failed, ["b256-adam-augmented-epochs-s2 (oom)"]);
-    assert!(
-        findings.lines[0].contains("60 of 60 trials recorded (59 ok, 1 failed)"),
-        "{:?}",
-        findings.lines
-    );
+    // Seed 2 of the augmented data at 256 ran out of memory: two seeds make that cell.
+    let cell = findings
+        .cells
+        .iter()
+        .find(|c| c.batch_size == 256 && c.variant == "augmented" && c.budget == "epochs")
+        .unwrap();
+    assert_eq!((cell.trials, cell.ok), (3, 2), "{cell:?}");
 
     // Rendering again replaces every file and leaves no temporary behind.
     render_train(&dir, &context()).unwrap();
@@ -103,22 +77,17 @@ fn partial_results_render_with_a_missing_note() {
     }
     // 2 budgets x 2 variants at each of the two gaps.
     assert_eq!(findings.missing.len(), 8, "{:?}", findings.missing);
-    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert!(
-        report.contains("Partial results: 8 trial(s) missing"),
-        "{report}"
-    );
-    assert!(report.contains("4 of them started"), "{report}");
-    assert!(
-        report.contains("batch 64, adam/standard, epochs budget, seed 2"),
-        "{report}"
-    );
-    assert!(report.contains("batch 128, adam/augmented, steps budget, seed 1 (evaluations recorded, no final record)"), "{report}");
-    assert!(
-        findings.lines[0].contains("8 missing"),
-        "{:?}",
-        findings.lines
-    );
+    let missing = |line: &str| findings.missing.iter().any(|m| m == line);
+    assert!(missing("batch 64, adam/standard, epochs budget, seed 2"));
+    assert!(missing(
+        "batch 128, adam/augmented, steps budget, seed 1 (evaluations recorded, no final record)"
+    ));
+    let started = findings
+        .missing
+        .iter()
+        .filter(|m| m.ends_with("(evaluations recorded, no final record)"))
+        .count();
+    assert_eq!(started, 4, "{:?}", findings.missing);
 }
 
 #[test]
@@ -138,9 +107,7 @@ fn a_run_with_only_evaluations_or_nothing_at_all() {
         assert!(dir.join(file).is_file(), "{file} missing");
     }
     assert_eq!(findings.missing.len(), 1);
-    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert!(report.contains("No trial has finished yet"), "{report}");
-    assert!(report.contains("not measured in this run"), "{report}");
+    assert!(findings.cells.is_empty() && findings.best.is_empty());
 }
 
 #[test]

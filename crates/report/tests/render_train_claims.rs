@@ -5,6 +5,7 @@ mod synthetic_train;
 
 use std::path::Path;
 
+use batchlab_method::findings::{Finding, Verdict};
 use batchlab_method::rows::append_rows;
 use batchlab_report::train::{render_train, ClaimRule, TrainClaim, TrainContext};
 use synthetic_train::*;
@@ -68,81 +69,37 @@ fn each_claim_gets_the_verdict_its_rule_and_the_data_give() {
         ],
         ..context()
     };
-    render_train(&dir, &ctx).unwrap();
+    let claims = render_train(&dir, &ctx).unwrap().claims;
+    assert_eq!(claims.len(), ctx.claims.len());
+    let verdicts: Vec<Verdict> = claims.iter().map(|c| c.outcome.verdict()).collect();
+    use Verdict::*;
+    assert_eq!(
+        verdicts,
+        [
+            Reproduces,
+            DoesNotReproduce,
+            DoesNotReproduce,
+            Reproduces,
+            Inconclusive,
+            Reproduces,
+            CannotTest,
+            CannotTest,
+            CannotTest,
+            Reproduces,
+            DoesNotReproduce,
+        ],
+        "{claims:#?}"
+    );
+    // The falls measured: 9 points for the standard data, 3 for the augmented.
+    let diff = |row: usize| claims[row].quantities["diff_points"];
+    assert!((diff(1) + 9.0).abs() < 1e-6 && (diff(2) + 3.0).abs() < 1e-6);
+    assert!(diff(3).abs() < 1e-6, "flat under the steps budget");
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert!(report.contains("## The claims, judged"), "{report}");
-    let verdict_of = |row: usize| {
-        let text = format!(
-            "claim {} {} {:?}",
-            ctx.claims[row].series, ctx.claims[row].budget, ctx.claims[row].rule
-        );
-        let line = report
-            .lines()
-            .find(|l| l.contains(&text))
-            .unwrap_or_else(|| panic!("no row for {text}:\n{report}"));
-        line.split(" | ").nth(2).unwrap().to_string()
-    };
-    assert_eq!(verdict_of(0), "**reproduces**");
-    assert!(
-        verdict_of(1).starts_with("**does not reproduce (it falls by 9.00 points, more than"),
-        "{}",
-        verdict_of(1)
-    );
-    assert!(
-        verdict_of(2).starts_with("**does not reproduce (it falls by 3.00 points, more than"),
-        "{}",
-        verdict_of(2)
-    );
-    assert!(
-        verdict_of(3).starts_with("**reproduces (within"),
-        "{}",
-        verdict_of(3)
-    );
-    assert!(
-        verdict_of(4).starts_with(
-            "**inconclusive (the smallest effect this test could have seen: a fall of"
-        ),
-        "{}",
-        verdict_of(4)
-    );
-    assert!(
-        verdict_of(5).starts_with("**reproduces**"),
-        "{}",
-        verdict_of(5)
-    );
-    assert!(
-        verdict_of(6).starts_with("**cannot be tested here (the grid has no power of two"),
-        "{}",
-        verdict_of(6)
-    );
-    assert!(verdict_of(7).contains("names 2 lines"), "{}", verdict_of(7));
-    assert!(
-        verdict_of(8).contains("no line sgd was recorded"),
-        "{}",
-        verdict_of(8)
-    );
-    assert!(
-        verdict_of(9).starts_with("**reproduces (no fall of 1"),
-        "{}",
-        verdict_of(9)
-    );
-    assert!(
-        verdict_of(10).starts_with("**does not reproduce (it falls by 9.00 points, more than"),
-        "{}",
-        verdict_of(10)
-    );
-    assert!(
-        report
-            .contains("Relative to batch 128 (adam/standard line, epochs budget; Raschka's form)"),
-        "{report}"
-    );
-    assert!(
-        report.contains("| 16 | 8.33x |"),
-        "375 / 45 steps: {report}"
-    );
+    // Raschka's relative table: 375 / 45 steps at 16 against 128.
+    assert!(report.contains("| 16 | 8.33x |"), "{report}");
 }
 
-/// The verdict row of one claim judged on the Adam line at `batch_sizes`, three seeds each,
+/// The finding of one claim judged on the Adam line at `batch_sizes`, three seeds each,
 /// whose training times `seconds(batch size, seed)` gives.
 fn row_of_one_claim(
     dir: &Path,
@@ -150,7 +107,7 @@ fn row_of_one_claim(
     seconds: impl Fn(u32, u64) -> f64,
     claim: &str,
     rule: ClaimRule,
-) -> String {
+) -> Finding {
     row_of_one_claim_with(
         dir,
         batch_sizes,
@@ -167,7 +124,7 @@ fn row_of_one_claim_with(
     set: impl Fn(&mut batchlab_method::rows::train::TrialRecord, u32, u64),
     claim: &str,
     rule: ClaimRule,
-) -> String {
+) -> Finding {
     for &b in batch_sizes {
         for seed in SEEDS {
             let (mut rec, evals) = trial(b, "standard", "epochs", seed);
@@ -187,13 +144,9 @@ fn row_of_one_claim_with(
         }],
         ..context()
     };
-    render_train(dir, &ctx).unwrap();
-    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    report
-        .lines()
-        .find(|l| l.contains(claim))
-        .unwrap()
-        .to_string()
+    let mut claims = render_train(dir, &ctx).unwrap().claims;
+    assert_eq!(claims.len(), 1);
+    claims.remove(0)
 }
 
 #[test]
@@ -213,12 +166,13 @@ fn a_slow_power_of_two_is_noticed_and_a_flat_one_is_not() {
         )
     };
     let flat = verdict_with("flat", 1.0);
-    assert!(flat.contains("| **reproduces** |"), "{flat}");
-    assert!(flat.contains("vs 127 (90% interval"), "{flat}");
+    assert_eq!(flat.outcome.verdict(), Verdict::Reproduces, "{flat:?}");
+    assert_eq!(flat.quantities["pairs"], 2.0, "128 against 127 and 129");
     let slow = verdict_with("slow", 1.10);
-    assert!(
-        slow.contains("**does not reproduce (a noticeable difference in all 2 comparisons)**"),
-        "{slow}"
+    assert_eq!(
+        slow.outcome.verdict(),
+        Verdict::DoesNotReproduce,
+        "{slow:?}"
     );
 }
 
@@ -243,13 +197,18 @@ fn the_inference_rule_reads_the_test_pass_not_training() {
         "inference",
         ClaimRule::InferencePowersOfTwoFlat { tolerance: 0.03 },
     );
-    assert!(
-        inference.contains("**does not reproduce (a noticeable difference in all 2 comparisons)**"),
-        "{inference}"
+    assert_eq!(
+        inference.outcome.verdict(),
+        Verdict::DoesNotReproduce,
+        "{inference:?}"
     );
-    assert!(inference.contains("128 (2.20 s)"), "{inference}");
+    assert!(inference.measured.contains("128 (2.20 s)"), "{inference:?}");
     let training = row("training", ClaimRule::PowersOfTwoFlat { tolerance: 0.03 });
-    assert!(training.contains("| **reproduces** |"), "{training}");
+    assert_eq!(
+        training.outcome.verdict(),
+        Verdict::Reproduces,
+        "{training:?}"
+    );
 }
 
 #[test]
@@ -266,10 +225,8 @@ fn time_that_does_not_grow_with_the_steps_refutes_the_steps_mechanism() {
             tolerance: 0.03,
         },
     );
-    assert!(
-        row.contains("**does not reproduce (more steps do not take more time"),
-        "{row}"
-    );
+    assert_eq!(row.outcome.verdict(), Verdict::DoesNotReproduce, "{row:?}");
+    assert!(row.quantities["seconds_per_step_high95"] < 0.0, "{row:?}");
 }
 
 #[test]
@@ -285,12 +242,15 @@ fn a_faster_larger_batch_is_seen_and_a_slower_one_refutes_the_claim() {
         )
     };
     let faster = row("faster", -0.01);
-    assert!(faster.contains("**reproduces ("), "{faster}");
+    assert_eq!(faster.outcome.verdict(), Verdict::Reproduces, "{faster:?}");
+    assert!(faster.quantities["log_ratio"] < 0.0, "{faster:?}");
     let slower = row("slower", 0.01);
-    assert!(
-        slower.contains("**does not reproduce (batch 512 trains"),
-        "{slower}"
+    assert_eq!(
+        slower.outcome.verdict(),
+        Verdict::DoesNotReproduce,
+        "{slower:?}"
     );
+    assert!(slower.quantities["log_ratio"] > 0.0, "{slower:?}");
 }
 
 #[test]
@@ -312,25 +272,20 @@ fn the_best_batch_size_is_judged_by_the_sizes_the_seeds_cannot_tell_apart() {
         claims: vec![best("epochs", 16), best("epochs", 64), best("steps", 64)],
         ..context()
     };
-    render_train(&dir, &ctx).unwrap();
-    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    let row = |text: &str| {
-        report
-            .lines()
-            .find(|l| l.contains(text))
-            .unwrap_or_else(|| panic!("no row {text}"))
-            .to_string()
+    let claims = render_train(&dir, &ctx).unwrap().claims;
+    let [sixteen, sixty_four, flat] = &claims[..] else {
+        panic!("{claims:?}");
     };
-    let sixteen = row("is 16 (epochs)");
-    assert!(sixteen.contains("| **reproduces** |"), "{sixteen}");
-    let sixty_four = row("is 64 (epochs)");
-    assert!(
-        sixty_four.contains("**does not reproduce (16 is best here"),
-        "{sixty_four}"
+    assert_eq!(
+        sixteen.outcome.verdict(),
+        Verdict::Reproduces,
+        "{sixteen:?}"
     );
-    let flat = row("is 64 (steps)");
-    assert!(
-        flat.contains("**inconclusive (") && flat.contains("could be best: "),
-        "{flat}"
+    assert_eq!(sixty_four.outcome.verdict(), Verdict::DoesNotReproduce);
+    assert_eq!(
+        sixty_four.quantities["best_observed"], 16.0,
+        "{sixty_four:?}"
     );
+    assert_eq!(flat.outcome.verdict(), Verdict::Inconclusive, "{flat:?}");
+    assert!(flat.quantities["could_be_best"] >= 2.0, "{flat:?}");
 }

@@ -25,7 +25,7 @@ use crate::{
     error::RunError,
     isolate::{failure_status, interrupted, supervise, Crash, Isolation, UnitEvents, WorkerExit},
     progress::Progress,
-    run_dir::backend_and_device,
+    run_dir::about,
     study::{Rendered, Study},
     timed_step::{with_stepper, StepSetup},
 };
@@ -296,16 +296,12 @@ fn read_done(dir: &Path) -> Result<Vec<ProbeSample>, RunError> {
 /// Writes summary.csv, figures and report.md; returns the headline findings.
 pub fn render(study: &FindBatchStudy, dir: &Path) -> Result<Rendered, RunError> {
     let config = &study.config;
-    let (backend, device) = backend_and_device(dir, &config.backend);
+    let about = about(dir, &config.experiment, &config.backend, study.protocol());
+    let utilization_measured = BackendKind::parse(&about.backend).is_ok_and(BackendKind::on_cpu);
     let activation_elements = config.model.activation_elements().unwrap_or(0) as f64;
     let context = FindBatchContext {
-        experiment: config.experiment.name.clone(),
-        description: config.experiment.description.clone(),
-        reproduces: config.experiment.reproduces.clone(),
-        claim: config.experiment.claim.clone(),
+        about,
         model: study.model_line(),
-        backend: backend.clone(),
-        device,
         budget_mb: study.budget.map(|b| b as f64 / MIB),
         budget: study.budget.map_or_else(
             || "the device's own memory".into(),
@@ -318,8 +314,7 @@ pub fn render(study: &FindBatchStudy, dir: &Path) -> Result<Rendered, RunError> 
         search_cap: config.search.max_batch,
         headroom: config.recommendation.headroom,
         throughput_tolerance: config.recommendation.throughput_tolerance,
-        protocol: study.protocol(),
-        utilization_measured: BackendKind::parse(&backend).is_ok_and(BackendKind::on_cpu),
+        utilization_measured,
     };
     let findings = render_find_batch(&dir.join(PROBES), dir, &context)?;
     Ok(Rendered {

@@ -23,7 +23,7 @@ use crate::{
     error::RunError,
     isolate::{failure_status, interrupted, supervise, Crash, UnitEvents, WorkerExit},
     progress::Progress,
-    run_dir::backend_and_device,
+    run_dir::about,
     study::{Rendered, Study},
     sweeps::{machine_of, newest_run_on},
     timed_step::{with_stepper, StepSetup, Stepper},
@@ -104,17 +104,14 @@ fn newest_run_beside(dir: &Path, name: &str) -> Option<PathBuf> {
 /// Writes summary.csv, figures and report.md; returns the headline findings.
 pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Rendered, RunError> {
     let config = &study.config;
-    let (backend, device) = backend_and_device(dir, &config.backend);
-    let memory_kind = match BackendKind::parse(&backend) {
+    let about = about(dir, &config.experiment, &config.backend, study.protocol());
+    let memory_kind = match BackendKind::parse(&about.backend) {
         Ok(kind) if kind.on_cpu() => "peak resident set size of the batchlab process during a visit, lowest over the rounds (memory the allocator kept from an earlier, larger visit can only inflate a reading)",
         Ok(BackendKind::Cuda | BackendKind::Wgpu) => "device memory reserved by the CubeCL allocator, the most seen after any step of a visit (its memory statistics, for the worker's stream), lowest over the rounds",
         _ => "not measured on this backend",
     };
     let context = StepTimeContext {
-        experiment: config.experiment.name.clone(),
-        description: config.experiment.description.clone(),
-        reproduces: config.experiment.reproduces.clone(),
-        claim: config.experiment.claim.clone(),
+        about,
         claimed_jumps: config.analysis.claimed_jumps.clone(),
         no_jumps_at: config.analysis.no_jumps_at.clone(),
         rules: StepTimeRules {
@@ -134,43 +131,13 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Rendered, RunError> {
             .as_ref()
             .map(|name| (name.clone(), newest_run_beside(dir, name))),
         model: study.model_line(),
-        backend,
-        device,
         memory_kind: memory_kind.into(),
-        protocol: study.protocol(),
         bootstrap_resamples: config.analysis.bootstrap_resamples,
         seed: config.sweep.seed,
     };
     let findings = render_step_time(dir, &context)?;
-    let mut lines = Vec::new();
-    if let Some(fit) = &findings.fit {
-        lines.push(format!(
-            "linear fit: {:.2} ms + {:.3} ms per example (R^2 {:.3})",
-            fit.intercept, fit.slope, fit.r_squared
-        ));
-    }
-    if findings.jumps.is_empty() {
-        lines.push("no jumps stand out of the noise".into());
-    } else {
-        let jumps: Vec<String> = findings
-            .jumps
-            .iter()
-            .map(|j| {
-                format!(
-                    "{} ({:+.1} ms, {:+.0}%)",
-                    j.batch_size,
-                    j.height_ms,
-                    j.relative * 100.0
-                )
-            })
-            .collect();
-        lines.push(format!("jumps at batch size {}", jumps.join(", ")));
-    }
-    if let Some(best) = findings.best_batch_size {
-        lines.push(format!("highest throughput at batch size {best}"));
-    }
     Ok(Rendered {
-        lines,
+        lines: findings.lines(),
         claims: findings.claims,
     })
 }

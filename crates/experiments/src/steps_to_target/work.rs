@@ -24,7 +24,7 @@ use crate::{
     context::RunContext,
     error::RunError,
     optim::OptimizerConfig,
-    run_dir::backend_and_device,
+    run_dir::about,
     study::Rendered,
     trial::{
         eval_row, load_variant, record, train_loop, Evaluation, Next, Outcome, ScheduleConfig,
@@ -235,7 +235,6 @@ fn run_trial(
 /// Writes summary.csv, figures and report.md; returns the headline findings.
 pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
     let config = &study.config;
-    let (backend_name, device) = backend_and_device(dir, &config.backend);
     let data_dir = &context.data_dir;
     let mut dataset = vec![format!(
         "{} (data directory {})",
@@ -256,14 +255,8 @@ pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<R
     let step_times = step_times(config, &mut context_notes);
     dataset.extend(context_notes);
     let context = TargetContext {
-        experiment: config.experiment.name.clone(),
-        description: config.experiment.description.clone(),
-        reproduces: config.experiment.reproduces.clone(),
-        claim: config.experiment.claim.clone(),
+        about: about(dir, &config.experiment, &config.backend, study.protocol()),
         dataset,
-        backend: backend_name,
-        device,
-        protocol: study.protocol(),
         target_error: config.budget.target_error,
         budget: study
             .step_budget(None, train_examples)

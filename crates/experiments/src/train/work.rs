@@ -11,7 +11,7 @@ use crate::sweeps::step_times_for;
 use crate::{
     context::RunContext,
     error::RunError,
-    run_dir::backend_and_device,
+    run_dir::about,
     study::Rendered,
     trial::{
         eval_row, load_variant, record, train_loop, Evaluation, Next, Outcome, TrialPlan,
@@ -125,7 +125,6 @@ fn run_trial(
 /// Writes summary.csv, figures and report.md; returns the headline findings.
 pub fn render(study: &TrainStudy, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
     let config = &study.config;
-    let (backend, device) = backend_and_device(dir, &config.backend);
     let data_dir = &context.data_dir;
     let mut dataset = vec![format!(
         "{} (data directory {})",
@@ -156,15 +155,9 @@ pub fn render(study: &TrainStudy, dir: &Path, context: &RunContext) -> Result<Re
         }
     }
     let context = TrainContext {
-        experiment: config.experiment.name.clone(),
-        description: config.experiment.description.clone(),
-        reproduces: config.experiment.reproduces.clone(),
-        claim: config.experiment.claim.clone(),
+        about: about(dir, &config.experiment, &config.backend, study.protocol()),
         model: study.model_line(),
         dataset,
-        backend,
-        device,
-        protocol: study.protocol(),
         test_examples,
         published: config
             .analysis

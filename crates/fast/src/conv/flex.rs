@@ -255,3 +255,73 @@ mod tests {
         }
     }
 }
+
+/// Exploration, not a test: times the parts of one VGG16 layer's convolution on flex
+/// (`cargo test --release -p batchlab-fast conv_parts -- --ignored --nocapture`).
+#[cfg(test)]
+mod parts {
+    use super::*;
+    use std::time::Instant;
+
+    fn ms<T>(f: impl Fn() -> T) -> f64 {
+        let mut t: Vec<f64> = (0..5)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(f());
+                start.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        t.sort_by(f64::total_cmp);
+        t[2]
+    }
+
+    #[test]
+    #[ignore]
+    fn conv_parts() {
+        let wave = |len: usize, f: f32| (0..len).map(|i| (i as f32 * f).sin()).collect::<Vec<_>>();
+        for (n, c, k, h) in [
+            (16, 3, 64, 64),
+            (16, 64, 64, 64),
+            (16, 128, 128, 32),
+            (16, 256, 256, 16),
+            (16, 512, 512, 8),
+            (16, 512, 512, 4),
+        ] {
+            let x = flex(wave(n * c * h * h, 0.37), [n, c, h, h]);
+            let w = flex(wave(k * c * 9, 0.11), [k, c, 3, 3]);
+            let b = flex(wave(k, 0.3), [k]);
+            let masked = wave(n * k * h * h, 0.53);
+            let g = Geometry {
+                channels: c,
+                height: h,
+                width: h,
+                kernel: [3, 3],
+                padding: [1, 1],
+            };
+            let rows = g.rows();
+            let conv = ms(|| {
+                <Flex as ModuleOps<Flex>>::conv2d(
+                    x.clone(),
+                    w.clone(),
+                    Some(b.clone()),
+                    options([1, 1]),
+                )
+            });
+            let xs = values(&x);
+            let mut buffer = vec![0.0; rows * n * h * h];
+            let cell = std::cell::RefCell::new(&mut buffer);
+            let col = ms(|| im2col_into(&mut cell.borrow_mut()[..], &xs, g));
+            let device = Default::default();
+            let colt = Tensor::<Flex, 2>::from_data(
+                TensorData::new(buffer.clone(), [rows, n * h * h]),
+                &device,
+            );
+            let wt = Tensor::<Flex, 2>::from_data(TensorData::new(values(&w), [k, rows]), &device);
+            let mm = ms(|| wt.clone().matmul(colt.clone()));
+            let wg = ms(|| weight_grad(&x, &masked, &w, [1, 1], SLICE_ELEMENTS));
+            let ig = ms(|| input_grad(flex(masked.clone(), [n, k, h, h]), &w, [1, 1]));
+            let gflop = 2.0 * (n * k * rows * h * h) as f64 / 1e9;
+            println!("n{n} c{c} k{k} {h}x{h} ({gflop:.2} GFLOP): flex conv {conv:.1} ms, im2col {col:.1}, matmul {mm:.1}, weight grad {wg:.1}, input grad {ig:.1}");
+        }
+    }
+}

@@ -16,10 +16,7 @@ const FAILED: (u8, u8, u8) = (200, 30, 30);
 const X_LABEL: &str = "batch size (examples per step)";
 
 fn title(ctx: &FindBatchContext, what: &str) -> String {
-    format!(
-        "{}: {what} ({}, {})",
-        ctx.experiment, ctx.backend, ctx.device
-    )
+    ctx.about.figure_title(what)
 }
 
 /// A horizontal line from `x0` to `x1` at `y`.

@@ -2,7 +2,8 @@
 
 use super::analysis::Analysis;
 use super::FindBatchContext;
-use crate::markdown::{table, Header};
+use crate::about::Header;
+use crate::markdown::table;
 use crate::numbers::fixed;
 use crate::verdict::{tally, verdict_table, Finding};
 
@@ -21,26 +22,25 @@ fn plus_minus(se: f64, decimals: usize) -> String {
 
 pub(super) fn report(ctx: &FindBatchContext, a: &Analysis, verdicts: &[Finding]) -> String {
     let in_short = in_short(ctx, a);
-    let mut md = Header {
-        experiment: &ctx.experiment,
+    let mut md = ctx.about.header(&Header {
         subject: "the largest batch size that fits, and the right one",
-        description: &ctx.description,
-        reproduces: ctx.reproduces.as_deref(),
-        claim: ctx.claim.as_deref(),
         verdicts: tally(verdicts),
         in_short: &in_short,
-    }
-    .markdown();
-    md.push_str(&format!(
-        "- Model: {}\n- Backend: {} on {}\n- Budget: {}, enforced by **{}** ({})\n- Protocol: {}\n\n",
-        ctx.model,
-        ctx.backend,
-        ctx.device,
-        ctx.budget,
-        a.limit,
-        limit_words(&a.limit),
-        ctx.protocol
+    });
+    md.push_str("## What was run\n\n");
+    md.push_str(&ctx.about.run_table(
+        vec![["model".into(), ctx.model.clone()]],
+        vec![[
+            "budget".into(),
+            format!(
+                "{}, enforced by **{}** ({})",
+                ctx.budget,
+                a.limit,
+                limit_words(&a.limit)
+            ),
+        ]],
     ));
+    md.push('\n');
     md.push_str("## Memory, time and utilization per batch size\n\n![memory](memory.svg)\n\n![utilization and throughput](utilization.svg)\n\n");
     let rows: Vec<Vec<String>> = a
         .points

@@ -33,20 +33,10 @@ pub const OUTPUT_FILES: [&str; 8] = [
 /// config and the device.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FindBatchContext {
-    /// Experiment name.
-    pub experiment: String,
-    /// The config's one-paragraph description.
-    pub description: String,
-    /// The figure or table reproduced, if any.
-    pub reproduces: Option<String>,
-    /// The seed's claim in words, if any.
-    pub claim: Option<String>,
+    /// The run: experiment, description, source, backend, device, protocol.
+    pub about: crate::About,
     /// One line on the model and optimizer.
     pub model: String,
-    /// burn backend.
-    pub backend: String,
-    /// Device name.
-    pub device: String,
     /// The budget in MiB; `None` where the device's own memory is the limit.
     pub budget_mb: Option<f64>,
     /// The budget in words, e.g. "2 GiB".
@@ -66,8 +56,6 @@ pub struct FindBatchContext {
     /// The recommended batch size for speed is the smallest within this fraction of the best
     /// throughput.
     pub throughput_tolerance: f64,
-    /// One line on how every probe ran.
-    pub protocol: String,
     /// Whether utilization (CPU time / (wall time x threads)) means what it says on this
     /// backend: on a GPU the host's CPU time says nothing about the device.
     pub utilization_measured: bool,

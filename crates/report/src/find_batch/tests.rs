@@ -1,6 +1,8 @@
 //! The finder's report on synthetic probes: the memory model, the replayed search, the
 //! recommendation and the verdicts.
 
+use crate::About;
+use batchlab_method::findings::Verdict;
 use batchlab_method::rows::Status;
 use batchlab_method::rows::{append_rows, find_batch::ProbeSample};
 
@@ -46,13 +48,16 @@ fn probe(phase: &str, index: u32, batch: u32, fits_up_to: u32, noise: f64) -> Ve
 
 fn context() -> FindBatchContext {
     FindBatchContext {
-        experiment: "t".into(),
-        description: "test".into(),
-        reproduces: None,
-        claim: None,
+        about: About {
+            experiment: "t".into(),
+            description: "test".into(),
+            reproduces: None,
+            claim: None,
+            backend: "flex".into(),
+            device: "cpu".into(),
+            protocol: "p".into(),
+        },
         model: "mlp".into(),
-        backend: "flex".into(),
-        device: "cpu".into(),
         budget_mb: Some(1024.0),
         budget: "1 GiB".into(),
         fixed_estimate_mb: 50.0,
@@ -62,7 +67,6 @@ fn context() -> FindBatchContext {
         search_cap: 4096,
         headroom: 0.1,
         throughput_tolerance: 0.05,
-        protocol: "p".into(),
         utilization_measured: true,
     }
 }
@@ -122,30 +126,30 @@ fn the_report_finds_predicts_and_judges() {
     for file in OUTPUT_FILES {
         assert!(dir.path().join(file).is_file(), "{file}");
     }
-    assert!(
-        report.contains("largest batch size that fits: 462"),
-        "{report}"
-    );
     // Memory grows; utilization rises to 90% at 64 and stays there (128, 256); throughput
     // b / (10 + b) ms is within 5% of its best from 128, below the 410 that fits with headroom.
-    assert_eq!(report.matches("| **reproduces** |").count(), 3, "{report}");
-    assert!(
-        report.contains("of the best measured throughput from 128"),
-        "{report}"
-    );
+    assert_eq!(verdicts(&findings), [Verdict::Reproduces; 3]);
+    assert_eq!(findings.fastest_smallest, Some(128));
+}
+
+fn verdicts(findings: &FindBatchFindings) -> Vec<Verdict> {
+    findings
+        .claims
+        .iter()
+        .map(|c| c.outcome.verdict())
+        .collect()
 }
 
 #[test]
 fn a_curve_that_stops_while_throughput_rises_cannot_judge_the_largest_batch() {
-    let (_dir, _, report) = render_study(&SHORT_CURVE);
-    // Utilization goes 80% -> 90% over the last step (32 -> 64): not yet saturated.
-    assert!(
-        report.contains("**partly (rises, not yet saturated"),
-        "{report}"
-    );
-    assert!(
-        report.contains("**cannot be tested here (the curve stops before throughput levels off"),
-        "{report}"
+    let (_dir, findings, _) = render_study(&SHORT_CURVE);
+    // Memory grows; utilization goes 80% -> 90% over the last step (32 -> 64): not yet
+    // saturated, and the throughput has not levelled off.
+    assert_eq!(
+        verdicts(&findings),
+        [Verdict::Reproduces, Verdict::Partly, Verdict::CannotTest],
+        "{:#?}",
+        findings.claims
     );
 }
 
@@ -168,18 +172,18 @@ fn a_flat_memory_line_leaves_the_growth_claim_inconclusive_with_what_it_could_se
     append_rows(&path, &rows).unwrap();
     let findings = render_find_batch(&path, dir.path(), &context()).unwrap();
     assert_eq!(findings.end, SearchEnd::Unfinished);
-    let report = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
-    let growth = report
-        .lines()
-        .find(|l| l.starts_with("| \"Memory grows"))
-        .unwrap();
     // A directional claim not seen is not refuted: the verdict says how small a growth
     // would have been seen.
+    let growth = &findings.claims[0];
+    assert!(growth.claim.starts_with("Memory grows"), "{growth:?}");
+    assert_eq!(
+        growth.outcome.verdict(),
+        Verdict::Inconclusive,
+        "{growth:?}"
+    );
     assert!(
-        growth.contains(
-            "**inconclusive (the smallest effect this test could have seen: growth above"
-        ),
-        "{growth}"
+        growth.outcome.reason().unwrap().contains("growth above"),
+        "{growth:?}"
     );
 }
 

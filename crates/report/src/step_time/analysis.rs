@@ -23,12 +23,46 @@ pub struct StepTimeFindings {
     pub points: Vec<StepPoint>,
     /// The claims judged (filled once the verdicts are in).
     pub claims: Vec<Finding>,
+    /// The batch sizes taken apart with their neighbours (`stages.csv`; filled once read).
+    pub anatomies: Vec<super::anatomy::Anatomy>,
 }
 
 impl StepTimeFindings {
     /// The ok points, in increasing batch size.
     pub fn ok_points(&self) -> impl Iterator<Item = &StepPoint> {
         self.points.iter().filter(|p| p.is_ok())
+    }
+
+    /// The headline for the terminal: the line, the jumps, the best throughput.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let Some(fit) = &self.fit {
+            lines.push(format!(
+                "linear fit: {:.2} ms + {:.3} ms per example (R^2 {:.3})",
+                fit.intercept, fit.slope, fit.r_squared
+            ));
+        }
+        if self.jumps.is_empty() {
+            lines.push("no jumps stand out of the noise".into());
+        } else {
+            let jumps: Vec<String> = self
+                .jumps
+                .iter()
+                .map(|j| {
+                    format!(
+                        "{} ({:+.1} ms, {:+.0}%)",
+                        j.batch_size,
+                        j.height_ms,
+                        j.relative * 100.0
+                    )
+                })
+                .collect();
+            lines.push(format!("jumps at batch size {}", jumps.join(", ")));
+        }
+        if let Some(best) = self.best_batch_size {
+            lines.push(format!("highest throughput at batch size {best}"));
+        }
+        lines
     }
 }
 
@@ -76,7 +110,54 @@ pub(super) fn analyse(samples: &[StepSample], points: Vec<StepPoint>) -> Analysi
             best_batch_size,
             points,
             claims: Vec::new(),
+            anatomies: Vec::new(),
         },
+    }
+}
+
+/// Throughput within this fraction of the best counts as "as good" in the report.
+pub(super) const NEAR_BEST: f64 = 0.95;
+
+/// Why the least-squares line meets the axis below zero. No step takes negative time, so
+/// such a line is no cost model; the report says which of these tilted it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum NegativeIntercept {
+    /// A larger batch costs more per example: (batch size, ms per example) at the first and
+    /// the last ok batch size, so the step time grows faster than the batch size.
+    CostlierPerExample { first: (u32, f64), last: (u32, f64) },
+    /// The curve bends upwards over the larger sizes.
+    BendsUpwards,
+}
+
+impl Analysis {
+    /// Why the line's intercept is negative; `None` where it is not (or there is no line).
+    pub(super) fn negative_intercept(&self) -> Option<NegativeIntercept> {
+        let f = &self.findings;
+        let (first, last) = (f.ok_points().next()?, f.ok_points().last()?);
+        if f.fit?.intercept >= 0.0 {
+            return None;
+        }
+        let per_example = |p: &StepPoint| (p.batch_size, p.median_ms / f64::from(p.batch_size));
+        let (first, last) = (per_example(first), per_example(last));
+        Some(if last.1 > first.1 {
+            NegativeIntercept::CostlierPerExample { first, last }
+        } else {
+            NegativeIntercept::BendsUpwards
+        })
+    }
+
+    /// The best-throughput point and the ok batch sizes within [`NEAR_BEST`] of it.
+    pub(super) fn near_best(&self) -> Option<(&StepPoint, Vec<u32>)> {
+        let f = &self.findings;
+        let best = f
+            .ok_points()
+            .find(|p| Some(p.batch_size) == f.best_batch_size)?;
+        let near = f
+            .ok_points()
+            .filter(|p| p.examples_per_s >= NEAR_BEST * best.examples_per_s)
+            .map(|p| p.batch_size)
+            .collect();
+        Some((best, near))
     }
 }
 

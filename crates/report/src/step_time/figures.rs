@@ -44,10 +44,7 @@ fn failure_lines(points: &[StepPoint]) -> Vec<VLine> {
 }
 
 fn title(ctx: &StepTimeContext, what: &str) -> String {
-    format!(
-        "{}: {what} ({}, {})",
-        ctx.experiment, ctx.backend, ctx.device
-    )
+    ctx.about.figure_title(what)
 }
 
 /// `step_time.svg` / `.png`: median step time per batch size with its bootstrap interval,

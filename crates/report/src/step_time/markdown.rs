@@ -4,16 +4,16 @@
 use batchlab_method::rows::Status;
 use std::fmt::Write as _;
 
-use super::analysis::{check_claim, is_claimed, Analysis, ClaimCheck};
-use super::{StepPoint, StepTimeContext, CI_LEVEL};
+use super::analysis::{
+    check_claim, is_claimed, Analysis, ClaimCheck, NegativeIntercept, NEAR_BEST,
+};
+use super::{StepTimeContext, CI_LEVEL};
+use crate::about::Header;
 use crate::jumps::{method_description, Jump};
-use crate::markdown::{table, Header};
-use crate::numbers::two_digits;
+use crate::markdown::table;
+use crate::numbers::{capitalised, two_digits};
 use crate::verdict::{tally, verdict_table, Finding};
 use batchlab_method::rows::step_time::StepSample;
-
-/// Throughput within this fraction of the best counts as "as good" in the report.
-const NEAR_BEST: f64 = 0.95;
 
 pub(super) fn report_markdown(
     ctx: &StepTimeContext,
@@ -25,39 +25,25 @@ pub(super) fn report_markdown(
     let f = &analysis.findings;
     let ok: Vec<_> = f.ok_points().collect();
     let failed: Vec<_> = f.points.iter().filter(|p| !p.is_ok()).collect();
-    // The source's reproduced figure and claim go into the tables below, not the header.
-    let mut md = Header {
-        experiment: &ctx.experiment,
+    let mut md = ctx.about.header(&Header {
         subject: "step time versus batch size",
-        description: &ctx.description,
-        reproduces: None,
-        claim: None,
         verdicts: tally(verdicts),
         in_short: &in_short(analysis),
-    }
-    .markdown();
+    });
 
     md.push_str("## What was run\n\n");
     let timed = samples
         .iter()
         .filter(|s| s.status == Status::Ok && s.step_ms.is_some())
         .count();
-    let mut run = vec![["experiment".to_string(), ctx.experiment.clone()]];
-    if let Some(r) = &ctx.reproduces {
-        run.push(["reproduces".into(), r.clone()]);
-    }
-    run.extend([
-        ["model".into(), ctx.model.clone()],
-        ["backend / device".into(), format!("{} / {}", ctx.backend, ctx.device)],
-        ["protocol".into(), ctx.protocol.clone()],
-        ["batch sizes".into(), format!("{} measured ({}), {} ok, {} failed", f.points.len(), ranges(&f.points.iter().map(|p| p.batch_size).collect::<Vec<_>>()), ok.len(), failed.len())],
-        ["timed steps".into(), format!("{timed} kept in results.csv")],
-        ["peak memory".into(), ctx.memory_kind.clone()],
-        ["statistics".into(), format!("median per batch size; IQR = quartiles of the samples; CI = {:.0}% percentile bootstrap of the median ({} resamples, seed {})", 100.0 * CI_LEVEL, ctx.bootstrap_resamples, ctx.seed)],
-    ]);
-    md.push_str(&table(
-        &["setting", "value"],
-        &run.iter().map(|r| r.to_vec()).collect::<Vec<_>>(),
+    md.push_str(&ctx.about.run_table(
+        vec![["model".into(), ctx.model.clone()]],
+        vec![
+            ["batch sizes".into(), format!("{} measured ({}), {} ok, {} failed", f.points.len(), ranges(&f.points.iter().map(|p| p.batch_size).collect::<Vec<_>>()), ok.len(), failed.len())],
+            ["timed steps".into(), format!("{timed} kept in results.csv")],
+            ["peak memory".into(), ctx.memory_kind.clone()],
+            ["statistics".into(), format!("median per batch size; IQR = quartiles of the samples; CI = {:.0}% percentile bootstrap of the median ({} resamples, seed {})", 100.0 * CI_LEVEL, ctx.bootstrap_resamples, ctx.seed)],
+        ],
     ));
 
     md.push_str("\n## Findings\n\n### Linear trend\n\n");
@@ -68,15 +54,13 @@ pub(super) fn report_markdown(
                 "Least-squares line through the medians of the {} ok batch sizes: step time = {} ms (SE {}) + {} ms (SE {}) per example, R² = {:.4}. The intercept is the fixed cost of a step; the slope, the cost of one more example. Jumps, if any, bias both: the line summarises the trend, it is not a model of the steps.",
                 ok.len(), ms(fit.intercept), two_digits(fit.intercept_se), ms(fit.slope), two_digits(fit.slope_se), fit.r_squared
             );
-            if let (true, Some(first), Some(last)) = (fit.intercept < 0.0, ok.first(), ok.last()) {
-                let per_example = |p: &StepPoint| p.median_ms / f64::from(p.batch_size);
-                let why = if per_example(last) > per_example(first) {
-                    format!(
+            if let Some(why) = analysis.negative_intercept() {
+                let why = match why {
+                    NegativeIntercept::CostlierPerExample { first, last } => format!(
                         "a larger batch costs more per example on this device ({} ms per example at batch {} against {} ms at {}), so the step time grows faster than the batch size",
-                        ms(per_example(last)), last.batch_size, ms(per_example(first)), first.batch_size
-                    )
-                } else {
-                    "the curve bends upwards over the larger sizes".to_string()
+                        ms(last.1), last.0, ms(first.1), first.0
+                    ),
+                    NegativeIntercept::BendsUpwards => "the curve bends upwards over the larger sizes".to_string(),
                 };
                 let _ = writeln!(
                     md,
@@ -107,13 +91,8 @@ pub(super) fn report_markdown(
     }
 
     md.push_str("\n### Throughput\n\n");
-    match ok.iter().find(|p| Some(p.batch_size) == f.best_batch_size) {
-        Some(best) => {
-            let near: Vec<u32> = ok
-                .iter()
-                .filter(|p| p.examples_per_s >= NEAR_BEST * best.examples_per_s)
-                .map(|p| p.batch_size)
-                .collect();
+    match analysis.near_best() {
+        Some((best, near)) => {
             let _ = writeln!(
                 md,
                 "Highest throughput at batch size **{}**: {:.1} examples/s ({} ms per example). Batch sizes within {:.0}% of it: {} ({} of {} ok batch sizes).",
@@ -207,9 +186,7 @@ fn in_short(analysis: &Analysis) -> String {
     if failed > 0 {
         parts.push(format!("{failed} batch size(s) failed"));
     }
-    let mut s = parts.join("; ");
-    s.push('.');
-    s[..1].to_uppercase() + &s[1..]
+    format!("{}.", capitalised(&parts.join("; ")))
 }
 
 fn jump_table(jumps: &[Jump], claimed: &[u32]) -> String {
@@ -240,13 +217,10 @@ fn jump_table(jumps: &[Jump], claimed: &[u32]) -> String {
 }
 
 fn claim_section(ctx: &StepTimeContext, analysis: &Analysis, verdicts: &[Finding]) -> String {
-    if ctx.claim.is_none() && ctx.claimed_jumps.is_empty() && verdicts.is_empty() {
+    if ctx.claimed_jumps.is_empty() && verdicts.is_empty() {
         return String::new();
     }
     let mut md = String::from("\n### The seed's claim beside this measurement\n\n");
-    if let Some(claim) = &ctx.claim {
-        let _ = writeln!(md, "Claim: {}\n", claim.trim());
-    }
     let rows: Vec<Vec<String>> = ctx
         .claimed_jumps
         .iter()

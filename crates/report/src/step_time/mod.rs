@@ -38,14 +38,8 @@ pub const OUTPUT_FILES: [&str; 7] = [
 /// it from the resolved config and the device it ran on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepTimeContext {
-    /// Experiment name, e.g. `vgg16-step-time`.
-    pub experiment: String,
-    /// The config's one-paragraph description.
-    pub description: String,
-    /// The figure or table reproduced, if any.
-    pub reproduces: Option<String>,
-    /// The seed's claim in words, if any.
-    pub claim: Option<String>,
+    /// The run: experiment, description, source, backend, device, protocol.
+    pub about: crate::About,
     /// Batch sizes at which the seed claims a jump (may be empty).
     pub claimed_jumps: Vec<u32>,
     /// Batch sizes at which the seed claims this model has no jump (may be empty).
@@ -60,14 +54,8 @@ pub struct StepTimeContext {
     /// One line, e.g. "vgg16, 3x64x64, 1000 classes, 138.4 M trainable parameters, 30.9
     /// GFLOPs per sample".
     pub model: String,
-    /// burn backend, e.g. `flex`.
-    pub backend: String,
-    /// Device name.
-    pub device: String,
     /// What `peak_mem_mb` measures, e.g. "process peak resident set size".
     pub memory_kind: String,
-    /// One line: warm-up steps, samples per visit, rounds, synchronised clock.
-    pub protocol: String,
     /// Bootstrap resamples per batch size.
     pub bootstrap_resamples: usize,
     /// Seed of the bootstrap.
@@ -105,12 +93,13 @@ pub fn render_step_time(
         found(&ctx.slower_than).as_ref(),
     );
     let anatomies = anatomy_view::read(dir, ctx.seed)?;
-    anatomy_view::draw(dir, &ctx.experiment, &anatomies)?;
+    anatomy_view::draw(dir, &ctx.about.experiment, &anatomies)?;
     let anatomy = anatomy_view::section(&anatomies);
     let report = markdown::report_markdown(ctx, &analysis, &samples, &verdicts, &anatomy);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
     let mut findings = analysis.findings;
     findings.claims = verdicts;
+    findings.anatomies = anatomies;
     Ok(findings)
 }
 

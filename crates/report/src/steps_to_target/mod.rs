@@ -36,6 +36,7 @@ use batchlab_method::budget::StepBudget;
 use batchlab_method::files::write_atomic;
 
 use crate::ReportError;
+pub use analysis::rate_rule::RateRule;
 pub use analysis::time::{TimePoint, TimeToResult};
 pub use analysis::workload::{LearningRateScaling, WorkloadFindings};
 pub use claims::{TargetClaim, TargetClaimRule};
@@ -47,7 +48,7 @@ pub use scaling::{
 pub use steps::{
     classify, steps_to_result, trials_from_train, Evaluation, StepsToResult, Trial, TrialOutcome,
 };
-pub use summary::{write_summary, TargetCell};
+pub use summary::{write_summary, NoResult, TargetCell};
 
 /// The files [`render_target`] always writes into a run directory.
 pub const OUTPUT_FILES: [&str; 10] = [
@@ -71,22 +72,10 @@ pub const TIME_FILES: [&str; 2] = ["time_to_result.svg", "time_to_result.png"];
 /// resolved config, the data it loaded and the device it ran on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TargetContext {
-    /// Experiment name, e.g. `steps-to-target-fmnist`.
-    pub experiment: String,
-    /// The config's one-paragraph description.
-    pub description: String,
-    /// The figure or table reproduced, if any.
-    pub reproduces: Option<String>,
-    /// The source's claim in words, if any.
-    pub claim: Option<String>,
+    /// The run: experiment, description, source, backend, device, protocol.
+    pub about: crate::About,
     /// Lines about the data: name and location, split sizes.
     pub dataset: Vec<String>,
-    /// burn backend, e.g. `flex`.
-    pub backend: String,
-    /// Device name.
-    pub device: String,
-    /// One line: trials per batch size, search, stopping rule, divergence rule, order.
-    pub protocol: String,
     /// The validation error to reach (error = 1 - validation accuracy).
     pub target_error: f64,
     /// When trials are evaluated and how many steps they may train.

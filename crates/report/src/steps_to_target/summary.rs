@@ -40,6 +40,28 @@ pub struct TargetCell {
     pub effective_learning_rate: Option<f64>,
 }
 
+/// Why a cell has no steps to result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoResult {
+    /// Some trial trained to its cap without reaching: the budget limits it, and steps to
+    /// result lie beyond the cap (if any setting of the search space gets there at all).
+    BeyondCap,
+    /// Every trial diverged, failed or was not evaluated: no setting of the search space
+    /// trains there, so the budget is not what limits it.
+    NothingTrains,
+}
+
+impl TargetCell {
+    /// Why this cell has no steps to result; `None` where it has one.
+    pub fn no_result(&self) -> Option<NoResult> {
+        match (self.steps_to_result, self.missed) {
+            (Some(_), _) => None,
+            (None, 0) => Some(NoResult::NothingTrains),
+            (None, _) => Some(NoResult::BeyondCap),
+        }
+    }
+}
+
 /// Writes `cells` to `path` as CSV with polars, columns named as the fields (a `None` is
 /// written as an empty field), atomically.
 pub fn write_summary(path: &Path, cells: &[TargetCell]) -> Result<(), ReportError> {

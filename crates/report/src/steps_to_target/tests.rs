@@ -1,27 +1,30 @@
 //! The study analysis and its sentences on small hand-made inputs; the whole rendering of
 //! a synthetic run directory is in `tests/render_steps_to_target.rs`.
 
+use crate::About;
 use std::path::Path;
 
 use super::analysis::time::{parse_step_times, time_to_result};
 use super::analysis::Study;
-use super::markdown::reading::{fit_sentence, regimes_sentence, workload_sentences};
-use super::{TargetCell, TargetContext};
+use super::markdown::reading::{fit_sentence, regimes_sentence};
+use super::{NoResult, RateRule, TargetCell, TargetContext};
 use batchlab_method::rows::steps_to_target::SearchRow;
 use batchlab_method::rows::train::{TrainEval, TrialRecord};
 
 fn context() -> TargetContext {
     TargetContext {
+        about: About {
+            experiment: "unit".into(),
+            description: String::new(),
+            reproduces: None,
+            claim: None,
+            backend: "flex".into(),
+            device: "cpu".into(),
+            protocol: String::new(),
+        },
         bands: Default::default(),
         replicates: vec![],
-        experiment: "unit".into(),
-        description: String::new(),
-        reproduces: None,
-        claim: None,
         dataset: vec![],
-        backend: "flex".into(),
-        device: "cpu".into(),
-        protocol: String::new(),
         target_error: 0.1,
         budget: batchlab_method::budget::StepBudget::new(10, 1.0, 1000, None, 1000).unwrap(),
         trials_per_batch: 2,
@@ -150,17 +153,10 @@ fn outcomes_are_counted_and_unevaluated_trials_set_apart() {
     ] {
         assert!(notes.contains(needle), "no `{needle}` in\n{notes}");
     }
-    let sentences = workload_sentences(&context(), w).join("\n");
+    assert_eq!(w.cells[1].no_result(), Some(NoResult::BeyondCap));
     assert!(
-        sentences.contains("No trial reached the target within the step budget (at most ")
-            && sentences.contains(
-                "at batch 16 (1 missed of 1 trials): steps to result there are beyond the cap"
-            ),
-        "{sentences}"
-    );
-    assert!(
-        sentences.contains("The regimes cannot be located: 1 points"),
-        "{sentences}"
+        w.regimes.is_err(),
+        "one batch size with a result: no regimes"
     );
 }
 
@@ -269,11 +265,7 @@ fn regimes_and_fit_are_put_in_words() {
     // Learning rate exactly proportional to B: slope 1 with a zero-width interval.
     let lr = w.learning_rate.unwrap();
     assert!((lr.slope - 1.0).abs() < 1e-9 && lr.perfect_scaling_range && lr.points == 5);
-    let sentences = workload_sentences(&ctx, w).join("\n");
-    assert!(
-        sentences.contains("consistent with linear scaling (slope 1), not with square-root"),
-        "{sentences}"
-    );
+    assert_eq!(lr.rule(), RateRule::Linear);
     assert!(study.notes.is_empty(), "{:?}", study.notes);
 }
 
@@ -305,12 +297,9 @@ fn a_batch_size_where_every_trial_diverged_is_not_blamed_on_the_budget() {
     ];
     let records = vec![reached.clone(), diverged, oom];
     let study = Study::new(Path::new("run"), &context(), &records, &evals, None).unwrap();
-    let sentences = workload_sentences(&context(), &study.workloads[0]).join("\n");
-    assert!(
-        sentences.contains("Every trial diverged or failed at batch 16 (1 diverged, 1 failed of 2 trials): no setting of the search space trains there, so the budget is not what limits it."),
-        "{sentences}"
-    );
-    assert!(!sentences.contains("within the step budget"), "{sentences}");
+    let cell = &study.workloads[0].cells[1];
+    assert_eq!((cell.batch_size, cell.infeasible, cell.failed), (16, 1, 1));
+    assert_eq!(cell.no_result(), Some(NoResult::NothingTrains));
 }
 
 #[test]

@@ -99,7 +99,7 @@ fn shared_range(values: impl Iterator<Item = f64>, include_zero: bool) -> Option
 }
 
 fn title(ctx: &TrainContext, what: &str) -> String {
-    format!("{}: {what}", ctx.experiment)
+    format!("{}: {what}", ctx.about.experiment)
 }
 
 /// One value per cell: the line of means (or medians) with min..max bars, plus every seed.

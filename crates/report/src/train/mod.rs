@@ -173,25 +173,13 @@ pub enum ClaimRule {
 /// resolved config, the data it loaded and the device it ran on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrainContext {
-    /// Experiment name, e.g. `augmentation`.
-    pub experiment: String,
-    /// The config's one-paragraph description.
-    pub description: String,
-    /// The figure or table reproduced, if any.
-    pub reproduces: Option<String>,
-    /// The source's claim in words, if any.
-    pub claim: Option<String>,
+    /// The run: experiment, description, source, backend, device, protocol.
+    pub about: crate::About,
     /// One line: architecture, input, classes, parameters.
     pub model: String,
     /// Lines about the data: name and location, split sizes per variant, notes such as
     /// skipped corrupt files.
     pub dataset: Vec<String>,
-    /// burn backend, e.g. `flex`.
-    pub backend: String,
-    /// Device name.
-    pub device: String,
-    /// One line: budgets, schedule, evaluation points, order of trials, divergence rule.
-    pub protocol: String,
     /// Examples in the test split (0 if unknown): one example is 1 / this of accuracy.
     pub test_examples: usize,
     /// The source's numbers to compare with.

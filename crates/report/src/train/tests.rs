@@ -2,7 +2,9 @@
 
 use super::analysis::matches;
 use super::analysis::Analysis;
-use super::markdown::reading::{pooled_std, spread_sentence, steps_sentence, trend_sentences};
+use super::markdown::reading::{
+    comparison, pooled_std, spread_sentence, steps_sentence, trends, BudgetComparison, Trend,
+};
 use super::markdown::timing::{data_sentence, powers_of_two_sentence, time_sentence};
 use super::rows::tests::{record, Key};
 use batchlab_method::rows::train::TrialRecord;
@@ -69,18 +71,17 @@ fn steps_and_trends_are_read_from_the_data() {
         ),
         "{steps}"
     );
-    let trends = trend_sentences(&analysis);
-    assert!(
-        trends[0].contains("sgd falls (from 62.0% at batch 16 to 50.0% at 256, -12.0 points)"),
-        "{trends:?}"
-    );
-    assert!(
-        trends[1].contains("sgd stays within the seed spread"),
-        "{trends:?}"
-    );
-    assert!(
-        trends[2].contains("under the epoch budget but not under the steps budget for sgd"),
-        "{trends:?}"
+    let read = trends(&analysis);
+    let of = |budget: &str| {
+        read.iter()
+            .find(|((b, _), _)| *b == budget)
+            .map(|(_, t)| *t)
+            .unwrap()
+    };
+    assert_eq!((of("epochs"), of("steps")), (Trend::Falls, Trend::Flat));
+    assert_eq!(
+        comparison(&analysis, &read),
+        Some(BudgetComparison::OnlyUnderEpochs(vec!["sgd".into()]))
     );
     let spread = spread_sentence(&analysis).unwrap();
     assert!(
@@ -98,8 +99,8 @@ fn one_seed_per_cell_cannot_be_judged() {
         record((32, "adam", "standard", "epochs"), 0, 0.5, 1.0, 185),
     ];
     let analysis = Analysis::new(vec![], &records);
-    let trends = trend_sentences(&analysis);
-    assert!(trends[0].contains("one seed per cell"), "{trends:?}");
+    let read = trends(&analysis);
+    assert!(read.values().all(|t| *t == Trend::Unknown), "{read:?}");
     assert!(spread_sentence(&analysis)
         .unwrap()
         .contains("seed spread is unknown"));

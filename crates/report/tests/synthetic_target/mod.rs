@@ -16,6 +16,7 @@
 
 #![allow(dead_code)] // each test file uses some of it
 
+use batchlab_report::About;
 use std::path::{Path, PathBuf};
 
 use batchlab_method::rows::append_rows;
@@ -53,16 +54,18 @@ pub const WORKLOADS: [Workload; 2] = [
 
 pub fn context(step_times: Vec<(String, u32, f64, f64, f64)>) -> TargetContext {
     TargetContext {
+        about: About {
+            experiment: "synthetic-steps-to-target".into(),
+            description: "A synthetic study shaped like the steps-to-target study.".into(),
+            reproduces: Some("Shallue et al. 2018, Figure 1 (shape only)".into()),
+            claim: Some("perfect scaling, then diminishing returns, then a plateau".into()),
+            backend: "flex".into(),
+            device: "cpu".into(),
+            protocol: "8 quasi-random trials per batch size and workload".into(),
+        },
         bands: Default::default(),
         replicates: vec![],
-        experiment: "synthetic-steps-to-target".into(),
-        description: "A synthetic study shaped like the steps-to-target study.".into(),
-        reproduces: Some("Shallue et al. 2018, Figure 1 (shape only)".into()),
-        claim: Some("perfect scaling, then diminishing returns, then a plateau".into()),
         dataset: vec!["fashion-mnist (synthetic rows)".into()],
-        backend: "flex".into(),
-        device: "cpu".into(),
-        protocol: "8 quasi-random trials per batch size and workload".into(),
         target_error: TARGET,
         budget: batchlab_method::budget::StepBudget::new(K, 1.0, MAX_STEPS, None, 60_000).unwrap(),
         trials_per_batch: TRIALS,

@@ -7,6 +7,7 @@
 #![allow(dead_code)] // each test file uses some of it
 
 use batchlab_method::rows::Status;
+use batchlab_report::About;
 use std::path::{Path, PathBuf};
 
 use batchlab_method::rows::append_rows;
@@ -25,20 +26,22 @@ pub fn context() -> TrainContext {
         source: "seed 003 text, \"about\"".into(),
     };
     TrainContext {
+        about: About {
+            experiment: "synthetic-augmentation".into(),
+            description: "A synthetic study shaped like the augmentation study.".into(),
+            reproduces: Some("seed 003 case study (shape only)".into()),
+            claim: Some("with augmentation, batch 128 reaches about 58%".into()),
+            backend: "flex".into(),
+            device: "cpu".into(),
+            protocol: "two budgets: 5 epochs, and 375 steps for every batch size".into(),
+        },
         prediction: Default::default(),
-        experiment: "synthetic-augmentation".into(),
-        description: "A synthetic study shaped like the augmentation study.".into(),
-        reproduces: Some("seed 003 case study (shape only)".into()),
-        claim: Some("with augmentation, batch 128 reaches about 58%".into()),
         model: "small-cnn, input 3x200x200, 1 class, 1.2 M trainable parameters".into(),
         dataset: vec![
             "cats-vs-dogs (data directory datasets)".into(),
             "variant standard: 1200 train / 400 validation / 400 test examples".into(),
             "variant standard: skipped 3 corrupt JPEGs".into(),
         ],
-        backend: "flex".into(),
-        device: "cpu".into(),
-        protocol: "two budgets: 5 epochs, and 375 steps for every batch size".into(),
         test_examples: 400,
         published: vec![
             published(128, "adam/augmented", "test_accuracy", 58.0),

@@ -21,6 +21,7 @@ use workload::{workload, TrialPoint, Workload};
 
 pub(crate) mod coverage;
 pub(super) mod noise;
+pub(super) mod rate_rule;
 pub(super) mod time;
 pub(super) mod workload;
 

@@ -53,7 +53,7 @@ pub(crate) fn workload_series(
 }
 
 pub(crate) fn title(ctx: &TargetContext, what: &str) -> String {
-    format!("{}: {what}", ctx.experiment)
+    format!("{}: {what}", ctx.about.experiment)
 }
 
 /// A legend entry with no data, in grey: explains a line style used by every workload.

@@ -220,7 +220,7 @@ pub(crate) fn draw_search_space(
     let rows = if panels.is_empty() {
         // Nothing recorded yet: one empty panel says so rather than no file at all.
         vec![vec![Chart::new(
-            format!("{}: no trial recorded yet", ctx.experiment),
+            format!("{}: no trial recorded yet", ctx.about.experiment),
             "1 - momentum or steps",
             "learning rate",
         )]]

@@ -19,7 +19,7 @@ pub(crate) fn draw_time_to_result(
     let mut chart = Chart::new(
         format!(
             "{}: time to result vs batch size (bars: step-time spread)",
-            ctx.experiment
+            ctx.about.experiment
         ),
         "batch size (examples per step, log2 scale)",
         "time to reach the target (s: steps x median step time, log scale)",

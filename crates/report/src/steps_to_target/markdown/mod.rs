@@ -17,20 +17,16 @@ pub(super) mod noise;
 pub(super) mod reading;
 mod study;
 mod time;
-use crate::markdown::{table, Header};
+use crate::about::Header;
+use crate::markdown::table;
 use batchlab_method::reaching::TARGET_SLACK;
 
 pub(crate) fn report_markdown(ctx: &TargetContext, study: &Study, verdicts: &[Finding]) -> String {
-    let mut md = Header {
-        experiment: &ctx.experiment,
+    let mut md = ctx.about.header(&Header {
         subject: "steps to a target error versus batch size",
-        description: &ctx.description,
-        reproduces: ctx.reproduces.as_deref(),
-        claim: ctx.claim.as_deref(),
         verdicts: tally(verdicts),
         in_short: &in_short(study),
-    }
-    .markdown();
+    });
 
     md.push_str("## What was run\n\n");
     md.push_str(&run_table(ctx, study));
@@ -75,14 +71,9 @@ pub(crate) fn report_markdown(ctx: &TargetContext, study: &Study, verdicts: &[Fi
 }
 
 fn run_table(ctx: &TargetContext, study: &Study) -> String {
-    let mut rows = vec![vec!["experiment".to_string(), ctx.experiment.clone()]];
-    rows.push(vec!["data".into(), ctx.dataset.join("; ")]);
-    rows.push(vec![
-        "backend / device".into(),
-        format!("{} / {}", ctx.backend, ctx.device),
-    ]);
-    rows.push(vec!["protocol".into(), ctx.protocol.clone()]);
-    rows.push(vec![
+    let what = vec![["data".into(), ctx.dataset.join("; ")]];
+    let mut rows: Vec<[String; 2]> = vec![];
+    rows.push([
         "target".into(),
         format!(
             "validation error (1 - validation accuracy) <= {}, {}",
@@ -90,14 +81,14 @@ fn run_table(ctx: &TargetContext, study: &Study) -> String {
             ctx.budget.describe()
         ),
     ]);
-    rows.push(vec!["search space".into(), ctx.search_space.join("; ")]);
-    rows.push(vec![
+    rows.push(["search space".into(), ctx.search_space.join("; ")]);
+    rows.push([
         "trials per batch size".into(),
         format!("best of N, N = {} per workload", ctx.trials_text()),
     ]);
     let workloads: Vec<&str> = study.workloads.iter().map(|w| w.label.as_str()).collect();
     let batches: Vec<String> = study.batch_sizes.iter().map(u32::to_string).collect();
-    rows.push(vec![
+    rows.push([
         "workloads (as recorded)".into(),
         if workloads.is_empty() {
             "none".into()
@@ -105,7 +96,7 @@ fn run_table(ctx: &TargetContext, study: &Study) -> String {
             workloads.join(", ")
         },
     ]);
-    rows.push(vec![
+    rows.push([
         "batch sizes (as recorded)".into(),
         if batches.is_empty() {
             "none".into()
@@ -113,8 +104,8 @@ fn run_table(ctx: &TargetContext, study: &Study) -> String {
             batches.join(", ")
         },
     ]);
-    rows.push(vec!["trials".into(), recorded_line(study)]);
-    table(&["setting", "value"], &rows)
+    rows.push(["trials".into(), recorded_line(study)]);
+    ctx.about.run_table(what, rows)
 }
 
 fn definition(ctx: &TargetContext) -> String {

@@ -8,7 +8,7 @@ use crate::numbers::{and_list, batch, capitalised, sig, slope, with_interval};
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::scaling::INTERVAL_WORDS;
-use crate::steps_to_target::{LearningRateScaling, TargetContext};
+use crate::steps_to_target::{LearningRateScaling, NoResult, RateRule, TargetContext};
 use crate::steps_to_target::{Regime, RegimeOptions, Regimes, SlopeWindow};
 
 /// The one-line count of what was recorded.
@@ -373,39 +373,32 @@ fn rate_sentence(name: &str, s: &LearningRateScaling) -> String {
             s.from, s.to, s.points
         )
     };
-    match s.interval {
-        Some((lo, hi)) => {
-            // A slack of 1e-9 keeps an exactly fitted line (a zero-width interval that
-            // rounding puts beside the rule) consistent with its rule.
-            let within = |rule: f64| lo - 1e-9 <= rule && rule <= hi + 1e-9;
-            let (linear, root) = (within(1.0), within(0.5));
-            let verdict = match (linear, root) {
-                (true, false) => "consistent with linear scaling (slope 1), not with square-root scaling (0.5)".to_string(),
-                (false, true) => "consistent with square-root scaling (slope 0.5), not with linear scaling (1)".to_string(),
-                (true, true) => "consistent with both linear (1) and square-root (0.5) scaling: too few or too noisy points to tell them apart".to_string(),
-                (false, false) if hi < 0.5 => "below both rules: the best rate grows more slowly than the square root of the batch size".to_string(),
-                (false, false) if lo > 1.0 => "above linear scaling: the best rate grows faster than the batch size".to_string(),
-                (false, false) => "between the two rules and consistent with neither".to_string(),
-            };
-            format!(
-                "The best {name} scales as B^{} (95% interval {}–{}) {over}: {verdict}.",
-                sig(s.slope),
-                sig(lo),
-                sig(hi)
-            )
-        }
-        None => {
-            let nearer = if (s.slope - 1.0).abs() < (s.slope - 0.5).abs() {
+    let verdict = match s.rule() {
+        RateRule::NoInterval { nearer_linear } => {
+            let nearer = if nearer_linear {
                 "linear scaling (1)"
             } else {
                 "square-root scaling (0.5)"
             };
-            format!(
+            return format!(
                 "The best {name} scales as B^{} {over}; two points fit a line exactly, so there is no interval: nearer to {nearer}, which says little.",
                 sig(s.slope)
-            )
+            );
         }
-    }
+        RateRule::Linear => "consistent with linear scaling (slope 1), not with square-root scaling (0.5)",
+        RateRule::SquareRoot => "consistent with square-root scaling (slope 0.5), not with linear scaling (1)",
+        RateRule::Both => "consistent with both linear (1) and square-root (0.5) scaling: too few or too noisy points to tell them apart",
+        RateRule::BelowBoth => "below both rules: the best rate grows more slowly than the square root of the batch size",
+        RateRule::AboveLinear => "above linear scaling: the best rate grows faster than the batch size",
+        RateRule::Between => "between the two rules and consistent with neither",
+    };
+    let (lo, hi) = s.interval.unwrap_or((s.slope, s.slope));
+    format!(
+        "The best {name} scales as B^{} (95% interval {}–{}) {over}: {verdict}.",
+        sig(s.slope),
+        sig(lo),
+        sig(hi)
+    )
 }
 
 fn no_result_sentence(ctx: &TargetContext, w: &Workload) -> Option<String> {
@@ -436,14 +429,12 @@ fn no_result_sentence(ctx: &TargetContext, w: &Workload) -> Option<String> {
     if none.is_empty() {
         return None;
     }
-    // A batch size where some trial trained to its cap is limited by the budget; one where
-    // every trial diverged or failed is limited by the search space (or broke), not the cap.
     let (capped, broken): (Vec<_>, Vec<_>) = w
         .cells
         .iter()
         .filter(|c| c.steps_to_result.is_none())
         .zip(none)
-        .partition(|(c, _)| c.missed > 0);
+        .partition(|(c, _)| c.no_result() == Some(NoResult::BeyondCap));
     let mut parts = vec![];
     if !capped.is_empty() {
         let names: Vec<String> = capped.into_iter().map(|(_, n)| n).collect();

@@ -8,7 +8,8 @@ pub(super) mod timing;
 
 use std::fmt::Write as _;
 
-use crate::markdown::{table, Header};
+use crate::about::Header;
+use crate::markdown::table;
 use crate::numbers::{capitalised, fixed, pct};
 use crate::train::analysis::Analysis;
 use crate::train::TrainContext;
@@ -28,16 +29,11 @@ pub(in crate::train) struct Judged {
 }
 
 pub(super) fn report_markdown(ctx: &TrainContext, analysis: &Analysis, judged: &Judged) -> String {
-    let mut md = Header {
-        experiment: &ctx.experiment,
+    let mut md = ctx.about.header(&Header {
         subject: "accuracy and training time versus batch size",
-        description: &ctx.description,
-        reproduces: ctx.reproduces.as_deref(),
-        claim: ctx.claim.as_deref(),
         verdicts: tally(&judged.verdicts),
         in_short: &in_short(analysis),
-    }
-    .markdown();
+    });
 
     md.push_str("## What was run\n\n");
     md.push_str(&run_table(ctx, analysis));
@@ -98,14 +94,11 @@ fn list<T: ToString>(values: &[T]) -> String {
 }
 
 fn run_table(ctx: &TrainContext, analysis: &Analysis) -> String {
-    let mut rows = vec![vec!["experiment".to_string(), ctx.experiment.clone()]];
-    rows.push(vec!["model".into(), ctx.model.clone()]);
-    rows.push(vec!["data".into(), ctx.dataset.join("; ")]);
-    rows.push(vec![
-        "backend / device".into(),
-        format!("{} / {}", ctx.backend, ctx.device),
-    ]);
-    rows.push(vec!["protocol".into(), ctx.protocol.clone()]);
+    let what = vec![
+        ["model".into(), ctx.model.clone()],
+        ["data".into(), ctx.dataset.join("; ")],
+    ];
+    let mut rows: Vec<[String; 2]> = vec![];
     let optimizers: Vec<&str> = {
         let mut o: Vec<&str> = analysis
             .series
@@ -118,7 +111,7 @@ fn run_table(ctx: &TrainContext, analysis: &Analysis) -> String {
     let mut variants: Vec<&str> = analysis.series.iter().map(|s| s.variant.as_str()).collect();
     variants.sort_unstable();
     variants.dedup();
-    rows.push(vec![
+    rows.push([
         "grid (as recorded)".into(),
         format!(
             "batch sizes {}; optimizers {}; variants {}; budgets {}; seeds {}",
@@ -129,8 +122,8 @@ fn run_table(ctx: &TrainContext, analysis: &Analysis) -> String {
             list(&analysis.seeds)
         ),
     ]);
-    rows.push(vec!["trials".into(), headlines::recorded_line(analysis)]);
-    rows.push(vec![
+    rows.push(["trials".into(), headlines::recorded_line(analysis)]);
+    rows.push([
         "test split".into(),
         if ctx.test_examples > 0 {
             format!(
@@ -142,7 +135,7 @@ fn run_table(ctx: &TrainContext, analysis: &Analysis) -> String {
             "size not recorded".into()
         },
     ]);
-    table(&["setting", "value"], &rows)
+    ctx.about.run_table(what, rows)
 }
 
 fn missing_section(analysis: &Analysis) -> String {

@@ -178,14 +178,12 @@ pub(crate) fn steps_sentence(analysis: &Analysis) -> Option<String> {
 pub(crate) fn trend_sentences(analysis: &Analysis) -> Vec<String> {
     let pooled = pooled_std(&analysis.cells);
     let mut out = vec![];
-    let mut verdicts: BTreeMap<(&str, &SeriesKey), Trend> = BTreeMap::new();
     for budget in &analysis.budgets {
         let mut parts = vec![];
         for s in &analysis.series {
             let Some((t, first, last)) = trend(analysis, budget, s, pooled) else {
                 continue;
             };
-            verdicts.insert((budget.as_str(), s), t);
             let verb = match t {
                 Trend::Falls => "falls",
                 Trend::Rises => "rises",
@@ -209,17 +207,55 @@ pub(crate) fn trend_sentences(analysis: &Analysis) -> Vec<String> {
             ));
         }
     }
-    let has = |b: &str| analysis.budgets.iter().any(|x| x == b);
-    if has("epochs") && has("steps") {
-        out.push(budget_comparison(analysis, &verdicts));
+    if let Some(c) = comparison(analysis, &trends(analysis)) {
+        out.push(c.to_string());
     }
     out
+}
+
+/// Every line's trend under every budget.
+pub(crate) fn trends(analysis: &Analysis) -> BTreeMap<(&str, &SeriesKey), Trend> {
+    let pooled = pooled_std(&analysis.cells);
+    let mut out = BTreeMap::new();
+    for budget in &analysis.budgets {
+        for s in &analysis.series {
+            if let Some((t, _, _)) = trend(analysis, budget, s, pooled) {
+                out.insert((budget.as_str(), s), t);
+            }
+        }
+    }
+    out
+}
+
+/// The comparison of the two budgets, where the run has both.
+pub(crate) fn comparison(
+    analysis: &Analysis,
+    verdicts: &BTreeMap<(&str, &SeriesKey), Trend>,
+) -> Option<BudgetComparison> {
+    let has = |b: &str| analysis.budgets.iter().any(|x| x == b);
+    (has("epochs") && has("steps")).then(|| budget_comparison(analysis, verdicts))
+}
+
+/// Which lines fall with batch size under which budget: the comparison of the two budgets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum BudgetComparison {
+    /// These lines fall under the epoch budget and not under the steps budget: the loss
+    /// comes from taking fewer steps.
+    OnlyUnderEpochs(Vec<String>),
+    /// These lines fall under both budgets.
+    UnderBoth(Vec<String>),
+    /// These lines fall only under the steps budget.
+    OnlyUnderSteps(Vec<String>),
+    /// One seed per cell somewhere: a fall cannot be told from noise.
+    Unknown,
+    /// No line falls beyond the seed spread under either budget.
+    NoFall,
 }
 
 fn budget_comparison(
     analysis: &Analysis,
     verdicts: &BTreeMap<(&str, &SeriesKey), Trend>,
-) -> String {
+) -> BudgetComparison {
     let falls = |budget: &str| -> Vec<String> {
         analysis
             .series
@@ -229,28 +265,45 @@ fn budget_comparison(
             .collect()
     };
     let (epochs, steps) = (falls("epochs"), falls("steps"));
-    let unknown = verdicts.values().any(|t| *t == Trend::Unknown);
-    let only_epochs: Vec<&String> = epochs.iter().filter(|s| !steps.contains(s)).collect();
+    let only_epochs: Vec<String> = epochs
+        .iter()
+        .filter(|s| !steps.contains(s))
+        .cloned()
+        .collect();
     if !only_epochs.is_empty() {
-        let names: Vec<&str> = only_epochs.iter().map(|s| s.as_str()).collect();
-        format!(
-            "Accuracy falls with batch size under the epoch budget but not under the steps budget for {}: given as many optimizer steps, the larger batches keep their accuracy, so the loss under the epoch budget comes from taking fewer steps, not from the batch size itself.",
-            names.join(", ")
-        )
+        BudgetComparison::OnlyUnderEpochs(only_epochs)
     } else if !epochs.is_empty() {
-        format!(
-            "Accuracy falls with batch size under both budgets for {}: even with as many optimizer steps, the larger batches lose accuracy.",
-            epochs.join(", ")
-        )
+        BudgetComparison::UnderBoth(epochs)
     } else if !steps.is_empty() {
-        format!(
-            "Accuracy falls with batch size only under the steps budget, for {}.",
-            steps.join(", ")
-        )
-    } else if unknown {
-        "With one seed per cell, whether accuracy falls with batch size under either budget cannot be told from noise.".into()
+        BudgetComparison::OnlyUnderSteps(steps)
+    } else if verdicts.values().any(|t| *t == Trend::Unknown) {
+        BudgetComparison::Unknown
     } else {
-        "Accuracy does not fall with batch size beyond the seed spread under either budget.".into()
+        BudgetComparison::NoFall
+    }
+}
+
+impl std::fmt::Display for BudgetComparison {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BudgetComparison::OnlyUnderEpochs(lines) => write!(
+                f,
+                "Accuracy falls with batch size under the epoch budget but not under the steps budget for {}: given as many optimizer steps, the larger batches keep their accuracy, so the loss under the epoch budget comes from taking fewer steps, not from the batch size itself.",
+                lines.join(", ")
+            ),
+            BudgetComparison::UnderBoth(lines) => write!(
+                f,
+                "Accuracy falls with batch size under both budgets for {}: even with as many optimizer steps, the larger batches lose accuracy.",
+                lines.join(", ")
+            ),
+            BudgetComparison::OnlyUnderSteps(lines) => write!(
+                f,
+                "Accuracy falls with batch size only under the steps budget, for {}.",
+                lines.join(", ")
+            ),
+            BudgetComparison::Unknown => f.write_str("With one seed per cell, whether accuracy falls with batch size under either budget cannot be told from noise."),
+            BudgetComparison::NoFall => f.write_str("Accuracy does not fall with batch size beyond the seed spread under either budget."),
+        }
     }
 }
 

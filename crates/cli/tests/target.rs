@@ -379,3 +379,33 @@ bootstrap_resamples = 200
     let report = fs::read_to_string(report_dir.join("report.md")).unwrap();
     assert!(report.contains("soonest"), "{report}");
 }
+
+/// A workload on a subset of the training split trains on those examples only: its epoch cap
+/// counts them (2 epochs of 64 examples at batch 8 are 16 steps, against 128 for all 512).
+#[test]
+fn a_workload_on_a_subset_counts_its_epochs_in_the_subset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("subset.toml");
+    let text = TINY
+        .replace("name = \"tiny-target\"", "name = \"tiny-subset\"")
+        .replace(
+            "optimizer = { name = \"sgd\", momentum = 0.9, nesterov = true }",
+            "optimizer = { name = \"sgd\" }\nname = \"subset-sgd\"\ntrain_examples = 64",
+        )
+        .replace("batch_sizes = [8, 16, 32, 64]", "batch_sizes = [8]")
+        .replace("trials = 4", "trials = 1")
+        .replace("target_error = 0.5", "target_error = 0.001\nmax_epochs = 2");
+    fs::write(&config, text).unwrap();
+    let dir = run(&config, &tmp.path().join("out"), &[]);
+    let steps: Vec<String> = outcomes(&dir);
+    assert_eq!(
+        steps,
+        ["mlp-sgd-b8-t0,ok,128", "mlp-subset-sgd-b8-t0,ok,16"],
+        "{steps:?}"
+    );
+    let report = fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("mlp/subset-sgd trains on the first 64 of them"),
+        "{report}"
+    );
+}

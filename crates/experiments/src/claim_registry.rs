@@ -217,7 +217,7 @@ const TRAIN_KEYS: [&str; 6] = [
 ];
 
 /// The same for a steps-to-target claim.
-const TARGET_KEYS: [&str; 2] = ["workload", "versus"];
+const TARGET_KEYS: [&str; 3] = ["workload", "versus", "margin"];
 
 impl Registry {
     /// Reads a registry file (`batchlab report --registry FILE`).

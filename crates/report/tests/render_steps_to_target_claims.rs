@@ -3,7 +3,8 @@
 
 mod synthetic_target;
 
-use batchlab_report::steps_to_target::{render_target, TargetClaim, TargetClaimRule};
+use batchlab_method::findings::Verdict;
+use batchlab_report::steps_to_target::{render_target, RatioClaim, TargetClaim, TargetClaimRule};
 use synthetic_target::{context, out_dir, write_study};
 
 fn claim(workload: &str, rule: TargetClaimRule, versus: Option<&str>) -> TargetClaim {
@@ -17,59 +18,64 @@ fn claim(workload: &str, rule: TargetClaimRule, versus: Option<&str>) -> TargetC
     }
 }
 
-/// The verdict cell of the claims table's row whose claim cell starts with `start`.
-fn verdict_of<'a>(report: &'a str, start: &str) -> &'a str {
-    let table = &report[report.find("## Claims").expect("a claims section")..];
-    let row = table
-        .lines()
-        .find(|l| l.starts_with(&format!("| \"{start}")))
-        .unwrap_or_else(|| panic!("no row {start}:\n{table}"));
-    row.split(" | ").nth(2).unwrap()
-}
-
 #[test]
 fn each_claim_is_judged_from_the_curves() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = out_dir(&tmp, "target-claims");
     write_study(&dir, |_| true);
     let mut ctx = context(vec![]);
+    use RatioClaim::*;
     use TargetClaimRule::*;
+    let (momentum, sgd) = ("mlp/sgd-momentum", Some("mlp/sgd"));
     ctx.claims = vec![
         claim("mlp/sgd", ThreeRegimes, None),
-        claim("mlp/sgd-momentum", ExtendsPerfectScaling, Some("mlp/sgd")),
-        claim("mlp/sgd", MatchesSearch, Some("mlp/sgd-momentum")),
+        claim(momentum, ExtendsPerfectScaling, sgd),
+        claim("mlp/sgd", ExtendsPerfectScaling, Some(momentum)),
+        claim("mlp/sgd", MatchesSearch, Some(momentum)),
         claim("mlp/adam", ThreeRegimes, None),
+        // B_crit 256 against 128: a ratio of 2.
+        claim(momentum, MaxUsefulBatch(Differs, 1.25), sgd),
+        claim(momentum, MaxUsefulBatch(Differs, 8.0), sgd),
+        claim(momentum, MaxUsefulBatch(NotLarger, 1.25), sgd),
+        claim(momentum, MaxUsefulBatch(NotLarger, 8.0), sgd),
+        claim(momentum, MaxUsefulBatch(Equal, 8.0), sgd),
+        claim(momentum, MaxUsefulBatch(Equal, 1.25), sgd),
     ];
-    render_target(&dir, &ctx).unwrap();
-    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    // Perfect 4-16, diminishing 128-512, plateau 512-4096 (see the regimes test).
+    let findings = render_target(&dir, &ctx).unwrap().claims;
+    let verdicts: Vec<Verdict> = findings.iter().map(|f| f.outcome.verdict()).collect();
+    use Verdict::*;
     assert_eq!(
-        verdict_of(&report, "ThreeRegimes\" (a test); mlp/sgd"),
-        "**reproduces**"
+        verdicts,
+        [
+            // Perfect 4-16, diminishing 128-512, plateau 512-4096 (see the regimes test).
+            Reproduces,
+            // The ratio's bootstrap interval lies above 1; swapped, below it.
+            Reproduces,
+            DoesNotReproduce,
+            // S_sgd = 500 + 64000 / B against S_momentum = 300 + 76800 / B: plain SGD needs
+            // fewer steps below batch 64 and more above it.
+            Partly,
+            CannotTest,
+            // 2 lies beyond 1.25 and inside 8 each way.
+            Reproduces,
+            DoesNotReproduce,
+            DoesNotReproduce,
+            Reproduces,
+            Reproduces,
+            DoesNotReproduce,
+        ],
+        "{findings:#?}"
     );
-    // B_crit 256 against 128: the ratio's bootstrap interval lies above 1.
+    let rules: Vec<&str> = findings[5..].iter().map(|f| f.rule.as_str()).collect();
     assert_eq!(
-        verdict_of(&report, "ExtendsPerfectScaling"),
-        "**reproduces**"
+        rules,
+        [
+            "max-useful-batch-differs",
+            "max-useful-batch-differs",
+            "max-useful-batch-not-larger",
+            "max-useful-batch-not-larger",
+            "max-useful-batch-equal",
+            "max-useful-batch-equal"
+        ]
     );
-    // Swapped, the ratio lies below 1.
-    let mut swapped = ctx.clone();
-    swapped.claims = vec![claim(
-        "mlp/sgd",
-        ExtendsPerfectScaling,
-        Some("mlp/sgd-momentum"),
-    )];
-    render_target(&dir, &swapped).unwrap();
-    let report_swapped = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    let refuted = verdict_of(&report_swapped, "ExtendsPerfectScaling");
-    assert!(
-        refuted.starts_with("**does not reproduce (its critical batch size is smaller"),
-        "{refuted}"
-    );
-    // S_sgd = 500 + 64000 / B against S_momentum = 300 + 76800 / B: plain SGD needs fewer
-    // steps below batch 64 and more above it.
-    let matched = verdict_of(&report, "MatchesSearch");
-    assert!(matched.starts_with("**partly (as low at "), "{matched}");
-    assert!(verdict_of(&report, "ThreeRegimes\" (a test); mlp/adam")
-        .contains("cannot be tested here (no data for mlp/adam)"));
 }

@@ -451,6 +451,14 @@ pub fn cases() -> Vec<Case> {
             &["workloads[0].name", "letters, digits and dashes"],
         ),
         case(
+            "a workload on no training examples",
+            &target(
+                r#"workloads=[{model={architecture="mlp",input=[1,8,8],classes=4,hidden=[32]},optimizer={name="sgd"},train_examples=0}]"#,
+            ),
+            1,
+            &["workloads[0].train_examples", "at least 1"],
+        ),
+        case(
             "claim about no workload",
             &target(
                 r#"analysis.claims=[{claim="x",source="s",workload="mlp/adam",rule="three-regimes"}]"#,
@@ -469,6 +477,30 @@ pub fn cases() -> Vec<Case> {
             ),
             1,
             &["analysis.claims[0].versus", "name the second"],
+        ),
+        case(
+            "a maximum-useful-batch claim without its margin",
+            &target(
+                r#"analysis.claims=[{claim="x",source="s",workload="mlp/sgd-nesterov",rule="max-useful-batch-equal",versus="mlp/sgd"}]"#,
+            ),
+            1,
+            &["analysis.claims[0].margin", "e.g. margin = 2.0"],
+        ),
+        case(
+            "a margin of 1 or less",
+            &target(
+                r#"analysis.claims=[{claim="x",source="s",workload="mlp/sgd-nesterov",rule="max-useful-batch-differs",versus="mlp/sgd",margin=0.5}]"#,
+            ),
+            1,
+            &["analysis.claims[0].margin", "a factor above 1, got 0.5"],
+        ),
+        case(
+            "a margin on a rule that takes none",
+            &target(
+                r#"analysis.claims=[{claim="x",source="s",workload="mlp/sgd-nesterov",rule="three-regimes",margin=2.0}]"#,
+            ),
+            1,
+            &["analysis.claims[0].margin", "remove it"],
         ),
     ];
     cases.push(

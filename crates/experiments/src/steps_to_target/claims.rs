@@ -7,9 +7,13 @@
 //! source = "seed 004: Shallue et al. 2018, section 4.3"
 //! workload = "mlp/sgd-momentum"
 //! rule = "extends-perfect-scaling"   # three-regimes | extends-perfect-scaling | matches-search
-//! versus = "mlp/sgd"                 # the other two rules' second workload
+//!                                    # | max-useful-batch-differs | -not-larger | -equal
+//! versus = "mlp/sgd"                 # every rule but three-regimes compares two workloads
+//! # margin = 2.0                     # the max-useful-batch rules: the factor within which two
+//! #                                  # maximum useful batch sizes count as the same (> 1)
 //! ```
 
+use batchlab_report::steps_to_target::{RatioClaim, TargetClaimRule};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigError, Source};
@@ -25,6 +29,24 @@ pub enum TargetRule {
     /// The workload's search finds steps to result as low as `versus`'s at every batch size
     /// both measured (a cheaper search against a longer one).
     MatchesSearch,
+    /// The two maximum useful batch sizes differ by more than `margin`, either way.
+    MaxUsefulBatchDiffers,
+    /// The workload's maximum useful batch size is not larger than `versus`'s by `margin`.
+    MaxUsefulBatchNotLarger,
+    /// The two maximum useful batch sizes are the same within `margin`.
+    MaxUsefulBatchEqual,
+}
+
+impl TargetRule {
+    /// Whether the rule compares maximum useful batch sizes within a margin.
+    pub fn takes_margin(self) -> bool {
+        matches!(
+            self,
+            TargetRule::MaxUsefulBatchDiffers
+                | TargetRule::MaxUsefulBatchNotLarger
+                | TargetRule::MaxUsefulBatchEqual
+        )
+    }
 }
 
 /// One `[[analysis.claims]]` entry.
@@ -42,12 +64,35 @@ pub struct TargetClaimConfig {
     pub workload: String,
     /// How it is judged.
     pub rule: TargetRule,
-    /// The workload it is compared with (`extends-perfect-scaling`, `matches-search`).
+    /// The workload it is compared with (every rule but `three-regimes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub versus: Option<String>,
+    /// The factor within which two maximum useful batch sizes count as the same (the
+    /// `max-useful-batch-*` rules only; above 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
 }
 
 impl TargetClaimConfig {
+    /// The rule as the report judges it.
+    pub fn report_rule(&self) -> TargetClaimRule {
+        let margin = self.margin.unwrap_or(1.0);
+        match self.rule {
+            TargetRule::ThreeRegimes => TargetClaimRule::ThreeRegimes,
+            TargetRule::ExtendsPerfectScaling => TargetClaimRule::ExtendsPerfectScaling,
+            TargetRule::MatchesSearch => TargetClaimRule::MatchesSearch,
+            TargetRule::MaxUsefulBatchDiffers => {
+                TargetClaimRule::MaxUsefulBatch(RatioClaim::Differs, margin)
+            }
+            TargetRule::MaxUsefulBatchNotLarger => {
+                TargetClaimRule::MaxUsefulBatch(RatioClaim::NotLarger, margin)
+            }
+            TargetRule::MaxUsefulBatchEqual => {
+                TargetClaimRule::MaxUsefulBatch(RatioClaim::Equal, margin)
+            }
+        }
+    }
+
     /// Checks the entry against the study's workload labels; errors name
     /// `analysis.claims[i].KEY`.
     pub fn check(&self, i: usize, source: &Source, labels: &[String]) -> Result<(), ConfigError> {
@@ -66,6 +111,28 @@ impl TargetClaimConfig {
             }
         };
         known(&self.workload, "workload")?;
+        match (self.rule.takes_margin(), self.margin) {
+            (true, Some(m)) if m.is_finite() && m > 1.0 => {}
+            (true, Some(m)) => {
+                return Err(source.error(
+                    &key("margin"),
+                    format!("expected a factor above 1, got {m}"),
+                ))
+            }
+            (true, None) => {
+                return Err(source.error(
+                    &key("margin"),
+                    "this rule needs the factor within which two maximum useful batch sizes count as the same, e.g. margin = 2.0",
+                ))
+            }
+            (false, Some(_)) => {
+                return Err(source.error(
+                    &key("margin"),
+                    "only the max-useful-batch rules take a margin; remove it",
+                ))
+            }
+            (false, None) => {}
+        }
         match (self.rule, &self.versus) {
             (TargetRule::ThreeRegimes, None) => Ok(()),
             (TargetRule::ThreeRegimes, Some(_)) => Err(source.error(

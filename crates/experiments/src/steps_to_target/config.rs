@@ -79,9 +79,18 @@ pub struct Workload {
     /// Step floor under the epoch cap for this workload instead of `budget.min_steps`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_steps: Option<u64>,
+    /// Train on the first this many examples of the training split only (the same workload on
+    /// a subset of the data: the dataset-size study); epochs count these examples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train_examples: Option<usize>,
 }
 
 impl Workload {
+    /// The training examples this workload trains on, of `available` in the training split.
+    pub fn train_count(&self, available: usize) -> usize {
+        self.train_examples.map_or(available, |k| k.min(available))
+    }
+
     /// `<model>` (the variant column of results files).
     pub fn model_label(&self) -> String {
         self.model.architecture.to_string()
@@ -316,6 +325,9 @@ impl TargetConfig {
             }
             if w.trials == Some(0) {
                 return Err(source.error(&format!("{key}.trials"), "expected at least 1"));
+            }
+            if w.train_examples == Some(0) {
+                return Err(source.error(&format!("{key}.train_examples"), "expected at least 1"));
             }
             if w.name.as_ref().is_some_and(|n| {
                 n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')

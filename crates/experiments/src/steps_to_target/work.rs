@@ -13,13 +13,11 @@ use batchlab_method::{
 };
 use batchlab_report::{
     step_time::summarize,
-    steps_to_target::{render_target, TargetClaim, TargetClaimRule, TargetContext},
+    steps_to_target::{render_target, TargetClaim, TargetContext},
     train::PredictionInputs,
 };
 
-use super::{
-    claims::TargetRule, cutoff, noise, plan::Metaparameters, SearchTrial, TargetStudy, Workload,
-};
+use super::{cutoff, noise, plan::Metaparameters, SearchTrial, TargetStudy, Workload};
 use crate::{
     context::RunContext,
     error::RunError,
@@ -84,7 +82,17 @@ impl TrialWorker<SearchTrial> for TargetWorker<'_> {
 
     fn prepare(&mut self, _trial: &SearchTrial) -> Result<(), RunError> {
         if self.data.is_none() {
-            self.data = Some(load_variant(&self.study.config.data, self.data_dir)?);
+            let data = load_variant(&self.study.config.data, self.data_dir)?;
+            let available = data.train.len();
+            for (i, w) in self.study.config.workloads.iter().enumerate() {
+                if w.train_examples.is_some_and(|k| k > available) {
+                    return Err(RunError::Other(format!(
+                        "workloads[{i}].train_examples: expected at most the {available} examples of the training split, got {}",
+                        w.train_examples.unwrap_or_default()
+                    )));
+                }
+            }
+            self.data = Some(data);
         }
         Ok(())
     }
@@ -155,6 +163,19 @@ fn run_trial(
         learning_rate: Some(m.learning_rate),
         momentum: m.momentum,
         ..w.optimizer.clone()
+    };
+    // A workload on a subset trains on the first examples of the split (as `data.train_examples`
+    // cuts the whole study's).
+    let subset;
+    let data = match w.train_examples {
+        Some(k) if k < data.train.len() => {
+            subset = VariantData {
+                train: std::sync::Arc::new(data.train.slice(0..k)),
+                ..data.clone()
+            };
+            &subset
+        }
+        _ => data,
     };
     let steps = study.step_budget(Some(w), data.train.len() as u64)?;
     let target = budget.target_error;
@@ -250,6 +271,10 @@ pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<R
             loaded.splits.validation.len()
         ));
     }
+    dataset.extend(config.workloads.iter().filter_map(|w| {
+        let k = w.train_examples?;
+        Some(format!("{} trains on the first {k} of them", w.label()))
+    }));
     let s = &config.search;
     let mut context_notes = Vec::new();
     let step_times = step_times(config, &mut context_notes);
@@ -264,7 +289,10 @@ pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<R
         budgets_by_workload: config
             .workloads
             .iter()
-            .map(|w| Ok((w.label(), study.step_budget(Some(w), train_examples)?)))
+            .map(|w| {
+                let examples = w.train_count(train_examples as usize) as u64;
+                Ok((w.label(), study.step_budget(Some(w), examples)?))
+            })
             .collect::<Result<_, String>>()
             .map_err(RunError::Other)?,
         trials_per_batch: s.trials,
@@ -305,11 +333,7 @@ pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<R
                 claim: c.claim.clone(),
                 source: c.source.clone(),
                 workload: c.workload.clone(),
-                rule: match c.rule {
-                    TargetRule::ThreeRegimes => TargetClaimRule::ThreeRegimes,
-                    TargetRule::ExtendsPerfectScaling => TargetClaimRule::ExtendsPerfectScaling,
-                    TargetRule::MatchesSearch => TargetClaimRule::MatchesSearch,
-                },
+                rule: c.report_rule(),
                 versus: c.versus.clone(),
             })
             .collect(),

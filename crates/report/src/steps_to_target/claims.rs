@@ -3,9 +3,9 @@
 
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
 
-use crate::numbers::slope;
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
+use crate::steps_to_target::max_useful::{signed, RatioClaim};
 use crate::steps_to_target::scaling::INTERVAL_WORDS;
 use crate::steps_to_target::scaling::{bounded_interval, WINDOW};
 use crate::steps_to_target::{
@@ -13,12 +13,16 @@ use crate::steps_to_target::{
 };
 
 /// How a claim is judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum TargetClaimRule {
     /// Perfect scaling, then diminishing returns, then a plateau, in that order.
     ThreeRegimes,
-    /// The workload's perfect scaling reaches a larger batch size than `versus`'s.
+    /// The workload's perfect scaling reaches a larger batch size than `versus`'s: the ratio
+    /// of their maximum useful batch sizes lies above 1 ([`RatioClaim::Larger`]).
     ExtendsPerfectScaling,
+    /// A claim about the ratio of the workload's maximum useful batch size to `versus`'s, with
+    /// the factor within which two count as the same.
+    MaxUsefulBatch(RatioClaim, f64),
     /// The workload's steps to result is as low as `versus`'s at every batch size both have.
     MatchesSearch,
 }
@@ -53,22 +57,28 @@ fn verdict(c: &TargetClaim, study: &Study) -> Finding {
     let claim = ClaimText::new(c.claim.clone(), c.source.clone())
         .with_id(c.id.clone())
         .scoped(c.workload.clone());
-    let rule = match c.rule {
-        TargetClaimRule::ThreeRegimes => "three-regimes",
-        TargetClaimRule::ExtendsPerfectScaling => "extends-perfect-scaling",
-        TargetClaimRule::MatchesSearch => "matches-search",
+    use TargetClaimRule::*;
+    let ratio_claim = match c.rule {
+        ExtendsPerfectScaling => Some((RatioClaim::Larger, 1.0)),
+        MaxUsefulBatch(claim, margin) => Some((claim, margin)),
+        ThreeRegimes | MatchesSearch => None,
+    };
+    let rule = match (c.rule, ratio_claim) {
+        (ThreeRegimes, _) => "three-regimes",
+        (MatchesSearch, _) => "matches-search",
+        (_, Some((claim, _))) => claim.rule(),
+        (_, None) => unreachable!("every other rule is a ratio claim"),
     };
     let versus = c.versus.as_deref().and_then(|v| find(study, v));
     let (measured, verdict, test) = match (find(study, &c.workload), c.rule, versus) {
         (None, _, _) => missing(&c.workload),
-        (
-            Some(_),
-            TargetClaimRule::ExtendsPerfectScaling | TargetClaimRule::MatchesSearch,
-            None,
-        ) => missing(c.versus.as_deref().unwrap_or("(none named)")),
-        (Some(w), TargetClaimRule::ThreeRegimes, _) => three_regimes(w),
-        (Some(w), TargetClaimRule::ExtendsPerfectScaling, Some(v)) => extends(w, v),
-        (Some(w), TargetClaimRule::MatchesSearch, Some(v)) => matches(w, v),
+        (Some(w), ThreeRegimes, _) => three_regimes(w),
+        (Some(_), _, None) => missing(c.versus.as_deref().unwrap_or("(none named)")),
+        (Some(w), MatchesSearch, Some(v)) => matches(w, v),
+        (Some(w), _, Some(v)) => {
+            let (claim, margin) = ratio_claim.expect("the other rules are ratio claims");
+            ratio(w, v, claim, margin)
+        }
     };
     Finding::new(claim, rule, verdict, measured, test)
 }
@@ -218,11 +228,6 @@ fn three_regimes(w: &Workload) -> Parts {
     (measured, verdict, test)
 }
 
-/// A slope (or ratio) for the claims table, to two decimals.
-fn signed(x: f64) -> String {
-    slope(x, |x| format!("{x:.2}"))
-}
-
 /// B_crit fitted to one bootstrap replicate of a curve (NaN with fewer than
 /// [`MIN_FIT_POINTS`] batch sizes drawn exactly; infinite when not identified).
 fn replicate_b_crit(c: &CurveIntervals, r: usize) -> f64 {
@@ -256,27 +261,8 @@ fn b_crit_ratio(w: &CurveIntervals, v: &CurveIntervals) -> (f64, f64) {
     }))
 }
 
-/// The extension verdict from the interval of the B_crit ratio.
-fn judge_extends((lo, hi): (f64, f64)) -> Outcome {
-    if lo > 1.0 {
-        Outcome::reproduces()
-    } else if hi < 1.0 {
-        Outcome::does_not_reproduce(format!(
-            "its critical batch size is smaller (ratio interval {}–{})",
-            signed(lo),
-            signed(hi)
-        ))
-    } else {
-        Outcome::inconclusive(format!(
-            "the ratio's interval {}–{} holds 1: it could show only a ratio above {}",
-            signed(lo),
-            signed(hi),
-            signed(hi)
-        ))
-    }
-}
-
-fn extends(w: &Workload, v: &Workload) -> Parts {
+/// A claim about the ratio of two workloads' maximum useful batch sizes (B_crit).
+fn ratio(w: &Workload, v: &Workload, claim: RatioClaim, margin: f64) -> Parts {
     let fitted = |x: &Workload| match &x.fit {
         Ok(f) => format!("B_crit {:.0} for {}", f.b_crit, x.label),
         Err(e) => format!("no B_crit for {} ({e})", x.label),
@@ -296,15 +282,18 @@ fn extends(w: &Workload, v: &Workload) -> Parts {
     let verdict = match (&w.fit, &v.fit) {
         (Err(e), _) | (_, Err(e)) => Outcome::cannot_test(e.clone()),
         _ => within_bounds(|r| {
-            judge_extends(match r {
+            let interval = match r {
                 Reading::KaplanMeier => km,
                 _ => b_crit_ratio(w.curve(r), v.curve(r)),
-            })
+            };
+            claim.judge(interval, margin)
         }),
     };
     let test = format!(
-        "the critical batch size B_crit of S(B) = S_min (1 + B_crit / B), fitted to each bootstrap replicate of both curves (at least {MIN_FIT_POINTS} batch sizes drawn exactly), compared by the 95% interval of the ratio B_crit({}) / B_crit({}): reproduces when it lies above 1, does not when below",
-        w.label, v.label
+        "the critical batch size B_crit of S(B) = S_min (1 + B_crit / B), fitted to each bootstrap replicate of both curves (at least {MIN_FIT_POINTS} batch sizes drawn exactly), compared by the 95% interval of the ratio B_crit({}) / B_crit({}): {}",
+        w.label,
+        v.label,
+        claim.words(margin)
     );
     (measured, verdict, test)
 }

@@ -25,6 +25,7 @@ mod analysis;
 mod claims;
 mod figures;
 mod markdown;
+pub mod max_useful;
 mod rows;
 pub mod scaling;
 pub mod steps;
@@ -40,6 +41,7 @@ pub use analysis::rate_rule::RateRule;
 pub use analysis::time::{TimePoint, TimeToResult};
 pub use analysis::workload::{LearningRateScaling, WorkloadFindings};
 pub use claims::{TargetClaim, TargetClaimRule};
+pub use max_useful::RatioClaim;
 pub use scaling::{
     curve_intervals, fit_scaling, perfect_scaling_line, regimes, BandRegimes, CellTrials,
     CurveIntervals, Draw, Reading, Regime, RegimeBands, RegimeOptions, Regimes, ScalingFit,

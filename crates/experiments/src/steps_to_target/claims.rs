@@ -8,7 +8,9 @@
 //! workload = "mlp/sgd-momentum"
 //! rule = "extends-perfect-scaling"   # three-regimes | extends-perfect-scaling | matches-search
 //!                                    # | max-useful-batch-differs | -not-larger | -equal
-//! versus = "mlp/sgd"                 # every rule but three-regimes compares two workloads
+//!                                    # | no-simple-lr-scaling
+//! versus = "mlp/sgd"                 # the rules but three-regimes and no-simple-lr-scaling
+//!                                    # compare two workloads
 //! # margin = 2.0                     # the max-useful-batch rules: the factor within which two
 //! #                                  # maximum useful batch sizes count as the same (> 1)
 //! ```
@@ -35,6 +37,9 @@ pub enum TargetRule {
     MaxUsefulBatchNotLarger,
     /// The two maximum useful batch sizes are the same within `margin`.
     MaxUsefulBatchEqual,
+    /// The best learning rate follows no simple rule (no power law through every batch size's
+    /// near-best region; one workload).
+    NoSimpleLrScaling,
 }
 
 impl TargetRule {
@@ -90,6 +95,7 @@ impl TargetClaimConfig {
             TargetRule::MaxUsefulBatchEqual => {
                 TargetClaimRule::MaxUsefulBatch(RatioClaim::Equal, margin)
             }
+            TargetRule::NoSimpleLrScaling => TargetClaimRule::NoSimpleLrScaling,
         }
     }
 
@@ -134,11 +140,12 @@ impl TargetClaimConfig {
             (false, None) => {}
         }
         match (self.rule, &self.versus) {
-            (TargetRule::ThreeRegimes, None) => Ok(()),
-            (TargetRule::ThreeRegimes, Some(_)) => Err(source.error(
-                &key("versus"),
-                "three-regimes judges one workload; remove versus",
-            )),
+            (TargetRule::ThreeRegimes | TargetRule::NoSimpleLrScaling, None) => Ok(()),
+            (TargetRule::ThreeRegimes | TargetRule::NoSimpleLrScaling, Some(_)) => Err(source
+                .error(
+                    &key("versus"),
+                    "this rule judges one workload; remove versus",
+                )),
             (_, None) => Err(source.error(
                 &key("versus"),
                 "this rule compares two workloads: name the second",

@@ -13,7 +13,7 @@ use batchlab_method::{
 };
 use batchlab_report::{
     step_time::summarize,
-    steps_to_target::{render_target, TargetClaim, TargetContext},
+    steps_to_target::{render_target, SearchSpace, TargetClaim, TargetContext},
     train::PredictionInputs,
 };
 
@@ -324,6 +324,17 @@ pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<R
         },
         bands: config.analysis.bands(),
         replicates: config.analysis.replicates.clone(),
+        search_spaces: config
+            .workloads
+            .iter()
+            .map(|w| {
+                let space = SearchSpace {
+                    learning_rate: w.learning_rate(s),
+                    one_minus_momentum: w.searches_momentum().then(|| w.one_minus_momentum(s)),
+                };
+                (w.label(), space)
+            })
+            .collect(),
         claims: config
             .analysis
             .claims

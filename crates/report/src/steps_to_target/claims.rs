@@ -5,6 +5,7 @@ use batchlab_method::findings::{ClaimText, Finding, Outcome};
 
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
+use crate::steps_to_target::lr_rule::{self, SearchSpace};
 use crate::steps_to_target::max_useful::{signed, RatioClaim};
 use crate::steps_to_target::scaling::INTERVAL_WORDS;
 use crate::steps_to_target::scaling::{bounded_interval, WINDOW};
@@ -25,6 +26,8 @@ pub enum TargetClaimRule {
     MaxUsefulBatch(RatioClaim, f64),
     /// The workload's steps to result is as low as `versus`'s at every batch size both have.
     MatchesSearch,
+    /// The best learning rate follows no simple rule in the batch size (`lr_rule`).
+    NoSimpleLrScaling,
 }
 
 /// A claim the report judges.
@@ -44,16 +47,25 @@ pub struct TargetClaim {
     pub versus: Option<String>,
 }
 
-/// The verdict of each claim, in order.
-pub(super) fn verdicts(claims: &[TargetClaim], study: &Study) -> Vec<Finding> {
-    claims.iter().map(|c| verdict(c, study)).collect()
+/// The verdict of each claim, in order; `spaces` are the workloads' searched spaces.
+pub(super) fn verdicts(
+    claims: &[TargetClaim],
+    study: &Study,
+    spaces: &[(String, SearchSpace)],
+) -> Vec<Finding> {
+    let space = |label: &str| spaces.iter().find(|(l, _)| l == label).map(|(_, s)| s);
+    claims.iter().map(|c| verdict(c, study, &space)).collect()
 }
 
 fn find<'a>(study: &'a Study, label: &str) -> Option<&'a Workload> {
     study.workloads.iter().find(|w| w.label == label)
 }
 
-fn verdict(c: &TargetClaim, study: &Study) -> Finding {
+fn verdict<'a>(
+    c: &TargetClaim,
+    study: &Study,
+    space: &impl Fn(&str) -> Option<&'a SearchSpace>,
+) -> Finding {
     let claim = ClaimText::new(c.claim.clone(), c.source.clone())
         .with_id(c.id.clone())
         .scoped(c.workload.clone());
@@ -61,11 +73,12 @@ fn verdict(c: &TargetClaim, study: &Study) -> Finding {
     let ratio_claim = match c.rule {
         ExtendsPerfectScaling => Some((RatioClaim::Larger, 1.0)),
         MaxUsefulBatch(claim, margin) => Some((claim, margin)),
-        ThreeRegimes | MatchesSearch => None,
+        ThreeRegimes | MatchesSearch | NoSimpleLrScaling => None,
     };
     let rule = match (c.rule, ratio_claim) {
         (ThreeRegimes, _) => "three-regimes",
         (MatchesSearch, _) => "matches-search",
+        (NoSimpleLrScaling, _) => "no-simple-lr-scaling",
         (_, Some((claim, _))) => claim.rule(),
         (_, None) => unreachable!("every other rule is a ratio claim"),
     };
@@ -73,6 +86,7 @@ fn verdict(c: &TargetClaim, study: &Study) -> Finding {
     let (measured, verdict, test) = match (find(study, &c.workload), c.rule, versus) {
         (None, _, _) => missing(&c.workload),
         (Some(w), ThreeRegimes, _) => three_regimes(w),
+        (Some(w), NoSimpleLrScaling, _) => learning_rate_rule(w, space(&c.workload)),
         (Some(_), _, None) => missing(c.versus.as_deref().unwrap_or("(none named)")),
         (Some(w), MatchesSearch, Some(v)) => matches(w, v),
         (Some(w), _, Some(v)) => {
@@ -259,6 +273,35 @@ fn b_crit_ratio(w: &CurveIntervals, v: &CurveIntervals) -> (f64, f64) {
             (ratio, ratio)
         }
     }))
+}
+
+/// Whether the best learning rate follows a simple rule (`lr_rule`).
+fn learning_rate_rule(w: &Workload, space: Option<&SearchSpace>) -> Parts {
+    let regions = lr_rule::regions(w, space);
+    let cells: Vec<String> = regions
+        .iter()
+        .map(|r| {
+            format!(
+                "{}: {}{}–{}{} ({} trials)",
+                r.batch_size,
+                if r.open_low { "≤" } else { "" },
+                crate::numbers::sig(r.low),
+                crate::numbers::sig(r.high),
+                if r.open_high { "+" } else { "" },
+                r.trials
+            )
+        })
+        .collect();
+    let measured = format!(
+        "near-best effective learning rates by batch size: {}; power laws through all of them: slopes {}",
+        if cells.is_empty() { "none".into() } else { cells.join("; ") },
+        lr_rule::slopes_text(&regions)
+    );
+    let test = format!(
+        "per batch size, the effective learning rates of the trials that reached the target within the upper end of its 95% interval of steps to result (≤ or + where they reach the outer {:.0}% of the searched log-range: open on that side); a simple rule is a power law, a line in log-log through every region: reproduces when no line of any slope passes, partly when lines pass but none of slope 1 (linear scaling fails), inconclusive when lines of slope 1 and 0.5 both pass, does not when lines of slope 1 pass and of 0.5 not",
+        100.0 * lr_rule::EDGE_SHARE
+    );
+    (measured, lr_rule::judge(&regions), test)
 }
 
 /// A claim about the ratio of two workloads' maximum useful batch sizes (B_crit).

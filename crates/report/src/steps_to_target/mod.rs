@@ -24,6 +24,7 @@
 mod analysis;
 mod claims;
 mod figures;
+pub mod lr_rule;
 mod markdown;
 pub mod max_useful;
 mod rows;
@@ -41,6 +42,7 @@ pub use analysis::rate_rule::RateRule;
 pub use analysis::time::{TimePoint, TimeToResult};
 pub use analysis::workload::{LearningRateScaling, WorkloadFindings};
 pub use claims::{TargetClaim, TargetClaimRule};
+pub use lr_rule::SearchSpace;
 pub use max_useful::RatioClaim;
 pub use scaling::{
     curve_intervals, fit_scaling, perfect_scaling_line, regimes, BandRegimes, CellTrials,
@@ -107,6 +109,8 @@ pub struct TargetContext {
     /// Workloads that repeat one search with other points, for the coverage check (empty:
     /// none).
     pub replicates: Vec<String>,
+    /// Each workload's searched space: (label, space); a workload not listed has no edges.
+    pub search_spaces: Vec<(String, SearchSpace)>,
     /// The step-time sweeps the trials' training times are checked against.
     pub prediction: crate::predict::check::PredictionInputs,
 }
@@ -204,7 +208,7 @@ pub fn render_target(dir: &Path, ctx: &TargetContext) -> Result<TargetFindings, 
             }
         }
     }
-    let verdicts = claims::verdicts(&ctx.claims, &study);
+    let verdicts = claims::verdicts(&ctx.claims, &study, &ctx.search_spaces);
     let mut report = markdown::report_markdown(ctx, &study, &verdicts);
     let checks = crate::predict::check::checks(&ctx.prediction, &measured_cells(&rows.records));
     report.push_str(&crate::predict::check::section(&ctx.prediction, &checks));

@@ -24,6 +24,7 @@ fn context() -> TargetContext {
         },
         bands: Default::default(),
         replicates: vec![],
+        search_spaces: vec![],
         dataset: vec![],
         target_error: 0.1,
         budget: batchlab_method::budget::StepBudget::new(10, 1.0, 1000, None, 1000).unwrap(),

@@ -65,6 +65,7 @@ pub fn context(step_times: Vec<(String, u32, f64, f64, f64)>) -> TargetContext {
         },
         bands: Default::default(),
         replicates: vec![],
+        search_spaces: vec![],
         dataset: vec!["fashion-mnist (synthetic rows)".into()],
         target_error: TARGET,
         budget: batchlab_method::budget::StepBudget::new(K, 1.0, MAX_STEPS, None, 60_000).unwrap(),

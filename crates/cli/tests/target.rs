@@ -409,3 +409,56 @@ fn a_workload_on_a_subset_counts_its_epochs_in_the_subset() {
         "{report}"
     );
 }
+
+/// A solution-quality study: every trial trains to its budget (the target is out of reach),
+/// its final model is evaluated on the test split, and the best-error claims are judged from the
+/// best final validation error of each batch size.
+#[test]
+fn a_quality_study_tests_every_final_model_and_judges_the_best_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("quality.toml");
+    let text = TINY
+        .replace("name = \"tiny-target\"", "name = \"tiny-quality\"")
+        .replace(
+            "optimizer = { name = \"sgd\", momentum = 0.9, nesterov = true }",
+            "optimizer = { name = \"sgd\", weight_decay = 0.001 }\nname = \"decay-sgd\"",
+        )
+        .replace("batch_sizes = [8, 16, 32, 64]", "batch_sizes = [8, 64]")
+        .replace(
+            "target_error = 0.5",
+            "target_error = 0.001\nevaluate_test = true",
+        )
+        + r#"
+[[analysis.claims]]
+claim = "no degradation"
+source = "s"
+workload = "mlp/sgd"
+rule = "best-error-equal"
+margin = 99.0
+
+[[analysis.claims]]
+claim = "regularization helps"
+source = "s"
+workload = "mlp/decay-sgd"
+rule = "regularization-helps-at-large-batch"
+versus = "mlp/sgd"
+margin = 99.0
+"#;
+    fs::write(&config, text).unwrap();
+    let dir = run(&config, &tmp.path().join("out"), &[]);
+    let trials = fs::read_to_string(dir.join("trials.csv")).unwrap();
+    for row in trials.lines().skip(1) {
+        let accuracy: f64 = row.split(',').nth(15).unwrap().parse().unwrap();
+        assert!((0.0..=1.0).contains(&accuracy), "{row}");
+    }
+    let findings: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("findings.json")).unwrap()).unwrap();
+    let verdicts: Vec<&str> = findings["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["verdict"].as_str().unwrap())
+        .collect();
+    // Within 99 points every error is the same; no gain can exceed 99 points.
+    assert_eq!(verdicts, ["reproduces", "does-not-reproduce"], "{findings}");
+}

@@ -495,6 +495,17 @@ pub fn cases() -> Vec<Case> {
             &["analysis.claims[0].margin", "a factor above 1, got 0.5"],
         ),
         case(
+            "an error margin beyond 100 points",
+            &target(
+                r#"analysis.claims=[{claim="x",source="s",workload="mlp/sgd-nesterov",rule="best-error-equal",margin=150.0}]"#,
+            ),
+            1,
+            &[
+                "analysis.claims[0].margin",
+                "points of validation error between 0 and 100, got 150",
+            ],
+        ),
+        case(
             "a margin on a rule that takes none",
             &target(
                 r#"analysis.claims=[{claim="x",source="s",workload="mlp/sgd-nesterov",rule="three-regimes",margin=2.0}]"#,

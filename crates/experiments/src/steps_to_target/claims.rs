@@ -8,7 +8,8 @@
 //! workload = "mlp/sgd-momentum"
 //! rule = "extends-perfect-scaling"   # three-regimes | extends-perfect-scaling | matches-search
 //!                                    # | max-useful-batch-differs | -not-larger | -equal
-//!                                    # | no-simple-lr-scaling
+//!                                    # | no-simple-lr-scaling | best-error-equal
+//!                                    # | regularization-helps-at-large-batch
 //! versus = "mlp/sgd"                 # the rules but three-regimes and no-simple-lr-scaling
 //!                                    # compare two workloads
 //! # margin = 2.0                     # the max-useful-batch rules: the factor within which two
@@ -40,16 +41,42 @@ pub enum TargetRule {
     /// The best learning rate follows no simple rule (no power law through every batch size's
     /// near-best region; one workload).
     NoSimpleLrScaling,
+    /// Every batch size's best final validation error is within `margin` (points of error)
+    /// of the smallest batch size's: no degradation (one workload).
+    BestErrorEqual,
+    /// At the largest batch size, the workload (regularized) beats `versus`'s best final
+    /// validation error by more than `margin` (points of error).
+    RegularizationHelpsAtLargeBatch,
+}
+
+/// What a rule's `margin` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Margin {
+    /// A factor above 1 between two maximum useful batch sizes.
+    Factor,
+    /// A difference of validation error in percentage points, between 0 and 100.
+    Error,
 }
 
 impl TargetRule {
-    /// Whether the rule compares maximum useful batch sizes within a margin.
-    pub fn takes_margin(self) -> bool {
+    /// The margin the rule takes, if any.
+    pub fn margin(self) -> Option<Margin> {
+        match self {
+            TargetRule::MaxUsefulBatchDiffers
+            | TargetRule::MaxUsefulBatchNotLarger
+            | TargetRule::MaxUsefulBatchEqual => Some(Margin::Factor),
+            TargetRule::BestErrorEqual | TargetRule::RegularizationHelpsAtLargeBatch => {
+                Some(Margin::Error)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the rule judges one workload (no `versus`).
+    fn one_workload(self) -> bool {
         matches!(
             self,
-            TargetRule::MaxUsefulBatchDiffers
-                | TargetRule::MaxUsefulBatchNotLarger
-                | TargetRule::MaxUsefulBatchEqual
+            TargetRule::ThreeRegimes | TargetRule::NoSimpleLrScaling | TargetRule::BestErrorEqual
         )
     }
 }
@@ -96,6 +123,11 @@ impl TargetClaimConfig {
                 TargetClaimRule::MaxUsefulBatch(RatioClaim::Equal, margin)
             }
             TargetRule::NoSimpleLrScaling => TargetClaimRule::NoSimpleLrScaling,
+            // The report works in fractions of error; the config in points.
+            TargetRule::BestErrorEqual => TargetClaimRule::NoDegradation(margin / 100.0),
+            TargetRule::RegularizationHelpsAtLargeBatch => {
+                TargetClaimRule::RegularizationHelps(margin / 100.0)
+            }
         }
     }
 
@@ -117,35 +149,44 @@ impl TargetClaimConfig {
             }
         };
         known(&self.workload, "workload")?;
-        match (self.rule.takes_margin(), self.margin) {
-            (true, Some(m)) if m.is_finite() && m > 1.0 => {}
-            (true, Some(m)) => {
+        match (self.rule.margin(), self.margin) {
+            (Some(Margin::Factor), Some(m)) if m.is_finite() && m > 1.0 => {}
+            (Some(Margin::Error), Some(m)) if m > 0.0 && m < 100.0 => {}
+            (Some(Margin::Factor), Some(m)) => {
                 return Err(source.error(
                     &key("margin"),
                     format!("expected a factor above 1, got {m}"),
                 ))
             }
-            (true, None) => {
+            (Some(Margin::Error), Some(m)) => {
+                return Err(source.error(
+                    &key("margin"),
+                    format!("expected points of validation error between 0 and 100, got {m}"),
+                ))
+            }
+            (Some(Margin::Factor), None) => {
                 return Err(source.error(
                     &key("margin"),
                     "this rule needs the factor within which two maximum useful batch sizes count as the same, e.g. margin = 2.0",
                 ))
             }
-            (false, Some(_)) => {
+            (Some(Margin::Error), None) => {
                 return Err(source.error(
                     &key("margin"),
-                    "only the max-useful-batch rules take a margin; remove it",
+                    "this rule needs the points of validation error it counts as a change, e.g. margin = 1.0",
                 ))
             }
-            (false, None) => {}
+            (None, Some(_)) => {
+                return Err(source.error(&key("margin"), "this rule takes no margin; remove it"))
+            }
+            (None, None) => {}
         }
         match (self.rule, &self.versus) {
-            (TargetRule::ThreeRegimes | TargetRule::NoSimpleLrScaling, None) => Ok(()),
-            (TargetRule::ThreeRegimes | TargetRule::NoSimpleLrScaling, Some(_)) => Err(source
-                .error(
-                    &key("versus"),
-                    "this rule judges one workload; remove versus",
-                )),
+            (rule, None) if rule.one_workload() => Ok(()),
+            (rule, Some(_)) if rule.one_workload() => Err(source.error(
+                &key("versus"),
+                "this rule judges one workload; remove versus",
+            )),
             (_, None) => Err(source.error(
                 &key("versus"),
                 "this rule compares two workloads: name the second",

@@ -257,6 +257,11 @@ pub struct BudgetConfig {
     /// first loss.
     #[serde(default = "default_divergence")]
     pub divergence_factor: f64,
+    /// Evaluate every trial's final model on the test split (the solution-quality claims
+    /// report the test error of the trial chosen on validation); off by default, as steps to
+    /// result need validation only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub evaluate_test: bool,
 }
 
 fn default_growth() -> f64 {

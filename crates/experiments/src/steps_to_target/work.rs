@@ -214,7 +214,7 @@ fn run_trial(
         eval_batch_size: budget.eval_batch_size,
         divergence_factor: budget.divergence_factor,
         prefetch: 4,
-        evaluate_test: false,
+        evaluate_test: budget.evaluate_test,
         noise_every: study.config.budget.noise_every,
     };
     let results = dir.join("results.csv");

@@ -7,6 +7,7 @@ use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::lr_rule::{self, SearchSpace};
 use crate::steps_to_target::max_useful::{signed, RatioClaim};
+use crate::steps_to_target::quality;
 use crate::steps_to_target::scaling::INTERVAL_WORDS;
 use crate::steps_to_target::scaling::{bounded_interval, WINDOW};
 use crate::steps_to_target::{
@@ -28,6 +29,27 @@ pub enum TargetClaimRule {
     MatchesSearch,
     /// The best learning rate follows no simple rule in the batch size (`lr_rule`).
     NoSimpleLrScaling,
+    /// Every batch size's best final validation error is within the margin (a fraction of
+    /// error) of the smallest batch size's (`quality`).
+    NoDegradation(f64),
+    /// At the largest batch size both have, the workload (regularized) reaches a best error
+    /// lower than `versus`'s by more than the margin (`quality`).
+    RegularizationHelps(f64),
+}
+
+impl TargetClaimRule {
+    /// The rule's name, as the registry and the configs spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetClaimRule::ThreeRegimes => "three-regimes",
+            TargetClaimRule::ExtendsPerfectScaling => RatioClaim::Larger.rule(),
+            TargetClaimRule::MaxUsefulBatch(claim, _) => claim.rule(),
+            TargetClaimRule::MatchesSearch => "matches-search",
+            TargetClaimRule::NoSimpleLrScaling => "no-simple-lr-scaling",
+            TargetClaimRule::NoDegradation(_) => "best-error-equal",
+            TargetClaimRule::RegularizationHelps(_) => "regularization-helps-at-large-batch",
+        }
+    }
 }
 
 /// A claim the report judges.
@@ -70,29 +92,18 @@ fn verdict<'a>(
         .with_id(c.id.clone())
         .scoped(c.workload.clone());
     use TargetClaimRule::*;
-    let ratio_claim = match c.rule {
-        ExtendsPerfectScaling => Some((RatioClaim::Larger, 1.0)),
-        MaxUsefulBatch(claim, margin) => Some((claim, margin)),
-        ThreeRegimes | MatchesSearch | NoSimpleLrScaling => None,
-    };
-    let rule = match (c.rule, ratio_claim) {
-        (ThreeRegimes, _) => "three-regimes",
-        (MatchesSearch, _) => "matches-search",
-        (NoSimpleLrScaling, _) => "no-simple-lr-scaling",
-        (_, Some((claim, _))) => claim.rule(),
-        (_, None) => unreachable!("every other rule is a ratio claim"),
-    };
+    let rule = c.rule.name();
     let versus = c.versus.as_deref().and_then(|v| find(study, v));
     let (measured, verdict, test) = match (find(study, &c.workload), c.rule, versus) {
         (None, _, _) => missing(&c.workload),
         (Some(w), ThreeRegimes, _) => three_regimes(w),
         (Some(w), NoSimpleLrScaling, _) => learning_rate_rule(w, space(&c.workload)),
+        (Some(w), NoDegradation(margin), _) => no_degradation(w, margin),
         (Some(_), _, None) => missing(c.versus.as_deref().unwrap_or("(none named)")),
         (Some(w), MatchesSearch, Some(v)) => matches(w, v),
-        (Some(w), _, Some(v)) => {
-            let (claim, margin) = ratio_claim.expect("the other rules are ratio claims");
-            ratio(w, v, claim, margin)
-        }
+        (Some(w), RegularizationHelps(margin), Some(v)) => regularization(w, v, margin),
+        (Some(w), ExtendsPerfectScaling, Some(v)) => ratio(w, v, RatioClaim::Larger, 1.0),
+        (Some(w), MaxUsefulBatch(claim, margin), Some(v)) => ratio(w, v, claim, margin),
     };
     Finding::new(claim, rule, verdict, measured, test)
 }
@@ -273,6 +284,48 @@ fn b_crit_ratio(w: &CurveIntervals, v: &CurveIntervals) -> (f64, f64) {
             (ratio, ratio)
         }
     }))
+}
+
+/// The interval and comparison rule of the best-error claims, for the test column.
+const BEST_ERROR_RULE: &str = "per batch size, the lowest validation error at the last evaluation of its ok trials (diverged trials ranked last), with the 95% interval of where another search of as many trials would find its best (the rank law of the steps-to-result intervals); two cells compared by the differences of their intervals' ends";
+
+/// No degradation of the best error with batch size (`quality`).
+fn no_degradation(w: &Workload, margin: f64) -> Parts {
+    let cells = quality::best_errors(w);
+    let test = format!(
+        "{BEST_ERROR_RULE}: reproduces when every batch size's worst case lies within {} points of the smallest batch size's best case, does not when some batch size's best case is worse by more",
+        crate::numbers::fixed(100.0 * margin, 2)
+    );
+    (
+        format!(
+            "best final validation error by batch size: {}",
+            quality::cells_text(&cells)
+        ),
+        quality::judge_no_degradation(&cells, margin),
+        test,
+    )
+}
+
+/// Regularization crucial at the largest batch size (`quality`).
+fn regularization(w: &Workload, v: &Workload, margin: f64) -> Parts {
+    let (with, without) = (quality::best_errors(w), quality::best_errors(v));
+    let test = format!(
+        "{BEST_ERROR_RULE}: at the largest batch size both searched, the gain {}'s best error − {}'s: reproduces when its interval lies above {} points, does not when below",
+        v.label,
+        w.label,
+        crate::numbers::fixed(100.0 * margin, 2)
+    );
+    (
+        format!(
+            "{}: {}; {}: {}",
+            w.label,
+            quality::cells_text(&with),
+            v.label,
+            quality::cells_text(&without)
+        ),
+        quality::judge_regularization(&with, &without, margin),
+        test,
+    )
 }
 
 /// Whether the best learning rate follows a simple rule (`lr_rule`).

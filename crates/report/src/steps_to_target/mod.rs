@@ -27,6 +27,7 @@ mod figures;
 pub mod lr_rule;
 mod markdown;
 pub mod max_useful;
+pub mod quality;
 mod rows;
 pub mod scaling;
 pub mod steps;

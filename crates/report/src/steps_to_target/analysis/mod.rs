@@ -107,6 +107,12 @@ impl Study {
                 outcome: evaluated.then(|| classify(&trial, ctx.target_error)),
                 stopped_at: record.steps,
                 search: row,
+                final_error: (trial.status == Status::Ok)
+                    .then(|| trial.evaluations.iter().max_by_key(|e| e.step))
+                    .flatten()
+                    .map(|e| e.error)
+                    .filter(|e| e.is_finite()),
+                test_error: Some(1.0 - record.test_accuracy).filter(|e| e.is_finite()),
             };
             by_workload.entry(label).or_default().push((trial, point));
         }

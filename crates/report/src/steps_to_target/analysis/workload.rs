@@ -70,6 +70,10 @@ pub(crate) struct TrialPoint {
     /// Steps the trial took (where it reached the target, gave up, diverged or failed).
     pub stopped_at: u64,
     pub search: Option<SearchRow>,
+    /// Validation error at its last evaluation (an `ok` trial with evaluations only).
+    pub final_error: Option<f64>,
+    /// Test error of its final model, where the run evaluated the test split.
+    pub test_error: Option<f64>,
 }
 
 /// One workload, analysed.

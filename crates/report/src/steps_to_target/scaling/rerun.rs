@@ -74,11 +74,17 @@ pub fn upper_rank(n: usize, tail: f64) -> usize {
 /// `k` reaching trials (see the module documentation); at least one step, and one step where
 /// `k` < 2 (no spacing to scale the tail by).
 pub fn below_best_quantile(p: f64, best: f64, spread: f64, k: usize) -> f64 {
-    if k < 2 {
-        return 1.0;
+    match spreads_below_best(p, k) {
+        Some(t) => (best - t * spread).max(1.0),
+        None => 1.0,
     }
-    let t = (2.0 * p).powf(-1.0 / (k - 1) as f64) - 1.0;
-    (best - t * spread).max(1.0)
+}
+
+/// How many spreads X(k) − X(1) below the best another search's best falls with probability
+/// `p` (< 1/2): t in P(Y < best − t × spread) = (1/2) (1 + t)^−(k−1); `None` where `k` < 2.
+/// The law holds for any quantity a search minimises (steps to result, a best error).
+pub fn spreads_below_best(p: f64, k: usize) -> Option<f64> {
+    (k >= 2).then(|| (2.0 * p).powf(-1.0 / (k - 1) as f64) - 1.0)
 }
 
 #[cfg(test)]

@@ -136,15 +136,20 @@ impl Registry {
     /// Gives each finding of `experiment` without an id the id of the one registered claim this
     /// experiment is the test of record for under the same rule, if there is exactly one (the
     /// rules a kind applies from `[analysis]` keys, such as a step-time sweep's jumps, carry no
-    /// id of their own).
+    /// id of their own). A claim some finding already names by id is not given to another: a
+    /// config's own entry for it is that claim, and an entry without an id beside it under the
+    /// same rule is another claim (e.g. the same rule judged on another workload).
     pub fn assign_ids(&self, experiment: &str, findings: &mut [Finding]) {
+        let named: Vec<String> = findings.iter().filter_map(|f| f.id.clone()).collect();
         for f in findings.iter_mut().filter(|f| f.id.is_none()) {
             let mut matching = self
                 .claims
                 .iter()
                 .filter(|c| c.test_of_record.as_deref() == Some(experiment) && c.rule == f.rule);
             if let (Some(one), None) = (matching.next(), matching.next()) {
-                f.id = Some(one.id.clone());
+                if !named.contains(&one.id) {
+                    f.id = Some(one.id.clone());
+                }
             }
         }
     }
@@ -320,6 +325,22 @@ margin = "a stated convention"
                 assert!(std::path::Path::new(&path).exists(), "{}: no {path}", c.id);
             }
         }
+    }
+
+    #[test]
+    fn an_id_goes_to_a_finding_without_one_only_while_no_finding_names_it() {
+        use batchlab_method::findings::{ClaimText, Outcome};
+        let registry = parse(ONE).unwrap();
+        let finding = |id: Option<&str>| {
+            let claim = ClaimText::new("q", "s").with_id(id.map(str::to_string));
+            Finding::new(claim, "linear", Outcome::reproduces(), "m", "t")
+        };
+        let mut alone = [finding(None)];
+        registry.assign_ids("vgg16-step-time-cpu", &mut alone);
+        assert_eq!(alone[0].id.as_deref(), Some("a-claim"));
+        let mut beside = [finding(Some("a-claim")), finding(None)];
+        registry.assign_ids("vgg16-step-time-cpu", &mut beside);
+        assert_eq!(beside[1].id, None);
     }
 
     #[test]

@@ -27,6 +27,7 @@ use crate::figures::{
 use crate::numbers::sig;
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
+use crate::steps_to_target::lr_rule;
 use crate::steps_to_target::perfect_scaling_line;
 use crate::steps_to_target::{TargetCell, TargetContext};
 use crate::ReportError;
@@ -181,13 +182,35 @@ fn rates(w: &Workload, rate: fn(&TargetCell) -> Option<f64>) -> Vec<(f64, f64)> 
         .collect()
 }
 
-/// One panel of best rates with the two scaling references per workload.
+/// Each point's near-best region of effective learning rates as a bar (`lr_rule`), or the point
+/// itself where the cell has none.
+fn region_bars(w: &Workload, ctx: &TargetContext, points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let space = ctx
+        .search_spaces
+        .iter()
+        .find(|(label, _)| *label == w.label)
+        .map(|(_, s)| s);
+    let regions = lr_rule::regions(w, space);
+    points
+        .iter()
+        .map(|&(b, r)| {
+            regions
+                .iter()
+                .find(|g| f64::from(g.batch_size) == b)
+                .map_or((r, r), |g| (g.low.min(r), g.high.max(r)))
+        })
+        .collect()
+}
+
+/// One panel of best rates with the two scaling references per workload; with `regions`, each
+/// best effective rate carries its batch size's near-best region as a bar.
 fn rate_panel(
     ctx: &TargetContext,
     study: &Study,
     what: &str,
     y_label: &str,
     rate: fn(&TargetCell) -> Option<f64>,
+    regions: bool,
 ) -> Chart {
     let mut chart = Chart::new(title(ctx, what), BATCH_LABEL, y_label);
     chart.x_scale = Scale::Log2;
@@ -217,9 +240,14 @@ fn rate_panel(
                 .with_markers(false)
                 .with_line_width(1),
         );
+        let bars = if regions {
+            region_bars(w, ctx, &points)
+        } else {
+            vec![]
+        };
         chart
             .series
-            .push(workload_series(w.label.clone(), points, k));
+            .push(workload_series(w.label.clone(), points, k).with_error_bars(bars));
     }
     chart.series.push(style_key(
         "dashed: linear scaling, rate ∝ B, through the smallest batch size",
@@ -240,20 +268,25 @@ pub(crate) fn draw_learning_rates(
     ctx: &TargetContext,
     study: &Study,
 ) -> Result<(), ReportError> {
+    // The near-best regions are of the effective rate: on its panel, or on the learning rate's
+    // where no workload searched momentum (the two are then the same).
+    let momentum = study.workloads.iter().any(|w| w.momentum);
     let mut charts = vec![rate_panel(
         ctx,
         study,
         "best trial's learning rate vs batch size",
         "learning rate of the best trial (log scale)",
         |c| c.learning_rate,
+        !momentum,
     )];
-    if study.workloads.iter().any(|w| w.momentum) {
+    if momentum {
         charts.push(rate_panel(
             ctx,
             study,
             "best trial's effective learning rate",
             "learning rate / (1 - momentum) of the best trial (log scale)",
             |c| c.effective_learning_rate,
+            true,
         ));
     }
     render_row_pair(&charts, dir, "best_learning_rate").map(|_| ())

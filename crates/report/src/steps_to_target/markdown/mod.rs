@@ -206,7 +206,7 @@ fn figures(study: &Study) -> String {
     if study.workloads.iter().any(|w| w.momentum) {
         md.push_str(", and on the right its effective learning rate lr / (1 - momentum) (the same as the learning rate for plain SGD)");
     }
-    md.push_str(". Dashed: linear scaling (rate proportional to B); dotted: square-root scaling, both through each workload's smallest batch size.\n\n");
+    md.push_str(". Dashed: linear scaling (rate proportional to B); dotted: square-root scaling, both through each workload's smallest batch size. Bars on the effective rates: each batch size's near-best region, the effective learning rates of the trials that reached the target within the upper end of its steps-to-result interval (the settings another search could have found best).\n\n");
     let _ = writeln!(
         md,
         "![Search space per batch size](search_space.png)\n\n(vector: [search_space.svg](search_space.svg)) Every trial of the search: one panel per (workload, batch size), a new row for each workload, at most {COLUMNS} panels to a row; the panels of a workload share their axes. Momentum workloads: learning rate against 1 - momentum. Plain SGD: learning rate against the steps at which the trial reached the target or stopped (grey dashed line: the step budget). Green discs reached the target, orange triangles missed it, vermillion crosses diverged, small grey discs failed or were not evaluated; the black star is the best trial. Trials without a `search.csv` row are not drawn.\n"

@@ -8,6 +8,7 @@ mod command_cases;
 mod common;
 mod config_cases;
 mod find_batch_cases;
+mod target_cases;
 
 use std::{
     fs,

@@ -222,26 +222,6 @@ pub fn out_dir(tmp: &tempfile::TempDir, name: &str) -> PathBuf {
     dir
 }
 
-/// The part of `report` under `### heading`, up to the next heading.
-pub fn section<'a>(report: &'a str, heading: &str) -> &'a str {
-    let start = report
-        .find(&format!("### {heading}\n"))
-        .unwrap_or_else(|| panic!("no section {heading}:\n{report}"));
-    let rest = &report[start + 4..];
-    let end = rest.find("\n#").unwrap_or(rest.len());
-    &rest[..end]
-}
-
-/// The number after `B_crit = ` in `text`.
-pub fn b_crit(text: &str) -> f64 {
-    let at = text.find("B_crit = ").expect("a fitted B_crit") + "B_crit = ".len();
-    let number: String = text[at..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == '.')
-        .collect();
-    number.parse().unwrap()
-}
-
 pub fn assert_files(dir: &Path, with_time: bool) {
     for file in OUTPUT_FILES {
         let path = dir.join(file);

@@ -81,6 +81,11 @@ report dir:
 build-cuda:
     CUDARC_CUDA_VERSION="${CUDARC_CUDA_VERSION:-13000}" cargo build --release -p batchlab-cli --features cuda
 
+# The same without CubeCL's autotuner (burn-cubecl's default kernel for each op): for a GPU lent
+# for minutes, where tuning every shape bucket would take the whole lease (docs/backends.md).
+build-cuda-untuned:
+    CUDARC_CUDA_VERSION="${CUDARC_CUDA_VERSION:-13000}" cargo build --release -p batchlab-cli --features cuda-untuned
+
 # LibTorch (`--backend tch`): installs PyTorch 2.9.0 (the version burn-tch 0.21's tch 0.22
 # requires) into the git-ignored virtual environment .venv-tch, once: PyPI's wheel is the CUDA
 # build, about 6.7 GB installed. Then builds target/release/batchlab-tch against it (offline:

@@ -57,6 +57,10 @@ pub struct Meta {
     /// they existed (all on burn's own ops).
     #[serde(default)]
     pub fast_paths: String,
+    /// How much CubeCL autotuned its kernels ([`backend::autotune`]: cuda and wgpu); empty for
+    /// the CPU backends and in runs made before it was recorded.
+    #[serde(default)]
+    pub autotune: String,
     /// Operating system and kernel.
     pub os: String,
     /// UTC start time (RFC 3339).
@@ -87,6 +91,7 @@ impl Meta {
             flex_kernels: backend::kernels(backend_config),
             libtorch: backend::libtorch_version(backend_config),
             fast_paths: backend::fast_paths(backend_config),
+            autotune: backend::autotune(backend_config),
             os: sysinfo::os_description(),
             started: sysinfo::rfc3339(sysinfo::unix_seconds()),
             ended: None,

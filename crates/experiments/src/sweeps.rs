@@ -45,6 +45,9 @@ pub struct Machine {
     /// batchlab's fast paths (meta.json `fast_paths`): they change the step time, so a sweep
     /// predicts only runs made with the same ones. Empty in runs made before they existed.
     pub fast_paths: String,
+    /// CubeCL's autotune level (meta.json `autotune`): it decides the kernels on cuda and wgpu.
+    /// Empty on the CPU backends and in runs made before it was recorded.
+    pub autotune: String,
 }
 
 impl Machine {
@@ -56,6 +59,7 @@ impl Machine {
             threads: backend::threads(config),
             kernels: backend::kernels(config),
             fast_paths: backend::fast_paths(config),
+            autotune: backend::autotune(config),
         }
     }
 
@@ -67,6 +71,7 @@ impl Machine {
             threads: meta.threads,
             kernels: meta.flex_kernels,
             fast_paths: meta.fast_paths,
+            autotune: meta.autotune,
         }
     }
 }

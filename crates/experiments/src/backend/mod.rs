@@ -174,6 +174,26 @@ pub fn libtorch_version(config: &BackendConfig) -> String {
     }
 }
 
+/// How much CubeCL autotunes on the CubeCL backends (meta.json `autotune`): the level set by
+/// cubecl's `CUBECL_AUTOTUNE_LEVEL`, else its default (balanced), on builds with the `autotune`
+/// feature; "off" on builds without it (`cuda-untuned`, `wgpu` alone), which run burn-cubecl's
+/// default kernel for each op; empty on the CPU backends. The tuning decides which kernels run
+/// (the level buckets shapes and limits the candidates timed), so a timing names it.
+pub fn autotune(config: &BackendConfig) -> String {
+    match config.name {
+        BackendKind::Cuda | BackendKind::Wgpu if cfg!(feature = "autotune") => {
+            match std::env::var("CUBECL_AUTOTUNE_LEVEL") {
+                Ok(level) => format!("{level} (CUBECL_AUTOTUNE_LEVEL)"),
+                Err(_) => "balanced (cubecl's default)".into(),
+            }
+        }
+        BackendKind::Cuda | BackendKind::Wgpu => {
+            "off (built without burn's autotune): burn-cubecl's default kernels".into()
+        }
+        BackendKind::Flex | BackendKind::Tch | BackendKind::TchCuda => String::new(),
+    }
+}
+
 /// Device memory on backends whose runtime reports it (cuda, wgpu): (bytes in use, bytes reserved
 /// by the allocator), for the calling thread's stream. `None` on the CPU backends, whose
 /// memory is the process's own (see `sysinfo::memory`), and on tch-cuda, whose allocator's
@@ -204,6 +224,21 @@ pub fn threads(config: &BackendConfig) -> usize {
 mod tests {
     use super::*;
     use burn::tensor::ElementConversion;
+
+    #[test]
+    fn autotune_is_recorded_for_the_cubecl_backends_only() {
+        assert_eq!(autotune(&BackendConfig::default()), "");
+        let cuda = BackendConfig {
+            name: BackendKind::Cuda,
+            ..BackendConfig::default()
+        };
+        let words = autotune(&cuda);
+        if cfg!(feature = "autotune") {
+            assert!(words.contains("CUBECL_AUTOTUNE_LEVEL") || words.starts_with("balanced"));
+        } else {
+            assert!(words.starts_with("off (built without"), "{words}");
+        }
+    }
 
     struct Sum;
     impl OnBackend for Sum {

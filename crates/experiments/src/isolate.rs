@@ -36,6 +36,13 @@ pub enum Isolation {
     },
 }
 
+/// Set in every worker's environment. The batchlab binary allocates with mimalloc, which by
+/// default reserves address space in 1 GiB arenas: under the batch-size finder's address-space
+/// rlimit a worker could then not even start its threads. Arenas of 32 MiB keep what is reserved
+/// close to what is used (mimalloc reads the variable once, at its start; other allocators
+/// ignore it).
+const ALLOCATOR_ENV: (&str, &str) = ("MIMALLOC_ARENA_RESERVE", "32MiB");
+
 /// Exit code of a worker that recorded a failed unit and should be replaced.
 pub const POINT_FAILED_EXIT: i32 = 3;
 
@@ -207,6 +214,7 @@ fn run_child(
     let mut child = Command::new(program)
         .args(args)
         .arg(dir)
+        .env(ALLOCATOR_ENV.0, ALLOCATOR_ENV.1)
         .envs(env.iter().map(|(k, v)| (k, v)))
         // The worker watches this pipe: when this process dies, it closes, and the worker exits.
         .stdin(Stdio::piped())

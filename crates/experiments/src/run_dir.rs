@@ -61,6 +61,10 @@ pub struct Meta {
     /// the CPU backends and in runs made before it was recorded.
     #[serde(default)]
     pub autotune: String,
+    /// The memory allocator ([`sysinfo::allocator`]); empty in runs made before it was recorded
+    /// (the system's malloc).
+    #[serde(default)]
+    pub allocator: String,
     /// Operating system and kernel.
     pub os: String,
     /// UTC start time (RFC 3339).
@@ -92,6 +96,7 @@ impl Meta {
             libtorch: backend::libtorch_version(backend_config),
             fast_paths: backend::fast_paths(backend_config),
             autotune: backend::autotune(backend_config),
+            allocator: sysinfo::allocator().into(),
             os: sysinfo::os_description(),
             started: sysinfo::rfc3339(sysinfo::unix_seconds()),
             ended: None,

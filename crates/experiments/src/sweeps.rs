@@ -48,6 +48,10 @@ pub struct Machine {
     /// CubeCL's autotune level (meta.json `autotune`): it decides the kernels on cuda and wgpu.
     /// Empty on the CPU backends and in runs made before it was recorded.
     pub autotune: String,
+    /// The memory allocator (meta.json `allocator`): the system's malloc page-faults large
+    /// tensors in afresh, so a sweep predicts only runs made with the same one. Empty in runs
+    /// made before it was recorded, which read as the system's malloc.
+    pub allocator: String,
 }
 
 impl Machine {
@@ -60,6 +64,7 @@ impl Machine {
             kernels: backend::kernels(config),
             fast_paths: backend::fast_paths(config),
             autotune: backend::autotune(config),
+            allocator: crate::sysinfo::allocator().into(),
         }
     }
 
@@ -72,6 +77,11 @@ impl Machine {
             kernels: meta.flex_kernels,
             fast_paths: meta.fast_paths,
             autotune: meta.autotune,
+            allocator: if meta.allocator.is_empty() {
+                "system malloc".into()
+            } else {
+                meta.allocator
+            },
         }
     }
 }

@@ -3,8 +3,23 @@
 use std::{
     path::Path,
     process::Command,
+    sync::OnceLock,
     time::{SystemTime, UNIX_EPOCH},
 };
+
+static ALLOCATOR: OnceLock<&'static str> = OnceLock::new();
+
+/// Names the memory allocator the binary was built with (its `main` calls this first): it
+/// changes a CPU step's time (fresh pages for every large tensor, or reused ones), so meta.json
+/// records it and a step-time sweep predicts only runs made with the same one.
+pub fn set_allocator(name: &'static str) {
+    let _ = ALLOCATOR.set(name);
+}
+
+/// The allocator [`set_allocator`] named, else the system's malloc.
+pub fn allocator() -> &'static str {
+    ALLOCATOR.get().copied().unwrap_or("system malloc")
+}
 
 /// The CPU's model name from /proc/cpuinfo, or the architecture where that is not readable.
 pub fn cpu_model() -> String {

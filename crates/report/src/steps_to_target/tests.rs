@@ -368,3 +368,23 @@ fn replicates_check_each_others_values_against_their_intervals() {
     let (lo, hi) = c.rate_interval();
     assert!(lo < 0.5 && hi > 0.5 && hi < 1.0, "{lo} {hi}");
 }
+
+#[test]
+fn the_steps_figure_keys_the_fitted_curve_only_where_one_is_drawn() {
+    let key = "thin: fitted S(B)";
+    for (batch_sizes, fitted) in [
+        (&[8u32, 16, 32, 64][..], false),
+        (&[8, 16, 32, 64, 128][..], true),
+    ] {
+        let (records, evals) = scaling_perfectly(batch_sizes, 6);
+        let mut ctx = context();
+        ctx.trials_per_batch = 6;
+        ctx.budget = batchlab_method::budget::StepBudget::new(10, 1.0, 2400, None, 1000).unwrap();
+        let study = Study::new(Path::new("run"), &ctx, &records, &evals, None).unwrap();
+        assert_eq!(study.workloads[0].fit.is_ok(), fitted);
+        let dir = tempfile::tempdir().unwrap();
+        super::figures::draw_steps(dir.path(), &ctx, &study).unwrap();
+        let svg = std::fs::read_to_string(dir.path().join("steps_to_result.svg")).unwrap();
+        assert_eq!(svg.contains(key), fitted, "{batch_sizes:?}");
+    }
+}

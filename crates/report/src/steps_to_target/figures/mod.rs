@@ -119,10 +119,13 @@ pub(crate) fn draw_steps(
         "dashed: perfect scaling through the smallest batch size",
         LineStyle::Dashed,
     ));
-    chart.series.push(style_key(
-        "thin: fitted S(B) = S_min (1 + B_crit / B)",
-        LineStyle::Solid,
-    ));
+    // The key names the thin line only where one is drawn.
+    if study.workloads.iter().any(|w| w.fit.is_ok()) {
+        chart.series.push(style_key(
+            "thin: fitted S(B) = S_min (1 + B_crit / B)",
+            LineStyle::Solid,
+        ));
+    }
     chart.vlines = no_result_lines(study);
     render_pair(&chart, dir, "steps_to_result").map(|_| ())
 }

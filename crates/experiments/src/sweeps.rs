@@ -78,7 +78,7 @@ impl Machine {
             fast_paths: meta.fast_paths,
             autotune: meta.autotune,
             allocator: if meta.allocator.is_empty() {
-                "system malloc".into()
+                crate::sysinfo::SYSTEM_ALLOCATOR.into()
             } else {
                 meta.allocator
             },

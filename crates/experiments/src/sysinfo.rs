@@ -9,6 +9,10 @@ use std::{
 
 static ALLOCATOR: OnceLock<&'static str> = OnceLock::new();
 
+/// What [`allocator`] says where no other was named, and what a meta.json without the field
+/// (runs made before it was recorded) is read as.
+pub const SYSTEM_ALLOCATOR: &str = "system malloc";
+
 /// Names the memory allocator the binary was built with (its `main` calls this first): it
 /// changes a CPU step's time (fresh pages for every large tensor, or reused ones), so meta.json
 /// records it and a step-time sweep predicts only runs made with the same one.
@@ -18,7 +22,7 @@ pub fn set_allocator(name: &'static str) {
 
 /// The allocator [`set_allocator`] named, else the system's malloc.
 pub fn allocator() -> &'static str {
-    ALLOCATOR.get().copied().unwrap_or("system malloc")
+    ALLOCATOR.get().copied().unwrap_or(SYSTEM_ALLOCATOR)
 }
 
 /// The CPU's model name from /proc/cpuinfo, or the architecture where that is not readable.

@@ -181,8 +181,8 @@ const SLICE_ELEMENTS: usize = 16 << 20;
 
 /// Fewest inner-dimension columns (samples x output pixels) a thread's share of the weight
 /// gradient gets: below it one product over all samples is faster than summed halves.
-/// Measured on VGG16's layers at 64x64, batch 16 (2-core EPYC, 2026-11-26): halves won at 1024
-/// columns each and up (conv4: 36 -> 29 ms), lost at 128 (conv5: 8.6 -> 12 ms).
+/// Measured on VGG16's layers at 64x64, batch 16 (2-core EPYC, 2026-11-26): halves won at 512
+/// columns each and up (conv4: 36 -> 28-29 ms), lost at 128 (conv5: 8.4-8.9 -> 10.7-13.5 ms).
 const MIN_SHARE_COLUMNS: usize = 512;
 
 /// dL/dw = masked [K, N·P·Q] · im2col(x)ᵀ [N·P·Q, C·kh·kw]: the samples are shared out among
@@ -190,7 +190,7 @@ const MIN_SHARE_COLUMNS: usize = 512;
 /// samples in its inner dimension), and the threads' sums added. One product per thread, not
 /// one parallel product: flex's gemm parallelises a product this shape (a long inner
 /// dimension, few output columns) so poorly that two threads were slower than one (conv1_2:
-/// 29-31 ms against 21 ms), while two products side by side took 11-13 ms.
+/// 29-34 ms against 21 ms), while two products side by side took 11-13 ms.
 fn weight_grad(
     x: &FlexTensor,
     masked: &[f32],

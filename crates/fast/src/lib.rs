@@ -64,7 +64,8 @@ fn count(kind: Kind, fast: bool) {
 }
 
 /// The fast paths a flex run takes, in words (meta.json `fast_paths`).
-pub const ON_FLEX: &str =
-    "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward";
+/// Since 2026-11-27 it names Winograd's algorithm, which changed the step times of every
+/// convolutional model: a step-time sweep timed before it predicts none of the runs after.
+pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays";
 /// The fast paths a LibTorch run takes, in words.
 pub const ON_LIBTORCH: &str = "in-place optimizers (SGD, Adam, AdamW)";

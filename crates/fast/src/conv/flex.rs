@@ -22,8 +22,11 @@ use burn::{
 
 use rayon::prelude::*;
 
-use super::kernels::{
-    channels_first, im2col_into, relu_in_place, relu_mask_and_bias, transpose_flip, Geometry,
+use super::{
+    kernels::{
+        channels_first, im2col_into, relu_in_place, relu_mask_and_bias, transpose_flip, Geometry,
+    },
+    winograd,
 };
 
 type Ad = Autodiff<Flex>;
@@ -60,9 +63,16 @@ fn options(padding: [usize; 2]) -> ConvOptions<2> {
     ConvOptions::new([1, 1], padding, [1, 1], 1)
 }
 
-/// flex's convolution and an in-place parallel ReLU (the convolution's output is fresh, so
-/// uniquely owned).
+/// The convolution and its ReLU: Winograd's where it pays (`winograd::pays`), else flex's
+/// convolution and an in-place parallel ReLU (the convolution's output is fresh, so uniquely
+/// owned).
 fn conv_relu(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
+    let (g, n, k) = geometry(&x, &w, padding);
+    if winograd::pays(g, n) {
+        let [p, q] = g.output();
+        let y = winograd::conv3x3(&values(&x), g, &values(&w), k, Some(&values(&b)), true);
+        return flex(y, [n, k, p, q]);
+    }
     let mut out = <Flex as ModuleOps<Flex>>::conv2d(x, w, Some(b), options(padding));
     match out.layout().contiguous_offsets() {
         Some((start, end)) if out.dtype() == DType::F32 => match out.try_storage_mut::<f32>() {
@@ -148,13 +158,26 @@ impl Backward<Flex, 3> for ConvRelu {
             );
         }
         if let Some(node) = node_x {
-            grads.register::<Flex>(node.id, input_grad(flex(masked, [n, k, p, q]), &w, padding));
+            grads.register::<Flex>(node.id, input_grad(masked, [n, k, p, q], &w, padding));
         }
     }
 }
 
 fn dims<const D: usize>(t: &FlexTensor) -> [usize; D] {
     t.shape().dims()
+}
+
+/// The geometry of convolving `x` (`[n, C, H, W]`) with `w` (`[K, C, kh, kw]`), with `n` and `K`.
+fn geometry(x: &FlexTensor, w: &FlexTensor, padding: [usize; 2]) -> (Geometry, usize, usize) {
+    let ([n, channels, height, width], [k, _, kh, kw]) = (dims(x), dims(w));
+    let g = Geometry {
+        channels,
+        height,
+        width,
+        kernel: [kh, kw],
+        padding,
+    };
+    (g, n, k)
 }
 
 /// The elements of `t` in row-major order (a copy only where `t` is a strided view).
@@ -169,10 +192,31 @@ fn flex<const D: usize>(values: Vec<f32>, shape: [usize; D]) -> FlexTensor {
 
 /// dL/dx: the masked gradient convolved with the transposed, flipped kernel, padded by
 /// `kernel − 1 − padding` (stride 1), which is flex's parallel forward convolution.
-fn input_grad(masked: FlexTensor, w: &FlexTensor, padding: [usize; 2]) -> FlexTensor {
+fn input_grad(
+    masked: Vec<f32>,
+    out: [usize; 4],
+    w: &FlexTensor,
+    padding: [usize; 2],
+) -> FlexTensor {
     let [k, c, kh, kw] = dims(w);
-    let flipped = flex(transpose_flip(&values(w), k, c, kh, kw), [c, k, kh, kw]);
+    let [n, _, p, q] = out;
+    let flipped = transpose_flip(&values(w), k, c, kh, kw);
     let pad = [kh - 1 - padding[0], kw - 1 - padding[1]];
+    let g = Geometry {
+        channels: k,
+        height: p,
+        width: q,
+        kernel: [kh, kw],
+        padding: pad,
+    };
+    if winograd::pays(g, n) {
+        let [h, wd] = g.output();
+        return flex(
+            winograd::conv3x3(&masked, g, &flipped, c, None, false),
+            [n, c, h, wd],
+        );
+    }
+    let (masked, flipped) = (flex(masked, out), flex(flipped, [c, k, kh, kw]));
     <Flex as ModuleOps<Flex>>::conv2d(masked, flipped, None, options(pad))
 }
 
@@ -198,18 +242,13 @@ fn weight_grad(
     padding: [usize; 2],
     slice_elements: usize,
 ) -> FlexTensor {
-    let [n, c, h, wd] = dims(x);
-    let [k, _, kh, kw] = dims(w);
-    let g = Geometry {
-        channels: c,
-        height: h,
-        width: wd,
-        kernel: [kh, kw],
-        padding,
-    };
-    let [p, q] = g.output();
+    let (g, n, k) = geometry(x, w, padding);
+    let ([c, kh, kw], [p, q]) = ([g.channels, g.kernel[0], g.kernel[1]], g.output());
     let x = x.to_contiguous();
     let xs = x.as_slice::<f32>().unwrap_or_default();
+    if winograd::pays_for_weight_grad(g, k, n) {
+        return flex(winograd::weight_grad3x3(xs, g, masked, k), [k, c, kh, kw]);
+    }
     let share = Share {
         g,
         k,

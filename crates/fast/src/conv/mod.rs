@@ -6,11 +6,15 @@
 //! paths"):
 //! - the ReLU mask and the bias gradient are one parallel pass;
 //! - the input gradient is a forward convolution of the masked gradient with the transposed,
-//!   flipped kernel (flex's parallel im2col + matrix kernel);
+//!   flipped kernel;
 //! - the weight gradient is a parallel im2col and one batched matrix product per slice of
 //!   samples, through flex's safe `matmul`;
-//! - the forward is flex's convolution and a parallel in-place ReLU, keeping only the output (the
-//!   next layer's input anyway) where burn keeps the convolution's output too.
+//! - the forward is the convolution and a parallel ReLU, keeping only the output (the next
+//!   layer's input anyway) where burn keeps the convolution's output too;
+//! - the 3x3 convolutions (forward and input gradient) and, from 128 x 128 channels, their
+//!   weight gradients go through Winograd's F(4x4, 3x3) (`winograd`) where it beats flex's
+//!   kernel: at least 16 input channels and 64 tiles of 4x4 output; the rest through flex's
+//!   convolution (parallel im2col + matrix kernel).
 //!
 //! It applies on `Autodiff<Flex>` to stride 1, dilation 1, one group, symmetric padding and a
 //! bias: every convolution of VGG and the small and simple CNNs. Anything else, any other
@@ -20,6 +24,7 @@
 
 mod flex;
 mod kernels;
+mod winograd;
 
 use crate::Kind;
 

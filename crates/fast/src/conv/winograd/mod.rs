@@ -1,0 +1,251 @@
+//! Winograd's minimal filtering F(4x4, 3x3) (Lavin and Gray, "Fast Algorithms for Convolutional
+//! Neural Networks", CVPR 2016) for the 3x3 stride-1 convolutions: each 4x4 block of output is
+//! `Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A` of the 6x6 block of input under it, so the sum over input
+//! channels becomes 36 independent matrix products with a quarter of a direct convolution's
+//! multiplications. flex's batched `matmul` runs those 36 as one single-threaded product per
+//! thread, the shape its kernel is fastest at (docs/flex-performance.md); the transforms are
+//! parallel passes over eight tiles at a time, written so the compiler vectorises across them.
+//! The weight gradient is the exact adjoint of the same computation.
+
+use super::kernels::Geometry;
+use burn::{
+    backend::Flex,
+    tensor::{Tensor, TensorData},
+};
+
+mod lanes;
+mod passes;
+
+use passes::{input_transform, kernel_adjoint, kernel_transform, output_adjoint, output_transform};
+
+/// Positions in a transformed 6x6 tile: the number of matrix products.
+pub(super) const POSITIONS: usize = 36;
+/// Elements of transformed input (or output) held at a time: samples are taken in slices that
+/// fit (64 MiB each), so a 224x224 batch does not need gigabytes of scratch.
+const SLICE_ELEMENTS: usize = 16 << 20;
+
+/// The tile grid of a 3x3 stride-1 convolution of `g`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Grid {
+    pub g: Geometry,
+    /// Tile rows and columns per sample (each tile is 4x4 output pixels).
+    pub rows: usize,
+    pub cols: usize,
+}
+
+impl Grid {
+    fn new(g: Geometry) -> Self {
+        let [p, q] = g.output();
+        Self {
+            g,
+            rows: p.div_ceil(4),
+            cols: q.div_ceil(4),
+        }
+    }
+
+    pub fn per_sample(&self) -> usize {
+        self.rows * self.cols
+    }
+
+    /// Samples per slice for `channels` transformed channels.
+    fn slice(&self, channels: usize, samples: usize) -> usize {
+        (SLICE_ELEMENTS / (POSITIONS * channels * self.per_sample()).max(1))
+            .clamp(1, samples.max(1))
+    }
+}
+
+/// Fewest tiles (samples x 4x4 blocks of output) per product for Winograd to beat flex's
+/// convolution. VGG16 at 64x64, batch 16 (2-core EPYC, 2026-11-27, forward ms flex against
+/// Winograd): 4x4 images (16 tiles) 9-10 against 11; 8x8 (64 tiles) 27 against 18; 64x64 60
+/// against 31.
+const MIN_TILES: usize = 64;
+/// Fewest input channels: with fewer the 36 products are too thin (an RGB first layer).
+const MIN_CHANNELS: usize = 16;
+/// Fewest input x output channels for the weight gradient, whose transforms (two 36-position
+/// copies of the layer's input and output gradient) weigh more against its products than the
+/// forward's: conv1_2 (64 x 64) took 33 ms with flex's kernel against 36, conv2_1 (64 x 128)
+/// 15 against 15, conv2_2 (128 x 128) 29 against 23, conv4 (512 x 512) 47 against 17.
+const MIN_WEIGHT_GRAD_CHANNELS: usize = 128 * 128;
+
+/// Whether Winograd computes this convolution of `samples` samples faster than flex.
+pub(super) fn pays(g: Geometry, samples: usize) -> bool {
+    g.kernel == [3, 3]
+        && g.padding[0] < 3
+        && g.padding[1] < 3
+        && g.channels >= MIN_CHANNELS
+        && samples * Grid::new(g).per_sample() >= MIN_TILES
+}
+
+/// Whether Winograd computes the weight gradient of this convolution (to `k` channels)
+/// faster than flex's kernel.
+pub(super) fn pays_for_weight_grad(g: Geometry, k: usize, samples: usize) -> bool {
+    pays(g, samples) && g.channels * k >= MIN_WEIGHT_GRAD_CHANNELS
+}
+
+/// `y[n][k] = Σ_c w[k][c] ⋆ x[n][c]` (a 3x3 cross-correlation with the geometry's padding), plus
+/// `bias[k]`, then `max(·, 0)` where `relu`; `x` is `[n, C, H, W]`, `w` is `[K, C, 3, 3]`.
+pub(super) fn conv3x3(
+    x: &[f32],
+    g: Geometry,
+    w: &[f32],
+    k: usize,
+    bias: Option<&[f32]>,
+    relu: bool,
+) -> Vec<f32> {
+    let grid = Grid::new(g);
+    let [p, q] = g.output();
+    let plane = g.channels * g.height * g.width;
+    let n = x.len() / plane.max(1);
+    let u = matrix(
+        [k, POSITIONS, g.channels],
+        kernel_transform(w, k, g.channels),
+    )
+    .permute([1, 2, 0]);
+    let mut y = vec![0.0; n * k * p * q];
+    let step = grid.slice(g.channels.max(k), n);
+    for (start, out) in (0..n).step_by(step).zip(y.chunks_mut(step * k * p * q)) {
+        let m = step.min(n - start);
+        let v = input_transform(&x[start * plane..(start + m) * plane], grid);
+        let v = matrix([POSITIONS, m * grid.per_sample(), g.channels], v);
+        let products = v.matmul(u.clone()).into_data();
+        let products = products.as_slice::<f32>().unwrap_or_default();
+        output_transform(products, grid, k, bias, relu, out);
+    }
+    y
+}
+
+/// `dw[k][c] = Σ_n dy[n][k] ⋆ x[n][c]` for the convolution `conv3x3` computes, from its input
+/// `x` (`[n, C, H, W]`) and the gradient of its output (before bias and ReLU) `dy`
+/// (`[n, K, P, Q]`): `[K, C, 3, 3]`.
+pub(super) fn weight_grad3x3(x: &[f32], g: Geometry, dy: &[f32], k: usize) -> Vec<f32> {
+    let grid = Grid::new(g);
+    let [p, q] = g.output();
+    let plane = g.channels * g.height * g.width;
+    let n = x.len() / plane.max(1);
+    let step = grid.slice(g.channels.max(k), n);
+    let mut total: Option<Tensor<Flex, 3>> = None;
+    for start in (0..n).step_by(step) {
+        let m = step.min(n - start);
+        let tiles = m * grid.per_sample();
+        let v = input_transform(&x[start * plane..(start + m) * plane], grid);
+        let v = matrix([POSITIONS, tiles, g.channels], v);
+        let dm = output_adjoint(&dy[start * k * p * q..(start + m) * k * p * q], grid, k);
+        let dm = matrix([POSITIONS, tiles, k], dm).swap_dims(1, 2);
+        let part = dm.matmul(v);
+        total = Some(match total {
+            Some(t) => t + part,
+            None => part,
+        });
+    }
+    let du = total.map(Tensor::into_data);
+    let du = du
+        .as_ref()
+        .and_then(|d| d.as_slice::<f32>().ok())
+        .unwrap_or_default();
+    kernel_adjoint(du, k, g.channels)
+}
+
+fn matrix(shape: [usize; 3], values: Vec<f32>) -> Tensor<Flex, 3> {
+    Tensor::from_data(TensorData::new(values, shape), &Default::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 3x3 convolution of `c` channels of `h` x `w` images, padded by `pad`.
+    fn geometry(c: usize, h: usize, w: usize, pad: usize) -> Geometry {
+        Geometry {
+            channels: c,
+            height: h,
+            width: w,
+            kernel: [3, 3],
+            padding: [pad, pad],
+        }
+    }
+
+    fn wave(len: usize, f: f32) -> Vec<f32> {
+        (0..len).map(|i| (i as f32 * f).sin()).collect()
+    }
+
+    /// The direct sums, in f64.
+    fn direct(x: &[f32], g: Geometry, w: &[f32], k: usize) -> Vec<f64> {
+        let [p, q] = g.output();
+        let (c, h, wd) = (g.channels, g.height, g.width);
+        let n = x.len() / (c * h * wd);
+        let mut y = vec![0.0; n * k * p * q];
+        for (idx, out) in y.iter_mut().enumerate() {
+            let (ni, ko, i, j) = (idx / (k * p * q), idx / (p * q) % k, idx / q % p, idx % q);
+            for ci in 0..c {
+                for r in 0..3 {
+                    for s in 0..3 {
+                        let (hi, wi) = (
+                            (i + r) as isize - g.padding[0] as isize,
+                            (j + s) as isize - g.padding[1] as isize,
+                        );
+                        if hi >= 0 && wi >= 0 && (hi as usize) < h && (wi as usize) < wd {
+                            *out += w[((ko * c + ci) * 3 + r) * 3 + s] as f64
+                                * x[((ni * c + ci) * h + hi as usize) * wd + wi as usize] as f64;
+                        }
+                    }
+                }
+            }
+        }
+        y
+    }
+
+    fn close(fast: &[f32], exact: &[f64]) {
+        let scale = exact.iter().fold(0f64, |m, v| m.max(v.abs()));
+        for (i, (f, e)) in fast.iter().zip(exact).enumerate() {
+            assert!(
+                (*f as f64 - e).abs() <= 1e-5 * scale,
+                "element {i}: {f} against {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_output_is_the_direct_convolution_at_every_size_and_padding() {
+        // Sizes that leave partial tiles and partial groups of lanes; padding 0, 1 and 2.
+        for (n, c, k, h, wd, pad) in [(2, 3, 5, 7, 9, 1), (1, 4, 2, 13, 38, 0), (3, 2, 3, 5, 6, 2)]
+        {
+            let g = geometry(c, h, wd, pad);
+            let (x, w) = (wave(n * c * h * wd, 0.37), wave(k * c * 9, 0.11));
+            let y = conv3x3(&x, g, &w, k, None, false);
+            close(&y, &direct(&x, g, &w, k));
+        }
+    }
+
+    #[test]
+    fn bias_and_relu_apply_after_the_sums() {
+        let g = geometry(2, 6, 5, 1);
+        let (x, w, bias) = (wave(2 * 30, 0.3), wave(3 * 18, 0.7), [0.5, -0.25, 0.0]);
+        let plain = conv3x3(&x, g, &w, 3, None, false);
+        let fused = conv3x3(&x, g, &w, 3, Some(&bias), true);
+        for (i, (p, f)) in plain.iter().zip(&fused).enumerate() {
+            assert_eq!(*f, (p + bias[i / 30 % 3]).max(0.0));
+        }
+    }
+
+    #[test]
+    fn the_weight_gradient_is_the_adjoint_of_the_output() {
+        // <dy, conv(x, w)> is linear in w, so its gradient dw satisfies <dw, w'> = <dy, conv(x, w')>.
+        let g = geometry(3, 9, 11, 1);
+        let (n, k) = (2, 4);
+        let [p, q] = g.output();
+        let (x, dy) = (wave(n * 3 * 99, 0.23), wave(n * k * p * q, 0.41));
+        let dw = weight_grad3x3(&x, g, &dy, k);
+        let exact: Vec<f64> = (0..k * 27)
+            .map(|e| {
+                let mut basis = vec![0.0; k * 27];
+                basis[e] = 1.0;
+                direct(&x, g, &basis, k)
+                    .iter()
+                    .zip(&dy)
+                    .map(|(y, d)| y * *d as f64)
+                    .sum()
+            })
+            .collect();
+        close(&dw, &exact);
+    }
+}

@@ -1,0 +1,264 @@
+//! The passes around Winograd's 36 matrix products: the kernel, input and output transforms and
+//! their adjoints, each parallel and `L` channels at a time (docs/ARCHITECTURE.md, "Fast paths").
+
+use rayon::prelude::*;
+
+use super::{
+    lanes::{a, at, bt, g3, g6, load, store, Lanes, L},
+    Grid, POSITIONS,
+};
+
+/// `G g Gᵀ` of every 3x3 kernel of `w` (`[K, C, 3, 3]`), as `[K, 36, C]`; `L` input channels
+/// at a time, parallel over `K`.
+pub(super) fn kernel_transform(w: &[f32], k: usize, c: usize) -> Vec<f32> {
+    let mut u = vec![0.0; k * POSITIONS * c];
+    u.par_chunks_mut(POSITIONS * c)
+        .zip(w.par_chunks(c * 9))
+        .for_each(|(u, w)| {
+            for c0 in (0..c).step_by(L) {
+                let lanes = L.min(c - c0);
+                let mut g = [[[0.0; L]; 3]; 3];
+                for (l, kernel) in w[c0 * 9..].chunks(9).take(lanes).enumerate() {
+                    for (tap, &value) in kernel.iter().enumerate() {
+                        g[tap / 3][tap % 3][l] = value;
+                    }
+                }
+                let cols: [[Lanes; 6]; 3] =
+                    std::array::from_fn(|s| g6(&std::array::from_fn(|r| g[r][s])));
+                for i in 0..6 {
+                    let row = g6(&std::array::from_fn(|s| cols[s][i]));
+                    for (j, values) in row.iter().enumerate() {
+                        store(&mut u[(i * 6 + j) * c + c0..], values, lanes);
+                    }
+                }
+            }
+        });
+    u
+}
+
+/// `Gᵀ du G` for every kernel of `du` (`[36, K, C]`): the weight gradient, `[K, C, 3, 3]`.
+pub(super) fn kernel_adjoint(du: &[f32], k: usize, c: usize) -> Vec<f32> {
+    let mut dw = vec![0.0; k * c * 9];
+    dw.par_chunks_mut(c * 9).enumerate().for_each(|(ko, dw)| {
+        for c0 in (0..c).step_by(L) {
+            let lanes = L.min(c - c0);
+            let mut m = [[[0.0; L]; 6]; 6];
+            for (pos, lane) in m.iter_mut().flatten().enumerate() {
+                *lane = load(&du[(pos * k + ko) * c + c0..], lanes);
+            }
+            let rows: [[Lanes; 3]; 6] = std::array::from_fn(|i| g3(&m[i]));
+            for s in 0..3 {
+                let col = g3(&std::array::from_fn(|i| rows[i][s]));
+                for (r, values) in col.iter().enumerate() {
+                    for (l, &value) in values[..lanes].iter().enumerate() {
+                        dw[(c0 + l) * 9 + r * 3 + s] = value;
+                    }
+                }
+            }
+        }
+    });
+    dw
+}
+
+/// `x` (`[m, C, H, W]`) as `[m, H, W, C]`, so that `L` channels of a pixel are `L` consecutive
+/// elements; parallel over image rows.
+fn channels_last(x: &[f32], channels: usize, height: usize, width: usize) -> Vec<f32> {
+    let plane = height * width;
+    let mut out = vec![0.0; x.len()];
+    out.par_chunks_mut(width * channels)
+        .enumerate()
+        .for_each(|(row, out)| {
+            let (n, h) = (row / height, row % height);
+            let at = |c: usize| (n * channels + c) * plane + h * width;
+            for c0 in (0..channels).step_by(L) {
+                let lanes = L.min(channels - c0);
+                let mut w0 = 0;
+                // Blocks of L channels x L pixels, transposed in registers.
+                while lanes == L && w0 + L <= width {
+                    let block: [Lanes; L] = std::array::from_fn(|l| load(&x[at(c0 + l) + w0..], L));
+                    for p in 0..L {
+                        let pixel: Lanes = std::array::from_fn(|l| block[l][p]);
+                        store(&mut out[(w0 + p) * channels + c0..], &pixel, L);
+                    }
+                    w0 += L;
+                }
+                for w in w0..width {
+                    for l in 0..lanes {
+                        out[w * channels + c0 + l] = x[at(c0 + l) + w];
+                    }
+                }
+            }
+        });
+    out
+}
+
+/// One channels-last image: `L` channels of a pixel as lanes, zero outside the image.
+struct Pixels<'a> {
+    image: &'a [f32],
+    size: [usize; 2],
+    channels: usize,
+}
+
+impl Pixels<'_> {
+    /// Channels `c0..c0 + lanes` at row `h`, column `w` (zero where either is `None` or outside).
+    fn lanes(&self, h: Option<usize>, w: Option<usize>, c0: usize, lanes: usize) -> Lanes {
+        match (h, w) {
+            (Some(h), Some(w)) if h < self.size[0] && w < self.size[1] => load(
+                &self.image[(h * self.size[1] + w) * self.channels + c0..],
+                lanes,
+            ),
+            _ => [0.0; L],
+        }
+    }
+}
+
+/// Tile-major storage `[36, tiles, width]` cut into blocks of `block` consecutive tiles, each
+/// block as its 36 rows (one per position) of `block · width` elements, so that blocks can be
+/// written in parallel.
+fn blocks(values: &mut [f32], tiles: usize, block: usize, width: usize) -> Vec<Vec<&mut [f32]>> {
+    let mut blocks: Vec<Vec<&mut [f32]>> = (0..tiles.div_ceil(block.max(1)))
+        .map(|_| Vec::with_capacity(POSITIONS))
+        .collect();
+    for row in values.chunks_mut(tiles * width) {
+        for (b, part) in row.chunks_mut(block * width).enumerate() {
+            blocks[b].push(part);
+        }
+    }
+    blocks
+}
+
+/// `Bᵀ d B` of every 6x6 input tile of `x` (`[m, C, H, W]`), as `[36, m·tiles, C]` (tile-major,
+/// the layout flex's kernel multiplies fastest); `L` channels at a time, parallel over rows of
+/// tiles.
+pub(super) fn input_transform(x: &[f32], grid: Grid) -> Vec<f32> {
+    let g = grid.g;
+    let (channels, plane) = (g.channels, g.height * g.width);
+    let m = x.len() / (channels * plane).max(1);
+    let tiles = m * grid.per_sample();
+    let x = channels_last(x, channels, g.height, g.width);
+    let mut v = vec![0.0; POSITIONS * tiles * channels];
+    blocks(&mut v, tiles, grid.cols, channels)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(block, mut out)| {
+            let (n, tr) = (block / grid.rows, block % grid.rows);
+            let image = Pixels {
+                image: &x[n * plane * channels..][..plane * channels],
+                size: [g.height, g.width],
+                channels,
+            };
+            for tc in 0..grid.cols {
+                // Input rows and columns of the tile, None above or left of the image.
+                let h: [Option<usize>; 6] =
+                    std::array::from_fn(|i| (4 * tr + i).checked_sub(g.padding[0]));
+                let w: [Option<usize>; 6] =
+                    std::array::from_fn(|j| (4 * tc + j).checked_sub(g.padding[1]));
+                for c0 in (0..channels).step_by(L) {
+                    let lanes = L.min(channels - c0);
+                    let cols: [[Lanes; 6]; 6] = std::array::from_fn(|j| {
+                        bt(&std::array::from_fn(|i| image.lanes(h[i], w[j], c0, lanes)))
+                    });
+                    for i in 0..6 {
+                        let row = bt(&std::array::from_fn(|j| cols[j][i]));
+                        for (j, values) in row.iter().enumerate() {
+                            store(&mut out[i * 6 + j][tc * channels + c0..], values, lanes);
+                        }
+                    }
+                }
+            }
+        });
+    v
+}
+
+/// `Aᵀ M A` of every tile of the products `M` (`[36, m·tiles, K]`), plus the bias and ReLU,
+/// written into `y` (`[m, K, P, Q]`); `L` output channels at a time, parallel over rows of
+/// tiles.
+pub(super) fn output_transform(
+    products: &[f32],
+    grid: Grid,
+    k: usize,
+    bias: Option<&[f32]>,
+    relu: bool,
+    y: &mut [f32],
+) {
+    let [p, q] = grid.g.output();
+    let m = y.len() / (k * p * q).max(1);
+    let tiles = m * grid.per_sample();
+    // Each row of tiles writes (up to) four rows of every output plane of its sample.
+    let mut row_blocks: Vec<Vec<&mut [f32]>> =
+        (0..m * grid.rows).map(|_| Vec::with_capacity(k)).collect();
+    for (plane, values) in y.chunks_mut(p * q).enumerate() {
+        for (tr, rows) in values.chunks_mut(4 * q).enumerate() {
+            row_blocks[plane / k * grid.rows + tr].push(rows);
+        }
+    }
+    row_blocks
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(block, mut planes)| {
+            let first = block * grid.cols;
+            let rows = planes.first().map_or(0, |p| p.len() / q.max(1));
+            for tc in 0..grid.cols {
+                let columns = 4.min(q - 4 * tc);
+                for k0 in (0..k).step_by(L) {
+                    let lanes = L.min(k - k0);
+                    let mut m = [[[0.0; L]; 6]; 6];
+                    for (pos, lane) in m.iter_mut().flatten().enumerate() {
+                        *lane = load(&products[(pos * tiles + first + tc) * k + k0..], lanes);
+                    }
+                    let cols: [[Lanes; 4]; 6] =
+                        std::array::from_fn(|j| at(&std::array::from_fn(|i| m[i][j])));
+                    for o in 0..rows {
+                        let row = at(&std::array::from_fn(|j| cols[j][o]));
+                        for (l, plane) in planes[k0..k0 + lanes].iter_mut().enumerate() {
+                            let b = bias.map_or(0.0, |b| b[k0 + l]);
+                            let out = &mut plane[o * q + 4 * tc..][..columns];
+                            for (o2, y) in out.iter_mut().enumerate() {
+                                let v = row[o2][l] + b;
+                                *y = if relu { v.max(0.0) } else { v };
+                            }
+                        }
+                    }
+                }
+            }
+        });
+}
+
+/// The adjoint of [`output_transform`] without bias and ReLU: `A dy Aᵀ` of every 4x4 tile of
+/// `dy` (`[m, K, P, Q]`, zero beyond the image), as `[36, m·tiles, K]`; `L` channels at a time,
+/// parallel over rows of tiles.
+pub(super) fn output_adjoint(dy: &[f32], grid: Grid, k: usize) -> Vec<f32> {
+    let [p, q] = grid.g.output();
+    let m = dy.len() / (k * p * q).max(1);
+    let tiles = m * grid.per_sample();
+    let dy = channels_last(dy, k, p, q);
+    let mut dm = vec![0.0; POSITIONS * tiles * k];
+    blocks(&mut dm, tiles, grid.cols, k)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(block, mut out)| {
+            let (n, tr) = (block / grid.rows, block % grid.rows);
+            let image = Pixels {
+                image: &dy[n * p * q * k..][..p * q * k],
+                size: [p, q],
+                channels: k,
+            };
+            for tc in 0..grid.cols {
+                for k0 in (0..k).step_by(L) {
+                    let lanes = L.min(k - k0);
+                    let cols: [[Lanes; 6]; 4] = std::array::from_fn(|o2| {
+                        a(&std::array::from_fn(|o| {
+                            image.lanes(Some(4 * tr + o), Some(4 * tc + o2), k0, lanes)
+                        }))
+                    });
+                    for i in 0..6 {
+                        let row = a(&std::array::from_fn(|o2| cols[o2][i]));
+                        for (j, values) in row.iter().enumerate() {
+                            store(&mut out[i * 6 + j][tc * k + k0..], values, lanes);
+                        }
+                    }
+                }
+            }
+        });
+    dm
+}

@@ -60,9 +60,14 @@ fn run<B: AutodiffBackend>(
     ]
 }
 
+/// One test for both backends: the fast-path count it checks is per process, and tests run in
+/// parallel.
 #[test]
 fn conv_relu_matches_burn_forward_and_backward() {
     matches_burn::<Autodiff<Flex>>();
+    // LibTorch's backward is libtorch's own (`just test-tch`).
+    #[cfg(feature = "tch")]
+    matches_burn::<Autodiff<burn::backend::LibTorch>>();
 }
 
 fn matches_burn<B: AutodiffBackend>() {

@@ -1,7 +1,7 @@
 //! The fused convolution + ReLU as an operation of `Autodiff<Flex>` with its own backward,
 //! through burn-autodiff's public extension API (the burn book's "Backend Extension").
 
-use std::any::{Any, TypeId};
+use std::any::TypeId;
 
 use burn::{
     backend::{
@@ -23,6 +23,7 @@ use burn::{
 use rayon::prelude::*;
 
 use super::{
+    cast,
     kernels::{
         channels_first, im2col_into, relu_in_place, relu_mask_and_bias, transpose_flip, Geometry,
     },
@@ -30,15 +31,6 @@ use super::{
 };
 
 type Ad = Autodiff<Flex>;
-
-/// Moves `t` into type `U` where `T` is `U` (checked by `TypeId` first); safe code, no copy.
-fn cast<T: 'static, U: 'static>(t: T) -> Result<U, T> {
-    let mut slot = Some(t);
-    if let Some(u) = (&mut slot as &mut dyn Any).downcast_mut::<Option<U>>() {
-        return Ok(u.take().expect("the slot was filled above"));
-    }
-    Err(slot.expect("the slot is untouched when the types differ"))
-}
 
 /// The fused op where `B` is `Autodiff<Flex>` and every tensor is f32; `Err(x)` hands the input
 /// back for burn's path.

@@ -24,7 +24,11 @@
 
 mod flex;
 mod kernels;
+#[cfg(feature = "tch")]
+mod libtorch;
 mod winograd;
+
+use std::any::Any;
 
 use crate::Kind;
 
@@ -36,16 +40,28 @@ use burn::{
 /// `relu(conv.forward(x))`, through the fast path where it applies.
 pub fn conv2d_relu<B: Backend>(conv: &Conv2d<B>, x: Tensor<B, 4>) -> Tensor<B, 4> {
     let applies = crate::enabled().then(|| fast_case(conv)).flatten();
-    if let (Some(padding), Some(bias)) = (applies, &conv.bias) {
-        match flex::conv2d_relu(x, conv.weight.val(), bias.val(), padding) {
-            Ok(y) => {
-                crate::count(Kind::Convolution, true);
-                return y;
-            }
-            Err(x) => return burn_conv2d_relu(conv, x),
+    let (Some(padding), Some(bias)) = (applies, &conv.bias) else {
+        return burn_conv2d_relu(conv, x);
+    };
+    let fused = flex::conv2d_relu(x, conv.weight.val(), bias.val(), padding);
+    #[cfg(feature = "tch")]
+    let fused = fused.or_else(|x| libtorch::conv2d_relu(x, conv.weight.val(), bias.val(), padding));
+    match fused {
+        Ok(y) => {
+            crate::count(Kind::Convolution, true);
+            y
         }
+        Err(x) => burn_conv2d_relu(conv, x),
     }
-    burn_conv2d_relu(conv, x)
+}
+
+/// Moves `t` into type `U` where `T` is `U` (checked by `TypeId` first); safe code, no copy.
+fn cast<T: 'static, U: 'static>(t: T) -> Result<U, T> {
+    let mut slot = Some(t);
+    if let Some(u) = (&mut slot as &mut dyn Any).downcast_mut::<Option<U>>() {
+        return Ok(u.take().expect("the slot was filled above"));
+    }
+    Err(slot.expect("the slot is untouched when the types differ"))
 }
 
 fn burn_conv2d_relu<B: Backend>(conv: &Conv2d<B>, x: Tensor<B, 4>) -> Tensor<B, 4> {

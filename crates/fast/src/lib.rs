@@ -64,11 +64,11 @@ fn count(kind: Kind, fast: bool) {
 }
 
 /// The fast paths a flex run takes, in words (meta.json `fast_paths`).
-/// Since 2026-11-27 it names Winograd's algorithm, which changed the step times of every
+/// Since 2026-11-26 it names Winograd's algorithm, which changed the step times of every
 /// convolutional model: a step-time sweep timed before it predicts none of the runs after.
 pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays";
 /// The fast paths a LibTorch run takes, in words.
-/// Since 2026-11-27 it names libtorch's convolution backward, which changed the step times of
+/// Since 2026-11-26 it names libtorch's convolution backward, which changed the step times of
 /// every convolutional model on tch.
 pub const ON_LIBTORCH: &str =
     "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with libtorch's own backward";

@@ -55,7 +55,7 @@ impl Grid {
 }
 
 /// Fewest tiles (samples x 4x4 blocks of output) per product for Winograd to beat flex's
-/// convolution. VGG16 at 64x64, batch 16 (2-core EPYC, 2026-11-27, forward ms flex against
+/// convolution. VGG16 at 64x64, batch 16 (2-core EPYC, 2026-11-26, forward ms flex against
 /// Winograd): 4x4 images (16 tiles) 9-10 against 11; 8x8 (64 tiles) 27 against 18; 64x64 60
 /// against 31.
 const MIN_TILES: usize = 64;

@@ -1,63 +1,44 @@
-//! The fused convolution + ReLU as an operation of `Autodiff<Flex>` with its own backward,
-//! through burn-autodiff's public extension API (the burn book's "Backend Extension").
-
-use std::any::TypeId;
+//! The fused convolution + ReLU on flex: its forward and its own backward (`op` records it on
+//! the autodiff graph).
 
 use burn::{
     backend::{
         autodiff::{
-            checkpoint::{base::Checkpointer, strategy::NoCheckpointing},
+            checkpoint::base::Checkpointer,
             grads::Gradients,
-            ops::{Backward, Ops, OpsKind},
+            ops::{Backward, Ops},
         },
         flex::FlexTensor,
-        Autodiff, Flex,
+        Flex,
     },
     tensor::{
-        backend::Backend,
         ops::{ConvOptions, ModuleOps},
-        DType, Tensor, TensorData, TensorMetadata, TensorPrimitive,
+        DType, Tensor, TensorData, TensorMetadata,
     },
 };
 
 use rayon::prelude::*;
 
 use super::{
-    cast,
     kernels::{
         channels_first, im2col_into, relu_in_place, relu_mask_and_bias, transpose_flip, Geometry,
     },
+    op::{Fused, Saved},
     winograd,
 };
-
-type Ad = Autodiff<Flex>;
-
-/// The fused op where `B` is `Autodiff<Flex>` and every tensor is f32; `Err(x)` hands the input
-/// back for burn's path.
-pub(super) fn conv2d_relu<B: Backend>(
-    x: Tensor<B, 4>,
-    w: Tensor<B, 4>,
-    b: Tensor<B, 1>,
-    padding: [usize; 2],
-) -> Result<Tensor<B, 4>, Tensor<B, 4>> {
-    if TypeId::of::<B>() != TypeId::of::<Ad>() || x.dtype() != DType::F32 {
-        return Err(x);
-    }
-    let x: Tensor<Ad, 4> = cast(x)?;
-    let (Ok(w), Ok(b)) = (cast::<_, Tensor<Ad, 4>>(w), cast::<_, Tensor<Ad, 1>>(b)) else {
-        unreachable!("the weight and bias share the input's backend");
-    };
-    let y = forward(x, w, b, padding);
-    Ok(cast(y).unwrap_or_else(|_| unreachable!("B is Autodiff<Flex>")))
-}
 
 fn options(padding: [usize; 2]) -> ConvOptions<2> {
     ConvOptions::new([1, 1], padding, [1, 1], 1)
 }
 
-/// The convolution and its ReLU: Winograd's where it pays (`winograd::pays`), else flex's
-/// convolution and an in-place parallel ReLU (the convolution's output is fresh, so uniquely
-/// owned).
+impl Fused<Flex> for ConvRelu {
+    /// Winograd's where it pays (`winograd::pays`), else flex's convolution and an in-place
+    /// parallel ReLU (the convolution's output is fresh, so uniquely owned).
+    fn conv_relu(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
+        conv_relu(x, w, b, padding)
+    }
+}
+
 fn conv_relu(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
     let (g, n, k) = geometry(&x, &w, padding);
     if winograd::pays(g, n) {
@@ -76,62 +57,14 @@ fn conv_relu(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -
     out
 }
 
-fn forward(
-    x: Tensor<Ad, 4>,
-    w: Tensor<Ad, 4>,
-    b: Tensor<Ad, 1>,
-    padding: [usize; 2],
-) -> Tensor<Ad, 4> {
-    let (x, w, b) = (
-        x.into_primitive().tensor(),
-        w.into_primitive().tensor(),
-        b.into_primitive().tensor(),
-    );
-    let nodes = [x.node.clone(), w.node.clone(), b.node.clone()];
-    let out = match ConvRelu
-        .prepare::<NoCheckpointing>(nodes)
-        .compute_bound()
-        .stateful()
-    {
-        OpsKind::Tracked(prep) => {
-            let out = conv_relu(
-                x.primitive.clone(),
-                w.primitive.clone(),
-                b.primitive,
-                padding,
-            );
-            let state = Saved {
-                x: x.primitive,
-                w: w.primitive,
-                out: out.clone(),
-                padding,
-            };
-            prep.finish(state, out)
-        }
-        OpsKind::UnTracked(prep) => {
-            prep.finish(conv_relu(x.primitive, w.primitive, b.primitive, padding))
-        }
-    };
-    Tensor::from_primitive(TensorPrimitive::Float(out))
-}
-
-/// What the backward needs: the input, the kernel and the ReLU's output (which the next layer
-/// holds anyway).
-#[derive(Debug, Clone)]
-struct Saved {
-    x: FlexTensor,
-    w: FlexTensor,
-    out: FlexTensor,
-    padding: [usize; 2],
-}
-
-#[derive(Debug)]
-struct ConvRelu;
+/// The fused operation on flex.
+#[derive(Debug, Default)]
+pub(super) struct ConvRelu;
 
 impl Backward<Flex, 3> for ConvRelu {
-    type State = Saved;
+    type State = Saved<FlexTensor>;
 
-    fn backward(self, ops: Ops<Saved, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
+    fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
         let [node_x, node_w, node_b] = ops.parents;
         let grad = grads.consume::<Flex>(&ops.node);
         let Saved { x, w, out, padding } = ops.state;

@@ -5,34 +5,26 @@
 //! docs/tch-performance.md). tch 0.22 binds no `convolution_backward`, so the call goes through a
 //! TorchScript module that `build.rs` scripts at build time and this file embeds. The backward
 //! builds no libtorch autograd graph (burn-tch's tensors assume none exists): it calls the
-//! backward kernels on the saved input, kernel and output, once.
+//! backward kernels on the saved input, kernel and output, once. `op` records it on the autodiff
+//! graph.
 
-use std::{
-    any::TypeId,
-    sync::{Mutex, OnceLock},
-};
+use std::sync::{Mutex, OnceLock};
 
 use burn::{
     backend::{
         autodiff::{
-            checkpoint::{base::Checkpointer, strategy::NoCheckpointing},
+            checkpoint::base::Checkpointer,
             grads::Gradients,
-            ops::{Backward, Ops, OpsKind},
+            ops::{Backward, Ops},
         },
         libtorch::TchTensor,
-        Autodiff, LibTorch,
+        LibTorch,
     },
-    tensor::{
-        backend::Backend,
-        ops::{ActivationOps, ConvOptions, ModuleOps},
-        DType, Tensor, TensorPrimitive,
-    },
+    tensor::ops::{ActivationOps, ConvOptions, ModuleOps},
 };
 use tch::{CModule, IValue};
 
-use super::cast;
-
-type Ad = Autodiff<LibTorch>;
+use super::op::{Fused, Saved};
 
 /// The TorchScript module `build.rs` wrote (empty where the build had no Python with torch).
 const MODULE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/conv_relu_backward.pt"));
@@ -48,25 +40,6 @@ fn module() -> Option<&'static Mutex<CModule>> {
         .as_ref()
 }
 
-/// The fused op where `B` is `Autodiff<LibTorch>`, every tensor is f32 and the module loaded;
-/// `Err(x)` hands the input back for burn's path.
-pub(super) fn conv2d_relu<B: Backend>(
-    x: Tensor<B, 4>,
-    w: Tensor<B, 4>,
-    b: Tensor<B, 1>,
-    padding: [usize; 2],
-) -> Result<Tensor<B, 4>, Tensor<B, 4>> {
-    if TypeId::of::<B>() != TypeId::of::<Ad>() || x.dtype() != DType::F32 || module().is_none() {
-        return Err(x);
-    }
-    let x: Tensor<Ad, 4> = cast(x)?;
-    let (Ok(w), Ok(b)) = (cast::<_, Tensor<Ad, 4>>(w), cast::<_, Tensor<Ad, 1>>(b)) else {
-        unreachable!("the weight and bias share the input's backend");
-    };
-    let y = forward(x, w, b, padding);
-    Ok(cast(y).unwrap_or_else(|_| unreachable!("B is Autodiff<LibTorch>")))
-}
-
 /// libtorch's convolution (as burn-tch calls it) and ReLU, in place on the fresh output.
 fn conv_relu(x: TchTensor, w: TchTensor, b: TchTensor, padding: [usize; 2]) -> TchTensor {
     let options = ConvOptions::new([1, 1], padding, [1, 1], 1);
@@ -74,61 +47,25 @@ fn conv_relu(x: TchTensor, w: TchTensor, b: TchTensor, padding: [usize; 2]) -> T
     <LibTorch as ActivationOps<LibTorch>>::relu(out)
 }
 
-fn forward(
-    x: Tensor<Ad, 4>,
-    w: Tensor<Ad, 4>,
-    b: Tensor<Ad, 1>,
-    padding: [usize; 2],
-) -> Tensor<Ad, 4> {
-    let (x, w, b) = (
-        x.into_primitive().tensor(),
-        w.into_primitive().tensor(),
-        b.into_primitive().tensor(),
-    );
-    let nodes = [x.node.clone(), w.node.clone(), b.node.clone()];
-    let out = match ConvRelu
-        .prepare::<NoCheckpointing>(nodes)
-        .compute_bound()
-        .stateful()
-    {
-        OpsKind::Tracked(prep) => {
-            let out = conv_relu(
-                x.primitive.clone(),
-                w.primitive.clone(),
-                b.primitive,
-                padding,
-            );
-            let state = Saved {
-                x: x.primitive,
-                w: w.primitive,
-                out: out.clone(),
-                padding,
-            };
-            prep.finish(state, out)
-        }
-        OpsKind::UnTracked(prep) => {
-            prep.finish(conv_relu(x.primitive, w.primitive, b.primitive, padding))
-        }
-    };
-    Tensor::from_primitive(TensorPrimitive::Float(out))
-}
+/// The fused operation on LibTorch.
+#[derive(Debug, Default)]
+pub(super) struct ConvRelu;
 
-/// What the backward needs: the input, the kernel and the ReLU's output.
-#[derive(Debug, Clone)]
-struct Saved {
-    x: TchTensor,
-    w: TchTensor,
-    out: TchTensor,
-    padding: [usize; 2],
-}
+impl Fused<LibTorch> for ConvRelu {
+    fn conv_relu(x: TchTensor, w: TchTensor, b: TchTensor, padding: [usize; 2]) -> TchTensor {
+        conv_relu(x, w, b, padding)
+    }
 
-#[derive(Debug)]
-struct ConvRelu;
+    /// Where the build scripted the module and it loads.
+    fn available() -> bool {
+        module().is_some()
+    }
+}
 
 impl Backward<LibTorch, 3> for ConvRelu {
-    type State = Saved;
+    type State = Saved<TchTensor>;
 
-    fn backward(self, ops: Ops<Saved, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
+    fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
         let [node_x, node_w, node_b] = ops.parents;
         let grad = grads.consume::<LibTorch>(&ops.node);
         let Saved { x, w, out, padding } = ops.state;

@@ -26,13 +26,15 @@ mod flex;
 mod kernels;
 #[cfg(feature = "tch")]
 mod libtorch;
+mod op;
 mod winograd;
-
-use std::any::Any;
 
 use crate::Kind;
 
+#[cfg(feature = "tch")]
+use burn::backend::LibTorch;
 use burn::{
+    backend::Flex,
     nn::{conv::Conv2d, PaddingConfig2d},
     tensor::{activation::relu, backend::Backend, Tensor},
 };
@@ -43,9 +45,10 @@ pub fn conv2d_relu<B: Backend>(conv: &Conv2d<B>, x: Tensor<B, 4>) -> Tensor<B, 4
     let (Some(padding), Some(bias)) = (applies, &conv.bias) else {
         return burn_conv2d_relu(conv, x);
     };
-    let fused = flex::conv2d_relu(x, conv.weight.val(), bias.val(), padding);
+    let (w, b) = (conv.weight.val(), bias.val());
+    let fused = op::apply::<Flex, flex::ConvRelu, B>(x, w.clone(), b.clone(), padding);
     #[cfg(feature = "tch")]
-    let fused = fused.or_else(|x| libtorch::conv2d_relu(x, conv.weight.val(), bias.val(), padding));
+    let fused = fused.or_else(|x| op::apply::<LibTorch, libtorch::ConvRelu, B>(x, w, b, padding));
     match fused {
         Ok(y) => {
             crate::count(Kind::Convolution, true);
@@ -53,15 +56,6 @@ pub fn conv2d_relu<B: Backend>(conv: &Conv2d<B>, x: Tensor<B, 4>) -> Tensor<B, 4
         }
         Err(x) => burn_conv2d_relu(conv, x),
     }
-}
-
-/// Moves `t` into type `U` where `T` is `U` (checked by `TypeId` first); safe code, no copy.
-fn cast<T: 'static, U: 'static>(t: T) -> Result<U, T> {
-    let mut slot = Some(t);
-    if let Some(u) = (&mut slot as &mut dyn Any).downcast_mut::<Option<U>>() {
-        return Ok(u.take().expect("the slot was filled above"));
-    }
-    Err(slot.expect("the slot is untouched when the types differ"))
 }
 
 fn burn_conv2d_relu<B: Backend>(conv: &Conv2d<B>, x: Tensor<B, 4>) -> Tensor<B, 4> {

@@ -9,13 +9,15 @@
 
 pub mod conv;
 pub mod optim;
+pub mod pool;
 mod storage;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 static ENABLED: AtomicBool = AtomicBool::new(true);
 /// (fast, fallback) per [`Kind`], in its order.
-static COUNTS: [[AtomicU64; 2]; 2] = [
+static COUNTS: [[AtomicU64; 2]; 3] = [
+    [AtomicU64::new(0), AtomicU64::new(0)],
     [AtomicU64::new(0), AtomicU64::new(0)],
     [AtomicU64::new(0), AtomicU64::new(0)],
 ];
@@ -37,6 +39,8 @@ pub enum Kind {
     Update,
     /// A convolution + ReLU (forward and backward counted once, at the forward).
     Convolution,
+    /// A max-pooling (likewise).
+    Pooling,
 }
 
 /// How often a kind of operation took its fast path, and how often burn's ops, since the
@@ -64,9 +68,9 @@ fn count(kind: Kind, fast: bool) {
 }
 
 /// The fast paths a flex run takes, in words (meta.json `fast_paths`).
-/// Since 2026-11-26 it names Winograd's algorithm, which changed the step times of every
-/// convolutional model: a step-time sweep timed before it predicts none of the runs after.
-pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays";
+/// Since 2026-11-26 it names Winograd's algorithm and the max-pooling, which changed the step
+/// times of every convolutional model: a step-time sweep timed before predicts none after.
+pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays; 2x2 max-pooling with its own backward";
 /// The fast paths a LibTorch run takes, in words.
 /// Since 2026-11-26 it names libtorch's convolution backward, which changed the step times of
 /// every convolutional model on tch.

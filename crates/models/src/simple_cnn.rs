@@ -10,7 +10,7 @@
 //! zero, `tf.layers`' defaults.
 
 use crate::stages::{run, Flow, Stage};
-use batchlab_fast::conv::conv2d_relu;
+use batchlab_fast::{conv::conv2d_relu, pool::max_pool2d};
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::Linear;
@@ -94,7 +94,7 @@ impl<B: Backend> SimpleCnn<B> {
             ));
             stages.push(Stage::new(
                 format!("maxpool{}", i + 1),
-                move |x: Flow<B>| Flow::Images(self.pool.forward(x.images())),
+                move |x: Flow<B>| Flow::Images(max_pool2d(&self.pool, x.images())),
             ));
         }
         stages.push(Stage::new("dense+relu", |x| {

@@ -12,7 +12,7 @@
 //! (896 + 320,000 x 128 + 128 + 129). The flatten size follows the input (32 x H/2 x W/2).
 //! Keras biases start at zero; the last Dense keeps Keras's default Glorot-uniform kernel.
 
-use batchlab_fast::conv::conv2d_relu;
+use batchlab_fast::{conv::conv2d_relu, pool::max_pool2d};
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::Linear;
@@ -86,7 +86,9 @@ impl<B: Backend> SmallCnn<B> {
                 Flow::Images(conv2d_relu(&self.conv, x.images()))
             }),
             // [batch, 32, H/2, W/2]
-            Stage::new("maxpool", |x| Flow::Images(self.pool.forward(x.images()))),
+            Stage::new("maxpool", |x| {
+                Flow::Images(max_pool2d(&self.pool, x.images()))
+            }),
             // [batch, 128], flattening first
             Stage::new("dense+relu", |x| {
                 Flow::Features(relu(self.dense.forward(x.features())))

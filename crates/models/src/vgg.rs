@@ -10,7 +10,7 @@
 //! down to 32x32 work; at 224 it is Keras's 25,088.
 
 use crate::stages::{run, Flow, Stage};
-use batchlab_fast::conv::conv2d_relu;
+use batchlab_fast::{conv::conv2d_relu, pool::max_pool2d};
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::Linear;
@@ -144,7 +144,7 @@ impl<B: Backend> Vgg<B> {
             }
             chain.push(Stage::new(
                 format!("maxpool{}", b + 1),
-                move |x: Flow<B>| Flow::Images(self.pool.forward(x.images())),
+                move |x: Flow<B>| Flow::Images(max_pool2d(&self.pool, x.images())),
             ));
         }
         chain.push(Stage::new("fc1+relu", |x| {

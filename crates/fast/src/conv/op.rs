@@ -2,7 +2,7 @@
 //! backend behind a generic `B`, and recording the operation on burn-autodiff's graph with what
 //! its backward keeps (the burn book's "Backend Extension").
 
-use std::any::{Any, TypeId};
+use std::any::TypeId;
 
 use burn::{
     backend::{
@@ -14,6 +14,8 @@ use burn::{
     },
     tensor::{backend::Backend, DType, Tensor, TensorPrimitive},
 };
+
+use crate::storage::cast;
 
 /// One backend's fused operation: its forward on that backend's tensors; its backward is the
 /// `Backward` implementation.
@@ -106,13 +108,4 @@ fn record<Inner: Backend, Op: Fused<Inner>>(
         )),
     };
     Tensor::from_primitive(TensorPrimitive::Float(out))
-}
-
-/// Moves `t` into type `U` where `T` is `U` (checked by `TypeId` first); safe code, no copy.
-fn cast<T: 'static, U: 'static>(t: T) -> Result<U, T> {
-    let mut slot = Some(t);
-    if let Some(u) = (&mut slot as &mut dyn Any).downcast_mut::<Option<U>>() {
-        return Ok(u.take().expect("the slot was filled above"));
-    }
-    Err(slot.expect("the slot is untouched when the types differ"))
 }

@@ -1,7 +1,8 @@
-//! Winograd's one-dimensional transforms on `L` tiles (or channels) at a time: fixed-size arrays
-//! the compiler keeps in vector registers.
+//! Winograd's one-dimensional transforms on `L` channels at a time: fixed-size arrays the
+//! compiler keeps in vector registers.
 
-/// Values transformed side by side: one vector register of f32 on AVX2, half of one on AVX-512.
+/// Values transformed side by side: two SSE registers of f32 on the baseline x86-64 this crate
+/// compiles for (runtime dispatch to wider ones would take `unsafe`).
 pub(super) const L: usize = 8;
 pub(super) type Lanes = [f32; L];
 

@@ -3,9 +3,10 @@
 //! `Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A` of the 6x6 block of input under it, so the sum over input
 //! channels becomes 36 independent matrix products with a quarter of a direct convolution's
 //! multiplications. flex's batched `matmul` runs those 36 as one single-threaded product per
-//! thread, the shape its kernel is fastest at (docs/flex-performance.md); the transforms are
-//! parallel passes over eight tiles at a time, written so the compiler vectorises across them.
-//! The weight gradient is the exact adjoint of the same computation.
+//! thread, the shape its kernel is fastest at (docs/flex-performance.md), on tile-major data
+//! (`[36, tiles, channels]`); the transforms are parallel passes over rows of tiles that work
+//! channels-last on eight channels at a time (`lanes`), written so the compiler vectorises
+//! across them. The weight gradient is the exact adjoint of the same computation.
 
 use super::kernels::Geometry;
 use burn::{

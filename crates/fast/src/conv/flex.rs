@@ -35,26 +35,23 @@ impl Fused<Flex> for ConvRelu {
     /// Winograd's where it pays (`winograd::pays`), else flex's convolution and an in-place
     /// parallel ReLU (the convolution's output is fresh, so uniquely owned).
     fn conv_relu(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
-        conv_relu(x, w, b, padding)
+        let (g, n, k) = geometry(&x, &w, padding);
+        if winograd::pays(g, n) {
+            let [p, q] = g.output();
+            let (x, w, b) = (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
+            let y = winograd::conv3x3(slice(&x), g, slice(&w), k, Some(slice(&b)), true);
+            return flex(y, [n, k, p, q]);
+        }
+        let mut out = <Flex as ModuleOps<Flex>>::conv2d(x, w, Some(b), options(padding));
+        match out.layout().contiguous_offsets() {
+            Some((start, end)) if out.dtype() == DType::F32 => match out.try_storage_mut::<f32>() {
+                Some(values) => relu_in_place(&mut values[start..end]),
+                None => out = <Flex as burn::tensor::ops::ActivationOps<Flex>>::relu(out),
+            },
+            _ => out = <Flex as burn::tensor::ops::ActivationOps<Flex>>::relu(out),
+        }
+        out
     }
-}
-
-fn conv_relu(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
-    let (g, n, k) = geometry(&x, &w, padding);
-    if winograd::pays(g, n) {
-        let [p, q] = g.output();
-        let y = winograd::conv3x3(&values(&x), g, &values(&w), k, Some(&values(&b)), true);
-        return flex(y, [n, k, p, q]);
-    }
-    let mut out = <Flex as ModuleOps<Flex>>::conv2d(x, w, Some(b), options(padding));
-    match out.layout().contiguous_offsets() {
-        Some((start, end)) if out.dtype() == DType::F32 => match out.try_storage_mut::<f32>() {
-            Some(values) => relu_in_place(&mut values[start..end]),
-            None => out = <Flex as burn::tensor::ops::ActivationOps<Flex>>::relu(out),
-        },
-        _ => out = <Flex as burn::tensor::ops::ActivationOps<Flex>>::relu(out),
-    }
-    out
 }
 
 /// The fused operation on flex.
@@ -105,10 +102,10 @@ fn geometry(x: &FlexTensor, w: &FlexTensor, padding: [usize; 2]) -> (Geometry, u
     (g, n, k)
 }
 
-/// The elements of `t` in row-major order (a copy only where `t` is a strided view).
-fn values(t: &FlexTensor) -> Vec<f32> {
-    let t = t.to_contiguous();
-    t.as_slice::<f32>().map(<[f32]>::to_vec).unwrap_or_default()
+/// The elements of a contiguous f32 tensor (`FlexTensor::to_contiguous` shares the buffer of
+/// one that already is, and copies only a strided view).
+fn slice(t: &FlexTensor) -> &[f32] {
+    t.as_slice::<f32>().unwrap_or_default()
 }
 
 fn flex<const D: usize>(values: Vec<f32>, shape: [usize; D]) -> FlexTensor {
@@ -125,7 +122,7 @@ fn input_grad(
 ) -> FlexTensor {
     let [k, c, kh, kw] = dims(w);
     let [n, _, p, q] = out;
-    let flipped = transpose_flip(&values(w), k, c, kh, kw);
+    let flipped = transpose_flip(slice(&w.to_contiguous()), k, c, kh, kw);
     let pad = [kh - 1 - padding[0], kw - 1 - padding[1]];
     let g = Geometry {
         channels: k,
@@ -170,7 +167,7 @@ fn weight_grad(
     let (g, n, k) = geometry(x, w, padding);
     let ([c, kh, kw], [p, q]) = ([g.channels, g.kernel[0], g.kernel[1]], g.output());
     let x = x.to_contiguous();
-    let xs = x.as_slice::<f32>().unwrap_or_default();
+    let xs = slice(&x);
     if winograd::pays_for_weight_grad(g, k, n) {
         return flex(winograd::weight_grad3x3(xs, g, masked, k), [k, c, kh, kw]);
     }
@@ -258,7 +255,7 @@ mod tests {
         let whole = weight_grad(&x, &masked, &kernel, [1, 1], usize::MAX);
         // Room for one sample's matrix: five slices.
         let sliced = weight_grad(&x, &masked, &kernel, [1, 1], c * 9 * h * w);
-        let (whole, sliced) = (values(&whole), values(&sliced));
+        let (whole, sliced) = (slice(&whole).to_vec(), slice(&sliced).to_vec());
         for (a, b) in whole.iter().zip(&sliced) {
             assert!((a - b).abs() <= 1e-4 * a.abs().max(1.0), "{a} against {b}");
         }

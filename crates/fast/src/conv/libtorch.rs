@@ -40,20 +40,16 @@ fn module() -> Option<&'static Mutex<CModule>> {
         .as_ref()
 }
 
-/// libtorch's convolution (as burn-tch calls it) and ReLU, in place on the fresh output.
-fn conv_relu(x: TchTensor, w: TchTensor, b: TchTensor, padding: [usize; 2]) -> TchTensor {
-    let options = ConvOptions::new([1, 1], padding, [1, 1], 1);
-    let out = <LibTorch as ModuleOps<LibTorch>>::conv2d(x, w, Some(b), options);
-    <LibTorch as ActivationOps<LibTorch>>::relu(out)
-}
-
 /// The fused operation on LibTorch.
 #[derive(Debug, Default)]
 pub(super) struct ConvRelu;
 
 impl Fused<LibTorch> for ConvRelu {
+    /// libtorch's convolution (as burn-tch calls it) and ReLU, in place on the fresh output.
     fn conv_relu(x: TchTensor, w: TchTensor, b: TchTensor, padding: [usize; 2]) -> TchTensor {
-        conv_relu(x, w, b, padding)
+        let options = ConvOptions::new([1, 1], padding, [1, 1], 1);
+        let out = <LibTorch as ModuleOps<LibTorch>>::conv2d(x, w, Some(b), options);
+        <LibTorch as ActivationOps<LibTorch>>::relu(out)
     }
 
     /// Where the build scripted the module and it loads.

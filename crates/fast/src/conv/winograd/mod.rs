@@ -64,7 +64,7 @@ const MIN_TILES: usize = 64;
 const MIN_CHANNELS: usize = 16;
 /// Fewest input x output channels for the weight gradient, whose transforms (two 36-position
 /// copies of the layer's input and output gradient) weigh more against its products than the
-/// forward's: conv1_2 (64 x 64) took 33 ms with flex's kernel against 36, conv2_1 (64 x 128)
+/// forward's: conv1_2 (64 x 64) took 33 ms with flex's kernel against 37, conv2_1 (64 x 128)
 /// 15 against 15, conv2_2 (128 x 128) 29 against 23, conv4 (512 x 512) 47 against 17.
 const MIN_WEIGHT_GRAD_CHANNELS: usize = 128 * 128;
 

@@ -10,7 +10,7 @@ use batchlab_experiments::{
         history, history_summary, nearest_machine, predict_training, suggestions, Basis, Origin,
         Predicted, TrainingPlan,
     },
-    sweeps::{kernels_note, model_name, Machine},
+    sweeps::{model_name, Machine},
 };
 use batchlab_models::{Architecture, ModelSpec};
 
@@ -110,18 +110,6 @@ fn triple((v, lo, hi): (f64, f64, f64)) -> String {
     format!("{} ({} – {})", duration(v), duration(lo), duration(hi))
 }
 
-/// "flex on AMD EPYC, 2 threads".
-fn machine_words(m: &Machine) -> String {
-    let plural = if m.threads == 1 { "" } else { "s" };
-    format!(
-        "{} on {}, {} thread{plural}{}",
-        m.backend,
-        m.device,
-        m.threads,
-        kernels_note(&m.kernels)
-    )
-}
-
 /// Without a prediction on this machine: with `--any-machine`, the nearest machine's (said as
 /// such); else the error, naming the experiments that would give a sweep and how long their
 /// runs took, and the nearest machine `--any-machine` would use.
@@ -143,8 +131,8 @@ fn elsewhere(
         let p = predict_training(&args.reports, model, &args.optimizer, &other, plan)?;
         outln!(
             "warning: no sweep of this machine ({}); predicted from the sweeps of {}, whose error was measured there, not here",
-            machine_words(machine),
-            machine_words(&other)
+            machine.words(),
+            Machine::words(&other)
         );
         return Ok((p, other));
     }
@@ -157,8 +145,8 @@ fn elsewhere(
             .runs
             .iter()
             .map(|(m, took)| match took {
-                Some(t) => format!("{} on {}", minutes(*t), machine_words(m)),
-                None => format!("a run on {}", machine_words(m)),
+                Some(t) => format!("{} on {}", minutes(*t), m.words()),
+                None => format!("a run on {}", m.words()),
             })
             .collect();
         advice.push(format!(
@@ -187,7 +175,7 @@ fn elsewhere(
     let any = nearest.map_or(String::new(), |m| {
         format!(
             "; or add --any-machine to predict from the sweeps of {}",
-            machine_words(&m)
+            Machine::words(&m)
         )
     });
     Err(anyhow!("{error}. {run}{any}"))

@@ -277,7 +277,7 @@ fn check_and_run_state_the_expected_wall_time_from_the_best_source_here() {
     // No sweep of this model under the report root yet: a few of its steps timed here.
     assert!(
         before.contains(
-            "mlp 1x8x8 with sgd: no sweep of it on this machine: 2 steps timed here at batch 1"
+            "mlp 1x8x8 hidden 16 with sgd: no sweep of it on this machine: 2 steps timed here at batch 1"
         ),
         "{before}"
     );
@@ -294,7 +294,7 @@ fn check_and_run_state_the_expected_wall_time_from_the_best_source_here() {
     let after = check();
     assert!(
         after.contains(&format!(
-            "mlp 1x8x8 with sgd: its own sweep on this machine, {}",
+            "mlp 1x8x8 hidden 16 with sgd: its own sweep on this machine, {}",
             run.display()
         )),
         "{after}"

@@ -62,6 +62,17 @@ fn run(config: &Path, out: &Path, extra: &[&str]) -> PathBuf {
     PathBuf::from(stdout.lines().last().unwrap().trim())
 }
 
+/// `batchlab report DIR`, which must succeed (a sharded run's shards are merged again).
+fn render(dir: &Path) {
+    let output = Command::new(env!("CARGO_BIN_EXE_batchlab"))
+        .args(["report", dir.to_str().unwrap()])
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+}
+
 /// trials.csv without its timing columns, sorted: what must not depend on the run.
 fn outcomes(dir: &Path) -> Vec<String> {
     let text = fs::read_to_string(dir.join("trials.csv")).unwrap();
@@ -261,12 +272,7 @@ fn stopping_beaten_trials_keeps_steps_to_result() {
             .unwrap()
             .trim(),
     );
-    let report = Command::new(env!("CARGO_BIN_EXE_batchlab"))
-        .args(["report", merged.to_str().unwrap()])
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
-        .output()
-        .unwrap();
-    assert!(report.status.success());
+    render(&merged);
     assert_eq!(steps_to_result(&merged), steps_to_result(&reference));
     assert!(merged.join("noise.csv").is_file(), "noise rows merged");
 }
@@ -308,16 +314,7 @@ fn shards_run_at_once_and_merged_equal_an_unsharded_run() {
     let merged = shared(&a);
     assert!(merged.join("shards/0-of-2/trials.csv").is_file());
     // Whichever shard finished last merged both; `report` merges again either way.
-    let report = Command::new(env!("CARGO_BIN_EXE_batchlab"))
-        .args(["report", merged.to_str().unwrap()])
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
-        .output()
-        .unwrap();
-    assert!(
-        report.status.success(),
-        "{}",
-        String::from_utf8_lossy(&report.stderr)
-    );
+    render(&merged);
     assert_eq!(outcomes(&merged), outcomes(&whole), "sharded = unsharded");
     assert!(merged.join("steps_to_result.png").is_file());
 
@@ -337,24 +334,21 @@ fn shards_run_at_once_and_merged_equal_an_unsharded_run() {
     assert!(String::from_utf8_lossy(&step_time.stderr).contains("does not split into shards"));
 }
 
-#[test]
-fn step_times_of_the_same_model_give_time_to_result() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("reports");
-    let sweep = dir.path().join("sweep.toml");
-    fs::write(
-        &sweep,
+/// A step-time sweep of a model, run under `out`: its run directory.
+fn sweep_of(dir: &Path, out: &Path, name: &str, hidden: usize) -> PathBuf {
+    let sweep = dir.join(format!("{name}.toml"));
+    let config = format!(
         r#"
 [experiment]
-name = "mlp-sweep"
+name = "{name}"
 kind = "step-time"
-description = "step times of the tiny target study's model"
+description = "step times of a model of the tiny target study"
 
 [model]
 architecture = "mlp"
 input = [1, 8, 8]
 classes = 4
-hidden = [32]
+hidden = [{hidden}]
 
 [sweep]
 batch_sizes = [8, 16, 32, 64]
@@ -364,20 +358,55 @@ rounds = 2
 
 [analysis]
 bootstrap_resamples = 200
-"#,
-    )
-    .unwrap();
-    let sweep_dir = run(&sweep, &out, &[]);
+"#
+    );
+    fs::write(&sweep, config).unwrap();
+    run(&sweep, out, &[])
+}
+
+/// Step times stand only for the model they timed: a sweep named by the model's label gives
+/// time to result to the workloads of that model and not to a narrower one of the same
+/// architecture, which a sweep of its own (named by its label) serves instead.
+#[test]
+fn step_times_of_the_same_model_give_time_to_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("reports");
+    let sweep_dir = sweep_of(dir.path(), &out, "mlp-sweep", 32);
     let config = dir.path().join("tiny.toml");
+    let narrow = r#"
+[[workloads]]
+model = { architecture = "mlp", input = [1, 8, 8], classes = 4, hidden = [16] }
+optimizer = { name = "sgd" }
+name = "narrow"
+"#;
     let with_times = format!(
-        "{TINY}\n[[analysis.step_times]]\nworkload = \"mlp\"\nreport = \"{}\"\n",
+        "{TINY}{narrow}\n[[analysis.step_times]]\nworkload = \"mlp\"\nreport = \"{}\"\n",
         sweep_dir.display()
     );
     fs::write(&config, with_times).unwrap();
     let report_dir = run(&config, &out, &[]);
     assert!(report_dir.join("time_to_result.png").is_file());
     let report = fs::read_to_string(report_dir.join("report.md")).unwrap();
-    assert!(report.contains("soonest"), "{report}");
+    let skipped = "not used for mlp/narrow: its model is mlp 1x8x8 hidden 16, not the mlp 1x8x8 hidden 32 they time";
+    let timed = |w: &str| report.contains(&format!("{w} reaches the target soonest"));
+    assert!(
+        timed("mlp/sgd") && !timed("mlp/narrow") && report.contains(skipped),
+        "{report}"
+    );
+
+    // The narrow model's own sweep, named by the workload's label, takes its place.
+    let narrow_dir = sweep_of(dir.path(), &out, "narrow-sweep", 16);
+    let run_config = report_dir.join("config.toml");
+    let mut text = fs::read_to_string(&run_config).unwrap();
+    text += &format!(
+        "\n[[analysis.step_times]]\nworkload = \"mlp/narrow\"\nreport = \"{}\"\n",
+        narrow_dir.display()
+    );
+    fs::write(&run_config, text).unwrap();
+    render(&report_dir);
+    let report = fs::read_to_string(report_dir.join("report.md")).unwrap();
+    let narrow_timed = report.contains("mlp/narrow reaches the target soonest");
+    assert!(narrow_timed && !report.contains("not used for"), "{report}");
 }
 
 /// A workload on a subset of the training split trains on those examples only: its epoch cap

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use batchlab_method::rows::{read_rows, step_time::StepSample};
-use batchlab_models::ModelSpec;
+use batchlab_models::{Architecture, ModelSpec};
 use batchlab_report::predict::{cross_model::ModelFeatures, CurvePoint, StepCurve};
 use batchlab_report::step_time::summarize;
 use batchlab_report::train::StepTimes;
@@ -68,6 +68,31 @@ impl Machine {
         }
     }
 
+    /// "flex on AMD EPYC, 2 threads and avx512 kernels": where it ran, in one phrase.
+    pub fn words(&self) -> String {
+        let plural = if self.threads == 1 { "" } else { "s" };
+        format!(
+            "{} on {}, {} thread{plural}{}",
+            self.backend,
+            self.device,
+            self.threads,
+            kernels_note(&self.kernels)
+        )
+    }
+
+    /// "; fast paths: ...; allocator: mimalloc": what else a sweep must share with a run to
+    /// predict it, in one phrase (parts not recorded left out).
+    pub fn build_words(&self) -> String {
+        let mut words = String::new();
+        if !self.fast_paths.is_empty() {
+            words += &format!("; fast paths: {}", self.fast_paths);
+        }
+        if !self.autotune.is_empty() {
+            words += &format!("; autotune: {}", self.autotune);
+        }
+        words + &format!("; allocator: {}", self.allocator)
+    }
+
     /// Where the run of `meta` ran.
     pub fn of(meta: Meta) -> Self {
         Machine {
@@ -112,23 +137,35 @@ pub fn sweeps(root: &Path) -> Vec<Sweep> {
         .filter_map(|e| std::fs::read_dir(e.path()).ok())
         .flat_map(|runs| runs.flatten().map(|r| r.path()))
         .filter(|p| p.is_dir() && !p.is_symlink())
-        .filter_map(|dir| read_sweep(&dir))
+        .filter_map(|dir| read_sweep(&dir).ok())
         .collect();
     out.sort_by(|a, b| a.dir.cmp(&b.dir));
     out
 }
 
-fn read_sweep(dir: &Path) -> Option<Sweep> {
-    let text = std::fs::read_to_string(dir.join("config.toml")).ok()?;
-    let config: SweepConfig = toml::from_str(&text).ok()?;
+/// The complete step-time run in `dir`, read; why not, where it cannot be.
+pub fn read_sweep(dir: &Path) -> Result<Sweep, String> {
+    let path = dir.join("config.toml");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let config: SweepConfig =
+        toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.message()))?;
     if config.experiment.kind != "step-time" {
-        return None;
+        return Err(format!(
+            "{}: expected a step-time run, found kind {:?}",
+            dir.display(),
+            config.experiment.kind
+        ));
     }
-    let meta = Meta::read(dir).ok()?;
+    let meta = Meta::read(dir).map_err(|e| e.to_string())?;
     if meta.status != "complete" {
-        return None;
+        return Err(format!(
+            "{}: expected a complete run, meta.json says {:?}",
+            dir.display(),
+            meta.status
+        ));
     }
-    let samples: Vec<StepSample> = read_rows(&dir.join("results.csv")).ok()?;
+    let samples: Vec<StepSample> =
+        read_rows(&dir.join("results.csv")).map_err(|e| e.to_string())?;
     let points = summarize(&samples, 1000, 0)
         .into_iter()
         .filter(|p| p.is_ok())
@@ -139,12 +176,14 @@ fn read_sweep(dir: &Path) -> Option<Sweep> {
             high: p.ci_high_ms / 1e3,
         })
         .collect();
-    Some(Sweep {
+    let curve = StepCurve::new(dir.display().to_string(), points)
+        .ok_or_else(|| format!("{}: no batch size with a step time", dir.display()))?;
+    Ok(Sweep {
         dir: dir.to_path_buf(),
         optimizer: label(&config.optimizer),
         model: config.model,
         machine: Machine::of(meta),
-        curve: StepCurve::new(dir.display().to_string(), points)?,
+        curve,
     })
 }
 
@@ -160,10 +199,19 @@ pub fn features(model: &ModelSpec) -> Result<ModelFeatures, RunError> {
     })
 }
 
-/// `<architecture> CxHxW`, the name of a model in the prediction's output.
+/// `<architecture> CxHxW`, with the MLP's hidden widths and any width multiplier: the name of
+/// a model in the prediction's output, telling apart the models a sweep may stand for.
 pub fn model_name(model: &ModelSpec) -> String {
     let [c, h, w] = model.input;
-    format!("{} {c}x{h}x{w}", model.architecture)
+    let mut name = format!("{} {c}x{h}x{w}", model.architecture);
+    if model.architecture == Architecture::Mlp && !model.hidden.is_empty() {
+        let widths: Vec<String> = model.hidden.iter().map(usize::to_string).collect();
+        name += &format!(" hidden {}", widths.join("-"));
+    }
+    if model.width != 1.0 {
+        name += &format!(" width {}", model.width);
+    }
+    name
 }
 
 /// ` and <kernels> kernels` where they are recorded.
@@ -210,16 +258,18 @@ pub fn step_times_for(
             format!("{} has no readable meta.json", dir.display()),
         );
     };
-    let mut models: Vec<String> = series.iter().map(|(_, m, _)| model_name(m)).collect();
-    models.dedup();
+    let mut models: Vec<String> = vec![];
+    for name in series.iter().map(|(_, m, _)| model_name(m)) {
+        if !models.contains(&name) {
+            models.push(name);
+        }
+    }
     let searched = format!(
-        "looked under {} for {} on {} / {} with {} threads{}",
+        "looked under {} for {} on {}{}",
         root.display(),
         models.join(", "),
-        machine.backend,
-        machine.device,
-        machine.threads,
-        kernels_note(&machine.kernels)
+        machine.words(),
+        machine.build_words()
     );
     let found = sweeps(root);
     let mut times: Vec<StepTimes> = vec![];

@@ -103,6 +103,16 @@ pub fn cases() -> Vec<Case> {
             ],
         ),
         case(
+            "step times for no workload",
+            &target(r#"analysis.step_times=[{workload="cnn",report="reports/x/latest"}]"#),
+            1,
+            &[
+                "analysis.step_times[0].workload",
+                "names no workload",
+                "mlp/sgd",
+            ],
+        ),
+        case(
             "comparison without a second workload",
             &target(
                 r#"analysis.claims=[{claim="x",source="s",workload="mlp/sgd-nesterov",rule="extends-perfect-scaling"}]"#,

@@ -22,7 +22,7 @@ use batchlab_report::predict::{
 pub use batchlab_report::predict::{Origin, Prediction, TrainingPlan};
 
 use crate::error::RunError;
-use crate::sweeps::{features, kernels_note, model_name, sweeps, Machine, Sweep};
+use crate::sweeps::{features, model_name, sweeps, Machine, Sweep};
 
 /// Where a prediction came from.
 #[derive(Debug, Clone)]
@@ -84,12 +84,9 @@ pub fn predict_training(
     let left_out = leave_one_out(&samples);
     if left_out.is_empty() {
         return Err(RunError::Other(format!(
-            "no step-time sweep of {} with {optimizer} on {} / {} with {} threads{} under {}, and {} sweep(s) of other models there: a cross-model prediction needs at least 3",
+            "no step-time sweep of {} with {optimizer} on {} under {}, and {} sweep(s) of other models there: a cross-model prediction needs at least 3",
             model_name(model),
-            machine.backend,
-            machine.device,
-            machine.threads,
-            kernels_note(&machine.kernels),
+            machine.words(),
             root.display(),
             samples.len()
         )));

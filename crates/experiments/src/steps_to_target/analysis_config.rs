@@ -61,3 +61,10 @@ pub struct StepTimeSource {
     /// The step-time run's report directory (e.g. `reports/mlp-step-time-cpu/latest`).
     pub report: String,
 }
+
+impl StepTimeSource {
+    /// Whether `workload` is one it names: its label, or its model's label.
+    pub fn names(&self, workload: &super::Workload) -> bool {
+        self.workload == workload.label() || self.workload == workload.model_label()
+    }
+}

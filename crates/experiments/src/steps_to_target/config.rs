@@ -373,6 +373,21 @@ impl TargetConfig {
                 ),
             ));
         }
+        for (i, times) in self.analysis.step_times.iter().enumerate() {
+            if !self.workloads.iter().any(|w| times.names(w)) {
+                let mut names = labels.clone();
+                names.extend(self.workloads.iter().map(Workload::model_label));
+                names.dedup();
+                return Err(source.error(
+                    &format!("analysis.step_times[{i}].workload"),
+                    format!(
+                        "{:?} names no workload; expected a workload or model label: {}",
+                        times.workload,
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
         for (i, claim) in self.analysis.claims.iter().enumerate() {
             claim.check(i, source, &labels)?;
         }

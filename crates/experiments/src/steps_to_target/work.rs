@@ -9,10 +9,9 @@ use std::{
 
 use batchlab_method::{
     reaching::reaches,
-    rows::{append_rows, read_rows, step_time::StepSample, steps_to_target::SearchRow},
+    rows::{append_rows, steps_to_target::SearchRow},
 };
 use batchlab_report::{
-    step_time::summarize,
     steps_to_target::{render_target, SearchSpace, TargetClaim, TargetContext},
     train::PredictionInputs,
 };
@@ -24,6 +23,7 @@ use crate::{
     optim::OptimizerConfig,
     run_dir::about,
     study::Rendered,
+    sweeps::{model_name, read_sweep},
     trial::{
         eval_row, load_variant, record, train_loop, Evaluation, Next, Outcome, ScheduleConfig,
         TrialPlan, TrialStudy, TrialWorker, VariantData,
@@ -356,37 +356,66 @@ pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<R
     })
 }
 
-/// `(workload, batch size, median, low, high)` seconds per step from each configured step-time
-/// report (its raw results.csv, summarised again: median and 95% bootstrap interval). A report
-/// that cannot be read is named in `notes` and left out, so the rest of the report still renders.
+/// `(workload, batch size, median, low, high)` seconds per step (the sweep's raw results.csv
+/// summarised again: median and 95% bootstrap interval) for each workload a configured
+/// step-time report times: those its `workload` names whose model is the one the sweep timed.
+/// A workload of another model (a wider or deeper variant of the architecture) is left out
+/// with a note, since its steps cost differently; so is a report that cannot be read, so the
+/// rest of the report still renders. The notes name each sweep's model and machine.
 fn step_times(
     config: &super::TargetConfig,
     notes: &mut Vec<String>,
 ) -> Vec<(String, u32, f64, f64, f64)> {
     let mut times = Vec::new();
     for source in &config.analysis.step_times {
-        let path = Path::new(&source.report).join("results.csv");
-        match read_rows::<StepSample>(&path) {
-            Ok(samples) => {
-                for p in summarize(&samples, 1000, 0).iter().filter(|p| p.is_ok()) {
-                    times.push((
-                        source.workload.clone(),
-                        p.batch_size,
-                        p.median_ms / 1e3,
-                        p.ci_low_ms / 1e3,
-                        p.ci_high_ms / 1e3,
-                    ));
-                }
+        let sweep = match read_sweep(Path::new(&source.report)) {
+            Ok(sweep) => sweep,
+            Err(e) => {
                 notes.push(format!(
-                    "step times of {}: {}",
-                    source.workload,
-                    path.display()
+                    "step times of {}: not read ({e}); time to result left out for it",
+                    source.workload
                 ));
+                continue;
             }
-            Err(e) => notes.push(format!(
-                "step times of {}: not read ({e}); time to result left out for it",
-                source.workload
-            )),
+        };
+        notes.push(format!(
+            "step times of {}: {} ({} with {}, on {})",
+            source.workload,
+            Path::new(&source.report).join("results.csv").display(),
+            model_name(&sweep.model),
+            sweep.optimizer,
+            sweep.machine.words()
+        ));
+        // A workload with a source of its own label takes that one, not its model's.
+        let own = |w: &Workload| {
+            config
+                .analysis
+                .step_times
+                .iter()
+                .any(|t| t.workload == w.label())
+        };
+        for w in config
+            .workloads
+            .iter()
+            .filter(|w| source.names(w) && (source.workload == w.label() || !own(w)))
+        {
+            if w.model != sweep.model {
+                notes.push(format!(
+                    "those step times are not used for {}: its model is {}, not the {} they time",
+                    w.label(),
+                    model_name(&w.model),
+                    model_name(&sweep.model)
+                ));
+                continue;
+            }
+            let label = w.label();
+            times.extend(
+                sweep
+                    .curve
+                    .points
+                    .iter()
+                    .map(|p| (label.clone(), p.batch_size, p.median, p.low, p.high)),
+            );
         }
     }
     times

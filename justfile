@@ -11,6 +11,7 @@ venv_tch := ".venv-tch"
 # target/ would rebuild burn each time the default build and this one alternate.
 tch_target := "target/tch"
 wgpu_target := env_var_or_default("BATCHLAB_WGPU_TARGET", "target/wgpu")
+no_avx512_target := "target/no-avx512"
 with_torch := "VIRTUAL_ENV=\"$PWD/" + venv_tch + "\" PATH=\"$PWD/" + venv_tch + "/bin:$PATH\" LIBTORCH_USE_PYTORCH=1"
 
 # Run experiments/NAME.toml (default: the quick CPU sweep); the last line printed is the report directory.
@@ -42,25 +43,32 @@ bench-tch *ARGS: build-tch
     target/release/batchlab-tch bench {{ARGS}}
 
 # Every way this machine can run the three standard training steps, interleaved: flex with
-# AVX-512 and tch (the LibTorch build, one process), flex with AVX2 only (a build without
-# `avx512`), and plain PyTorch 2.9.0 (scripts/pytorch_steps.py, the same networks and protocol).
-# `rounds` rounds, each running the three in a rotated order, one round of `samples` steps each.
-bench-frameworks rounds="3" samples="10": build-tch
-    cargo build --release --quiet -p batchlab-cli --no-default-features
-    cp target/release/batchlab target/release/batchlab-no-avx512
+# AVX-512 (the default build), flex with AVX2 only (a build without `avx512`), tch (the LibTorch
+# build, on tch alone: flex beside libtorch in one process runs up to 1.6x slower, see
+# docs/tch-performance.md) and plain PyTorch 2.9.0 (scripts/pytorch_steps.py, the same networks
+# and protocol). `rounds` rounds, each running the four in a rotated order, one round of
+# `samples` steps each.
+bench-frameworks rounds="3" samples="10": build-tch build-no-avx512
+    cargo build --release --quiet -p batchlab-cli
     for r in $(seq 1 {{rounds}}); do \
-        runs=("target/release/batchlab-tch bench --only steps --rounds 1 --samples {{samples}}" \
+        runs=("target/release/batchlab bench --only steps --rounds 1 --samples {{samples}}" \
+              "target/release/batchlab-tch bench --backend tch --only steps --rounds 1 --samples {{samples}}" \
               "target/release/batchlab-no-avx512 bench --only steps --rounds 1 --samples {{samples}}" \
               "{{venv_tch}}/bin/python -W ignore scripts/pytorch_steps.py --rounds 1 --samples {{samples}}"); \
-        for i in 0 1 2; do run="${runs[$(( (i + r) % 3 ))]}"; echo "== round $r: $run"; $run; done; \
+        for i in 0 1 2 3; do run="${runs[$(( (i + r) % 4 ))]}"; echo "== round $r: $run"; $run; done; \
     done
+
+# flex without its AVX-512 matrix kernels (`--no-default-features`), as
+# target/release/batchlab-no-avx512, built in its own target directory: another feature set of
+# burn, which in target/ would rebuild the default build's burn twice.
+build-no-avx512:
+    cargo build --release --quiet -p batchlab-cli --no-default-features --target-dir {{no_avx512_target}}
+    mkdir -p target/release && cp {{no_avx512_target}}/release/batchlab target/release/batchlab-no-avx512
 
 # flex's AVX-512 matrix kernels (the default build) against the AVX2 ones (a build without the
 # `avx512` feature, kept as target/release/batchlab-no-avx512), interleaved: `rounds` alternating
 # runs of the step benchmarks, the first binary swapped each round. Without AVX-512F both run AVX2.
-bench-kernels rounds="3" samples="10":
-    cargo build --release --quiet -p batchlab-cli --no-default-features
-    cp target/release/batchlab target/release/batchlab-no-avx512
+bench-kernels rounds="3" samples="10": build-no-avx512
     cargo build --release --quiet -p batchlab-cli
     for r in $(seq 1 {{rounds}}); do \
         pair=(target/release/batchlab-no-avx512 target/release/batchlab); \

@@ -44,8 +44,8 @@ bench-tch *ARGS: build-tch
 
 # Every way this machine can run the three standard training steps, interleaved: flex with
 # AVX-512 (the default build), flex with AVX2 only (a build without `avx512`), tch (the LibTorch
-# build, on tch alone: flex beside libtorch in one process runs up to 1.6x slower, see
-# docs/tch-performance.md) and plain PyTorch 2.9.0 (scripts/pytorch_steps.py, the same networks
+# build, on tch alone: flex's small CNN beside libtorch in one process runs up to 1.6x slower,
+# see docs/tch-performance.md) and plain PyTorch 2.9.0 (scripts/pytorch_steps.py, the same networks
 # and protocol). `rounds` rounds, each running the four in a rotated order, one round of
 # `samples` steps each.
 bench-frameworks rounds="3" samples="10": build-tch build-no-avx512

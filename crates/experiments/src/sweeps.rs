@@ -8,7 +8,7 @@ use batchlab_method::rows::{read_rows, step_time::StepSample};
 use batchlab_models::{Architecture, ModelSpec};
 use batchlab_report::predict::{cross_model::ModelFeatures, CurvePoint, StepCurve};
 use batchlab_report::step_time::summarize;
-use batchlab_report::train::StepTimes;
+use batchlab_report::train::{PredictionInputs, StepTimes};
 use serde::Deserialize;
 
 use crate::{
@@ -91,6 +91,23 @@ impl Machine {
             words += &format!("; autotune: {}", self.autotune);
         }
         words + &format!("; allocator: {}", self.allocator)
+    }
+
+    /// What differs from `other`, in words ("threads", "fast paths", ...): empty exactly when
+    /// the two are equal.
+    pub fn differences(&self, other: &Machine) -> Vec<&'static str> {
+        [
+            (self.backend != other.backend, "backend"),
+            (self.device != other.device, "device"),
+            (self.threads != other.threads, "threads"),
+            (self.kernels != other.kernels, "matrix kernels"),
+            (self.fast_paths != other.fast_paths, "fast paths"),
+            (self.autotune != other.autotune, "autotune"),
+            (self.allocator != other.allocator, "allocator"),
+        ]
+        .into_iter()
+        .filter_map(|(differs, what)| differs.then_some(what))
+        .collect()
     }
 
     /// Where the run of `meta` ran.
@@ -243,20 +260,26 @@ pub fn newest_run_on(root: &Path, name: &str, machine: &Machine) -> Option<PathB
     runs.pop()
 }
 
-/// The sweeps a training run in `dir` (under `<root>/<experiment>/`) is checked against: for
-/// each series (a name, its model and its optimizer; optimizers compared without the learning
-/// rate, which a step's cost does not depend on), the newest complete sweep of that model with
-/// that optimizer on the run's machine. Also says where it looked.
-pub fn step_times_for(
+/// What a training run in `dir` (under `<root>/<experiment>/`) is checked against: for each
+/// series (a name, its model and its optimizer; optimizers compared without the learning rate,
+/// which a step's cost does not depend on), the newest complete sweep of that model with that
+/// optimizer on the run's machine. Also says where it looked, and which sweeps of the series
+/// left unchecked exist only on another machine or build, with what differs.
+pub fn prediction_inputs(
     dir: &Path,
     series: &[(String, &ModelSpec, &OptimizerConfig)],
-) -> (Vec<StepTimes>, String) {
+    train_examples: u64,
+    drop_last: bool,
+) -> PredictionInputs {
+    let mut inputs = PredictionInputs {
+        train_examples,
+        drop_last,
+        ..PredictionInputs::default()
+    };
     let root = dir.parent().and_then(Path::parent).unwrap_or(dir);
     let Some(machine) = machine_of(dir) else {
-        return (
-            vec![],
-            format!("{} has no readable meta.json", dir.display()),
-        );
+        inputs.searched = format!("{} has no readable meta.json", dir.display());
+        return inputs;
     };
     let mut models: Vec<String> = vec![];
     for name in series.iter().map(|(_, m, _)| model_name(m)) {
@@ -264,7 +287,7 @@ pub fn step_times_for(
             models.push(name);
         }
     }
-    let searched = format!(
+    inputs.searched = format!(
         "looked under {} for {} on {}{}",
         root.display(),
         models.join(", "),
@@ -272,26 +295,85 @@ pub fn step_times_for(
         machine.build_words()
     );
     let found = sweeps(root);
-    let mut times: Vec<StepTimes> = vec![];
     for (name, model, optimizer) in series {
         let bare = label(&OptimizerConfig {
             learning_rate: None,
             ..(*optimizer).clone()
         });
+        let same = |s: &&Sweep| s.model == **model && s.optimizer == bare;
         let Some(sweep) = found
             .iter()
             .rev()
-            .find(|s| s.machine == machine && s.model == **model && s.optimizer == bare)
+            .filter(same)
+            .find(|s| s.machine == machine)
         else {
+            // Say why a sweep of it that exists does not count: the newest one, and what differs.
+            if let Some(other) = found.iter().rev().find(same) {
+                let why = format!(
+                    "{} ({} with {}; other {})",
+                    other.dir.display(),
+                    model_name(model),
+                    bare,
+                    other.machine.differences(&machine).join(", ")
+                );
+                if !inputs.elsewhere.contains(&why) {
+                    inputs.elsewhere.push(why);
+                }
+            }
             continue;
         };
-        match times.iter_mut().find(|t| t.curve == sweep.curve) {
+        match inputs
+            .step_times
+            .iter_mut()
+            .find(|t| t.curve == sweep.curve)
+        {
             Some(t) => t.optimizers.push(name.clone()),
-            None => times.push(StepTimes {
+            None => inputs.step_times.push(StepTimes {
                 optimizers: vec![name.clone()],
                 curve: sweep.curve.clone(),
             }),
         }
     }
-    (times, searched)
+    inputs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Machine;
+
+    fn machine() -> Machine {
+        Machine {
+            backend: "flex".into(),
+            device: "AMD EPYC".into(),
+            threads: 1,
+            kernels: "avx512".into(),
+            fast_paths: "in-place optimizers".into(),
+            autotune: String::new(),
+            allocator: "mimalloc".into(),
+        }
+    }
+
+    /// Every field a sweep must share with a run is named when it differs, and only then.
+    #[test]
+    fn differences_name_what_keeps_a_sweep_from_predicting_a_run() {
+        let here = machine();
+        assert!(here.differences(&machine()).is_empty());
+        let other = Machine {
+            threads: 2,
+            fast_paths: "in-place optimizers; 2x2 max-pooling".into(),
+            ..machine()
+        };
+        assert_eq!(here.differences(&other), ["threads", "fast paths"]);
+        assert_ne!(here, other);
+        let every = Machine {
+            backend: "tch".into(),
+            device: "Xeon".into(),
+            threads: 2,
+            kernels: "avx2".into(),
+            fast_paths: String::new(),
+            autotune: "balanced".into(),
+            allocator: "system malloc".into(),
+        };
+        assert_eq!(here.differences(&every).len(), 7);
+    }
 }

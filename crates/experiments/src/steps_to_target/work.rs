@@ -11,10 +11,7 @@ use batchlab_method::{
     reaching::reaches,
     rows::{append_rows, steps_to_target::SearchRow},
 };
-use batchlab_report::{
-    steps_to_target::{render_target, SearchSpace, TargetClaim, TargetContext},
-    train::PredictionInputs,
-};
+use batchlab_report::steps_to_target::{render_target, SearchSpace, TargetClaim, TargetContext};
 
 use super::{cutoff, noise, plan::Metaparameters, SearchTrial, TargetStudy, Workload};
 use crate::{
@@ -314,13 +311,7 @@ pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<R
                 .iter()
                 .map(|w| (w.label(), &w.model, &w.optimizer))
                 .collect();
-            let (step_times, searched) = crate::sweeps::step_times_for(dir, &series);
-            PredictionInputs {
-                step_times,
-                searched,
-                train_examples,
-                drop_last: false,
-            }
+            crate::sweeps::prediction_inputs(dir, &series, train_examples, false)
         },
         bands: config.analysis.bands(),
         replicates: config.analysis.replicates.clone(),

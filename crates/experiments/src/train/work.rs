@@ -4,10 +4,10 @@ use batchlab_method::rows::Status;
 use std::{collections::BTreeMap, path::Path};
 
 use batchlab_method::rows::append_rows;
-use batchlab_report::train::{render_train, PredictionInputs, Published, TrainContext};
+use batchlab_report::train::{render_train, Published, TrainContext};
 
 use super::{claims::ClaimConfig, plan::evaluation_plan, TrainStudy, Trial};
-use crate::sweeps::step_times_for;
+use crate::sweeps::prediction_inputs;
 use crate::{
     context::RunContext,
     error::RunError,
@@ -183,13 +183,7 @@ pub fn render(study: &TrainStudy, dir: &Path, context: &RunContext) -> Result<Re
                 .iter()
                 .map(|o| (crate::optim::label(o), &config.model, o))
                 .collect();
-            let (step_times, searched) = step_times_for(dir, &series);
-            PredictionInputs {
-                step_times,
-                searched,
-                train_examples,
-                drop_last: config.grid.drop_last,
-            }
+            prediction_inputs(dir, &series, train_examples, config.grid.drop_last)
         },
     };
     let findings = render_train(dir, &context)?;

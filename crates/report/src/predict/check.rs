@@ -27,6 +27,9 @@ pub struct PredictionInputs {
     pub step_times: Vec<StepTimes>,
     /// Where the sweeps were looked for and with what, for the sentence when none was found.
     pub searched: String,
+    /// Sweeps of series without one here that exist only on another machine or build, each
+    /// with what differs (`<dir> (<model> with <optimizer>; other <what>)`).
+    pub elsewhere: Vec<String>,
     /// Training examples per epoch.
     pub train_examples: u64,
     /// Whether the last partial batch is dropped.
@@ -145,8 +148,9 @@ pub fn section(inputs: &PredictionInputs, checks: &[PredictionCheck]) -> String 
     let mut md = String::from("\n## Training time against the step-time prediction\n\n");
     if checks.is_empty() {
         md.push_str(&format!(
-            "Not checked: no complete step-time sweep of this model and optimizer on this device was found ({}). Run one to check the prediction.\n",
-            inputs.searched
+            "Not checked: no complete step-time sweep of this model and optimizer on this device was found ({}).{} Run one on the same machine and build to check the prediction.\n",
+            inputs.searched,
+            elsewhere(inputs)
         ));
         return md;
     }
@@ -192,7 +196,24 @@ pub fn section(inputs: &PredictionInputs, checks: &[PredictionCheck]) -> String 
         ],
         &rows,
     ));
+    if !inputs.elsewhere.is_empty() {
+        md.push_str(&format!(
+            "\nOther series are not checked.{}\n",
+            elsewhere(inputs)
+        ));
+    }
     md
+}
+
+/// " Found only on another machine or build: ..." where such sweeps are, else nothing.
+fn elsewhere(inputs: &PredictionInputs) -> String {
+    if inputs.elsewhere.is_empty() {
+        return String::new();
+    }
+    format!(
+        " Found only on another machine or build: {}.",
+        inputs.elsewhere.join("; ")
+    )
 }
 
 /// Writes `dir/prediction.csv`, the checks as rows (replaced whole at every rendering; removed

@@ -339,25 +339,14 @@ fn sweep_of(dir: &Path, out: &Path, name: &str, hidden: usize, extra: &[&str]) -
     let sweep = dir.join(format!("{name}.toml"));
     let config = format!(
         r#"
+model = {{ architecture = "mlp", input = [1, 8, 8], classes = 4, hidden = [{hidden}] }}
+sweep = {{ batch_sizes = [8, 16, 32, 64], warmup_steps = 1, samples = 3, rounds = 2 }}
+analysis = {{ bootstrap_resamples = 200 }}
+
 [experiment]
 name = "{name}"
 kind = "step-time"
 description = "step times of a model of the tiny target study"
-
-[model]
-architecture = "mlp"
-input = [1, 8, 8]
-classes = 4
-hidden = [{hidden}]
-
-[sweep]
-batch_sizes = [8, 16, 32, 64]
-warmup_steps = 1
-samples = 3
-rounds = 2
-
-[analysis]
-bootstrap_resamples = 200
 "#
     );
     fs::write(&sweep, config).unwrap();

@@ -231,15 +231,13 @@ pub fn predict(args: PredictArgs) -> Result<()> {
         };
     let step = p.prediction.step;
     outln!(
-        "{} with {}, batch {}, {} examples x {} epoch(s) on {} / {} ({} threads)",
+        "{} with {}, batch {}, {} examples x {} epoch(s) on {}",
         model_name(&model),
         args.optimizer,
         batch,
         examples,
         args.epochs,
-        machine.backend,
-        machine.device,
-        machine.threads
+        machine.words()
     );
     outln!("per step:  {}", triple((step.seconds, step.low, step.high)));
     outln!(

@@ -376,8 +376,11 @@ impl TargetConfig {
         for (i, times) in self.analysis.step_times.iter().enumerate() {
             if !self.workloads.iter().any(|w| times.names(w)) {
                 let mut names = labels.clone();
-                names.extend(self.workloads.iter().map(Workload::model_label));
-                names.dedup();
+                for model in self.workloads.iter().map(Workload::model_label) {
+                    if !names.contains(&model) {
+                        names.push(model);
+                    }
+                }
                 return Err(source.error(
                     &format!("analysis.step_times[{i}].workload"),
                     format!(

@@ -80,9 +80,14 @@ bench-kernels rounds="3" samples="10": build-no-avx512
 batchlab *ARGS:
     {{batchlab}} {{ARGS}}
 
-# Re-render a run's tables, figures and report.md from its results.csv.
-report dir:
-    {{batchlab}} report "{{dir}}"
+# Re-render a run's tables, figures and report.md from its raw tables; `--png` draws PNG copies
+# of the figures too (reports keep SVG alone). Usage: just report reports/X/RUN [--png]
+report dir *ARGS:
+    {{batchlab}} report "{{dir}}" {{ARGS}}
+
+# Write a run's raw tables as CSV into DIR/csv: a finished run stores its large ones as Parquet.
+csv dir:
+    {{batchlab}} csv "{{dir}}"
 
 # Build the GPU binary (target/release/batchlab with CUDA). CUDARC_CUDA_VERSION fixes the CUDA API
 # version cudarc binds (13000 = CUDA 13.0, driver 580); set it to match the GPU machine's driver.

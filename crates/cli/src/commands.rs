@@ -9,6 +9,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use batchlab_datasets::{acquire::Acquire, download::group};
 use batchlab_experiments::{
     claim_registry::Registry,
+    compact::{compact_run, export_csv},
     config::BackendKind,
     find_batch::QuickFind,
     isolate::{POINT_FAILED_EXIT, UNIT_DONE_EXIT},
@@ -16,7 +17,9 @@ use batchlab_experiments::{
     shard::Shard,
     Isolation, RunContext, RunOptions, Source, Study, WorkerExit,
 };
+use batchlab_method::rows::stored::Compacted;
 use batchlab_models::{Architecture, ModelSpec};
+use batchlab_report::figures::with_png;
 
 use crate::bar::Bar;
 use crate::data::FetchArgs;
@@ -340,13 +343,48 @@ pub fn find_batch(args: FindBatchArgs, data_dir: &Path) -> Result<()> {
     run_loaded(study.as_ref(), data_dir, choices)
 }
 
-pub fn report(dir: &Path, registry: Option<&Path>, data_dir: &Path) -> Result<()> {
+pub fn report(dir: &Path, registry: Option<&Path>, png: bool, data_dir: &Path) -> Result<()> {
     let registry = registry.map(Registry::from_file).transpose()?;
     let context = RunContext::in_process(data_dir);
-    for line in render_report_with(dir, &context, registry.as_ref())? {
+    let render = || render_report_with(dir, &context, registry.as_ref());
+    let lines = if png { with_png(render) } else { render() }?;
+    for line in lines {
         outln!("{line}");
     }
     outln!("{}", dir.display());
+    Ok(())
+}
+
+pub fn compact(dirs: &[PathBuf]) -> Result<()> {
+    for dir in dirs {
+        let done = compact_run(dir)?;
+        if done.unfinished_shards {
+            outln!("{}: a shard has not finished; left as it is", dir.display());
+            continue;
+        }
+        if done.pruned_shards {
+            outln!(
+                "{}: shards merged for good (shards/merged.json)",
+                dir.display()
+            );
+        }
+        for (path, what) in &done.tables {
+            if let Compacted::Parquet { csv, parquet } = what {
+                outln!(
+                    "{}: {csv} bytes of CSV -> {parquet} bytes of Parquet",
+                    path.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn csv(dir: &Path, out: Option<&Path>) -> Result<()> {
+    let out = out.map_or_else(|| dir.join("csv"), Path::to_path_buf);
+    for path in export_csv(dir, &out)? {
+        outln!("{}", path.display());
+    }
     Ok(())
 }
 

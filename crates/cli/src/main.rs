@@ -73,7 +73,7 @@ enum Command {
         /// The sharded run's directory (reports/<experiment>/sharded-<hash>).
         dir: PathBuf,
     },
-    /// Re-render summary.csv, figures and report.md of a run from its results.csv.
+    /// Re-render summary.csv, figures and report.md of a run from its raw tables.
     Report {
         /// The run's report directory.
         dir: PathBuf,
@@ -81,6 +81,25 @@ enum Command {
         /// of those the run's config.toml carries; findings.json records the registry's hash.
         #[arg(long)]
         registry: Option<PathBuf>,
+        /// Also draw every figure as PNG beside its SVG (reports keep SVG alone).
+        #[arg(long)]
+        png: bool,
+    },
+    /// Store finished runs compactly: a sharded run's rows in its top directory alone, and
+    /// each large raw table as Parquet (what a run does when it finishes; for runs
+    /// made before it did).
+    Compact {
+        /// Report directories of finished runs.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+    },
+    /// Write a run's raw tables as CSV, whichever form they are stored in.
+    Csv {
+        /// The run's report directory.
+        dir: PathBuf,
+        /// Where to write them (default: DIR/csv).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Every registered claim (claims/registry.toml) with the verdict of its test of record's
     /// newest committed run, or why it is not tested here.
@@ -153,9 +172,11 @@ fn main() -> ExitCode {
         Command::Predict(args) => predict::predict(args),
         Command::Submit(args) => cluster::submit(args, &cli.data_dir),
         Command::Status { dir } => cluster::status(&dir),
-        Command::Report { dir, registry } => {
-            commands::report(&dir, registry.as_deref(), &cli.data_dir)
+        Command::Report { dir, registry, png } => {
+            commands::report(&dir, registry.as_deref(), png, &cli.data_dir)
         }
+        Command::Compact { dirs } => commands::compact(&dirs),
+        Command::Csv { dir, out } => commands::csv(&dir, out.as_deref()),
         Command::Models { input, classes } => commands::models(input, classes),
         Command::Claims { reports } => claims::claims(&reports),
         Command::Results(args) => claims::results(&args),

@@ -1,6 +1,8 @@
 //! The `batchlab` binary end to end: commands, a tiny sweep in child processes, resume, re-render,
 //! crash isolation, and clear errors.
 
+mod common;
+
 use std::{
     fs,
     path::{Path, PathBuf},
@@ -68,20 +70,18 @@ fn run_ok(args: &[&str]) -> PathBuf {
     last_line(&output)
 }
 
-const REPORT_FILES: [&str; 9] = [
+const REPORT_FILES: [&str; 7] = [
     "config.toml",
     "meta.json",
     "results.csv",
     "summary.csv",
     "step_time.svg",
-    "step_time.png",
     "throughput.svg",
-    "throughput.png",
     "report.md",
 ];
 
 fn ok_rows(results: &Path) -> Vec<(u32, u32, u32)> {
-    let csv = fs::read_to_string(results).unwrap();
+    let csv = common::table(results);
     let mut rows: Vec<(u32, u32, u32)> = csv
         .lines()
         .skip(1)
@@ -126,7 +126,7 @@ fn a_sweep_writes_the_whole_report_and_resumes_without_repeating() {
     assert!(fs::read_link(out.join("tiny/latest")).is_ok());
 
     // Interrupt it after three visits: keep the header and the first 9 rows, mark it running.
-    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let csv = common::table(&dir.join("results.csv"));
     let kept: Vec<&str> = csv.lines().take(1 + 9).collect();
     fs::write(dir.join("results.csv"), format!("{}\n", kept.join("\n"))).unwrap();
     let first_rows = ok_rows(&dir.join("results.csv"));
@@ -146,7 +146,7 @@ fn a_sweep_writes_the_whole_report_and_resumes_without_repeating() {
     assert_eq!(resumed, dir, "resume continues the same directory");
     let after = ok_rows(&dir.join("results.csv"));
     assert_eq!(after, all, "every (batch, round, sample) exactly once");
-    let csv_after = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let csv_after = common::table(&dir.join("results.csv"));
     assert!(
         csv_after.starts_with(&kept.join("\n")),
         "finished rows kept as they were"
@@ -173,9 +173,7 @@ fn a_sweep_writes_the_whole_report_and_resumes_without_repeating() {
         "summary.csv",
         "report.md",
         "step_time.svg",
-        "step_time.png",
         "throughput.svg",
-        "throughput.png",
     ] {
         fs::remove_file(dir.join(file)).unwrap();
     }
@@ -186,6 +184,25 @@ fn a_sweep_writes_the_whole_report_and_resumes_without_repeating() {
     }
     let report = fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.contains("tiny"));
+
+    // PNG copies on demand, gone again at the next plain rendering (no figure older than
+    // its SVG); the raw table as CSV on demand, byte for byte.
+    run_ok(&["report", dir.to_str().unwrap(), "--png"]);
+    for png in ["step_time.png", "throughput.png"] {
+        let bytes = fs::read(dir.join(png)).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{png}");
+    }
+    run_ok(&["report", dir.to_str().unwrap()]);
+    assert!(!dir.join("step_time.png").exists());
+    let listed = Command::new(env!("CARGO_BIN_EXE_batchlab"))
+        .args(["csv", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "{listed:?}");
+    assert_eq!(
+        fs::read(dir.join("csv/results.csv")).unwrap(),
+        fs::read(dir.join("results.csv")).unwrap()
+    );
 }
 
 #[test]
@@ -220,7 +237,7 @@ fn a_point_that_kills_its_process_is_recorded_and_the_sweep_goes_on() {
         text(&output.stderr)
     );
     let dir = last_line(&output);
-    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let csv = common::table(&dir.join("results.csv"));
     let failed: Vec<&str> = csv.lines().filter(|l| l.starts_with("5000000,")).collect();
     assert_eq!(
         failed.len(),

@@ -2,6 +2,8 @@
 //! `batchlab find-batch` under the machine's preferred limit (a cgroup where this process may
 //! make one, else an rlimit), and a study under an address-space rlimit.
 
+mod common;
+
 use std::{
     fs,
     path::{Path, PathBuf},
@@ -37,7 +39,8 @@ fn report_dir(output: &Output) -> PathBuf {
 
 /// (batch size, status, limit, message) of every probe's first row.
 fn probes(dir: &Path) -> Vec<(u32, String, String, String)> {
-    let mut reader = csv::Reader::from_path(dir.join("probes.csv")).unwrap();
+    let mut reader =
+        csv::Reader::from_reader(std::io::Cursor::new(common::table(&dir.join("probes.csv"))));
     let mut seen = std::collections::HashSet::new();
     reader
         .records()

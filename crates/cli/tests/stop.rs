@@ -69,7 +69,7 @@ fn sigterm_stops_a_run_as_interrupted_and_resume_finishes_it() {
     let dir = run_dir(&out, "crash-step-time");
     assert_eq!(status(&dir), "interrupted");
     assert!(!out.join("crash-step-time/latest").exists());
-    let text = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let text = common::table(&dir.join("results.csv"));
     let rows = text.lines().count() - 1;
     assert!(
         rows < 24 * 40 * 4,
@@ -87,7 +87,7 @@ fn sigterm_stops_a_run_as_interrupted_and_resume_finishes_it() {
         String::from_utf8_lossy(&resumed.stderr)
     );
     assert_eq!(status(&dir), "complete");
-    let text = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let text = common::table(&dir.join("results.csv"));
     assert_eq!(text.lines().count() - 1, 24 * 40 * 4);
     assert!(out.join("crash-step-time/latest").exists());
 }

@@ -37,7 +37,7 @@ fn last_line(output: &std::process::Output) -> PathBuf {
 
 /// The rows of a CSV file as maps from column name to value.
 fn rows(path: &Path) -> Vec<HashMap<String, String>> {
-    let mut reader = csv::Reader::from_path(path).unwrap();
+    let mut reader = csv::Reader::from_reader(std::io::Cursor::new(common::table(path)));
     let headers = reader.headers().unwrap().clone();
     reader
         .records()

@@ -45,7 +45,7 @@ fn studies_run_on_wgpu_and_name_its_adapter() {
         if device.contains("Cpu device") {
             assert!(device.contains("software rasteriser"), "{name}: {device}");
         }
-        let results = fs::read_to_string(dir.join("results.csv")).unwrap();
+        let results = common::table(&dir.join("results.csv"));
         assert!(results.lines().count() > 1, "{name}: no results");
         let report = fs::read_to_string(dir.join("report.md")).unwrap();
         assert!(
@@ -106,7 +106,7 @@ fn the_batch_size_search_probes_the_device() {
     let meta = meta(&dir);
     assert_eq!(meta["backend"], "wgpu", "{meta}");
     assert_eq!(meta["status"], "complete", "{meta}");
-    let probes = fs::read_to_string(dir.join("probes.csv")).unwrap();
+    let probes = common::table(&dir.join("probes.csv"));
     assert!(probes.lines().count() > 4, "{probes}");
     let report = fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.contains("256"), "{report}");

@@ -23,6 +23,7 @@ pub mod backend;
 pub mod bench;
 pub mod claim_registry;
 pub mod cluster;
+pub mod compact;
 pub mod config;
 pub mod context;
 pub mod epoch_bench;

@@ -14,6 +14,7 @@ use batchlab_method::rows::cut_tail;
 use crate::{
     backend,
     claim_registry::Registry,
+    compact::compact_run,
     config::Source,
     context::RunContext,
     error::RunError,
@@ -100,6 +101,7 @@ pub fn run_study(
             meta.status = "complete".into();
             meta.write(&dir)?;
             point_latest_at(&experiment_dir, &dir)?;
+            compact_run(&dir)?;
             Ok(Finished { dir, findings })
         }
         Err(e) => {
@@ -158,7 +160,7 @@ fn run_shard(
     write_atomically(&dir.join("config.toml"), &resolved)?;
     let description = serde_json::to_string(&shard).expect("a shard serializes");
     write_atomically(&dir.join("shard.json"), &description)?;
-    let _lock = DirLock::writer(&dir)?;
+    let lock = DirLock::writer(&dir)?;
     let mut meta = match Meta::read(&dir) {
         Ok(mut meta) => {
             meta.resumed.push(sysinfo::rfc3339(sysinfo::unix_seconds()));
@@ -184,6 +186,9 @@ fn run_shard(
     meta.status = "sharded".into();
     meta.write(&top)?;
     let findings = render_report(&top, context)?;
+    // The last shard to finish stores the whole run compactly; it needs every shard idle.
+    drop(lock);
+    compact_run(&top)?;
     Ok(Finished { dir: top, findings })
 }
 

@@ -251,7 +251,11 @@ pub fn newest_run_on(root: &Path, name: &str, machine: &Machine) -> Option<PathB
         .ok()?
         .flatten()
         .map(|e| e.path())
-        .filter(|dir| dir.is_dir() && !dir.is_symlink() && dir.join("results.csv").is_file())
+        .filter(|dir| {
+            dir.is_dir()
+                && !dir.is_symlink()
+                && batchlab_method::rows::stored::exists(&dir.join("results.csv"))
+        })
         .filter(|dir| {
             Meta::read(dir).is_ok_and(|m| m.status == "complete" && Machine::of(m) == *machine)
         })

@@ -1,5 +1,12 @@
 //! Markdown tables and lists every `report.md` uses (its header is [`crate::About`]'s).
 
+/// The last line of every report's list of files: how its raw tables and figures are stored,
+/// and the commands that give the other forms.
+pub fn storage_note() -> String {
+    let kib = batchlab_method::rows::stored::COMPACT_FROM_BYTES / 1024;
+    format!("Raw tables of {kib} KiB or more are stored as Parquet once the run has finished (`name.parquet`: the same rows, typed, compressed); `batchlab csv DIR` writes every raw table as CSV into `DIR/csv/`. Figures are SVG; `batchlab report DIR --png` draws PNG copies too.\n")
+}
+
 /// A GitHub-flavoured markdown table: a header row, a separator and one line per row.
 ///
 /// Cells are escaped so that a `|` or a newline in a value (an error message, say) cannot

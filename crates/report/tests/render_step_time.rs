@@ -161,24 +161,22 @@ fn render_names_a_missing_results_file() {
 }
 
 #[test]
-fn results_parquet_holds_every_row() {
-    use polars::prelude::{ParquetReader, SerReader};
+fn a_run_renders_byte_for_byte_alike_from_its_parquet_table() {
     let tmp = tempfile::tempdir().unwrap();
-    let rows = synthetic_sweep();
-    append_rows(&tmp.path().join("results.csv"), &rows).unwrap();
-    render_step_time(tmp.path(), &context()).unwrap();
-    let file = std::fs::File::open(tmp.path().join("results.parquet")).unwrap();
-    let df = ParquetReader::new(file).finish().unwrap();
-    assert_eq!(df.height(), rows.len());
-    let names: Vec<String> = df
-        .get_column_names()
-        .iter()
-        .map(|n| n.to_string())
-        .collect();
-    assert_eq!(
-        names.join(","),
-        batchlab_method::rows::step_time::RESULTS_HEADER
-    );
+    let results = tmp.path().join("results.csv");
+    append_rows(&results, &synthetic_sweep()).unwrap();
+    let rendered = |dir: &std::path::Path| {
+        render_step_time(dir, &context()).unwrap();
+        OUTPUT_FILES.map(|f| std::fs::read(dir.join(f)).unwrap())
+    };
+    let from_csv = rendered(tmp.path());
+    let stored = batchlab_method::rows::stored::compact(&results, 0).unwrap();
+    assert!(matches!(
+        stored,
+        batchlab_method::rows::stored::Compacted::Parquet { .. }
+    ));
+    assert!(!results.exists());
+    assert!(from_csv == rendered(tmp.path()), "a file differs");
 }
 
 /// Renders `rows` as `<root>/<name>/run` with `latest` pointing at it, as runs lay out;

@@ -18,13 +18,6 @@ fn render_writes_every_file_with_the_published_table_and_the_steps_sentence() {
     for file in OUTPUT_FILES {
         let path = dir.join(file);
         assert!(path.is_file(), "{file} missing");
-        if file.ends_with(".png") {
-            assert_eq!(
-                &std::fs::read(&path).unwrap()[..8],
-                b"\x89PNG\r\n\x1a\n",
-                "{file}"
-            );
-        }
     }
     let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     assert_eq!(

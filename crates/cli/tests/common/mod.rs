@@ -115,3 +115,16 @@ evaluate_every = 10
 noise_every = 20
 stop_when_beaten = false
 "#;
+
+/// The CSV text of a finished run's raw table at `path` (`dir/name.csv`), whichever form it is
+/// stored in: a run compacts its large tables to Parquet when it finishes.
+pub fn table(path: &Path) -> String {
+    batchlab_method::rows::stored::read_text(path)
+        .unwrap()
+        .unwrap_or_else(|| panic!("no table {}", path.display()))
+}
+
+/// Whether the raw table `path` names exists, as CSV or as Parquet.
+pub fn stored(path: &Path) -> bool {
+    batchlab_method::rows::stored::exists(path)
+}

@@ -286,7 +286,7 @@ fn curve_probes_done(done: &[ProbeSample]) -> usize {
 
 fn read_done(dir: &Path) -> Result<Vec<ProbeSample>, RunError> {
     let path = dir.join(PROBES);
-    if path.exists() {
+    if batchlab_method::rows::stored::exists(&path) {
         Ok(read_rows_so_far(&path)?)
     } else {
         Ok(Vec::new())

@@ -16,10 +16,15 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use batchlab_method::rows::{merge::rows_of_finished_trials, train::done_trials};
+use batchlab_method::rows::{merge::rows_of_finished_trials, stored, train::done_trials};
 use serde::{Deserialize, Serialize};
 
-use crate::error::RunError;
+use crate::{
+    error::RunError,
+    lock::IdleLock,
+    run_dir::{write_atomically, Meta},
+    sysinfo,
+};
 
 mod claims;
 pub mod status;
@@ -37,6 +42,25 @@ pub struct Shard {
 
 /// The results files shards write and merging concatenates.
 pub const SHARDED_FILES: [&str; 4] = ["results.csv", "trials.csv", "search.csv", "noise.csv"];
+
+/// The files a shard no longer keeps once its run is merged for good ([`prune_merged`]): every
+/// one of [`SHARDED_FILES`] but `trials.csv`, the small ledger of which shard ran which trial
+/// (`batchlab status`).
+const PRUNED_FILES: [&str; 3] = ["results.csv", "search.csv", "noise.csv"];
+
+/// `shards/merged.json`: present once the shards' rows live in the run directory alone.
+const MERGED: &str = "merged.json";
+
+/// What `shards/merged.json` records: the run was merged for good, and what was removed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Merged {
+    /// When (RFC 3339, UTC).
+    pub at: String,
+    /// Shards merged.
+    pub shards: usize,
+    /// The shard files removed, relative to `shards/`.
+    pub removed: Vec<String>,
+}
 
 impl Shard {
     /// Parses `i/n` with `0 <= i < n`.
@@ -80,21 +104,15 @@ pub fn shard_of(dir: &Path) -> Result<Option<Shard>, RunError> {
 /// Every directory of the run `dir` works in: for a shard, each shard's directory (its own
 /// included), for an unsharded run `dir` alone. What one shard needs to know of the others'
 /// finished trials (the steps-to-target cutoff and refining stage) is read from these.
+/// Once the run is merged for good ([`prune_merged`]), its rows are in the run directory alone,
+/// which is then the one directory returned.
 pub fn run_dirs(dir: &Path) -> Vec<PathBuf> {
     match (shard_of(dir), dir.parent()) {
-        (Ok(Some(_)), Some(shards)) => {
-            let mut dirs: Vec<PathBuf> = fs::read_dir(shards)
-                .map(|entries| {
-                    entries
-                        .filter_map(Result::ok)
-                        .map(|e| e.path())
-                        .filter(|p| p.is_dir())
-                        .collect()
-                })
-                .unwrap_or_default();
-            dirs.sort();
-            dirs
-        }
+        (Ok(Some(_)), Some(shards)) => match shards.parent() {
+            Some(top) if is_merged(top) => vec![top.to_path_buf()],
+            Some(top) => shard_dirs(top),
+            None => vec![dir.to_path_buf()],
+        },
         _ => vec![dir.to_path_buf()],
     }
 }
@@ -175,23 +193,30 @@ pub fn sharded_run_name(resolved_toml: &str) -> String {
 /// directories were found. A shard contributes the complete rows of the trials it finished (in
 /// its trials.csv): not a row still being written, nor those of a trial it was stopped in
 /// (another shard, or its own next run, runs that trial whole).
+///
+/// A run merged for good ([`prune_merged`]) is left as it is; a shard that wrote rows again
+/// since is an error, as merging it would lose the rows its pruned files held.
 pub fn merge_shards(run_dir: &Path) -> Result<usize, RunError> {
-    let shards_dir = run_dir.join("shards");
-    let mut shard_dirs: Vec<PathBuf> = match fs::read_dir(&shards_dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.is_dir())
-            .collect(),
-        Err(_) => return Ok(0),
-    };
-    shard_dirs.sort();
+    let shard_dirs = shard_dirs(run_dir);
+    if is_merged(run_dir) {
+        if let Some(late) = shard_dirs
+            .iter()
+            .flat_map(|d| PRUNED_FILES.map(|f| d.join(f)))
+            .find(|p| stored::exists(p))
+        {
+            return Err(RunError::io(
+                &late,
+                "written after the run was merged for good (shards/merged.json); move these rows into a new run",
+            ));
+        }
+        return Ok(shard_dirs.len());
+    }
     for name in SHARDED_FILES {
         let mut header: Option<String> = None;
         let mut rows = String::new();
         for dir in &shard_dirs {
             let path = dir.join(name);
-            let Ok(text) = fs::read_to_string(&path) else {
+            let Some(text) = stored::read_text(&path)? else {
                 continue;
             };
             let finished = done_trials(dir)?;
@@ -217,9 +242,97 @@ pub fn merge_shards(run_dir: &Path) -> Result<usize, RunError> {
             let temporary = run_dir.join(format!(".{name}.{}", std::process::id()));
             fs::write(&temporary, header + &rows).map_err(|e| RunError::io(&temporary, e))?;
             fs::rename(&temporary, &path).map_err(|e| RunError::io(&path, e))?;
+            // A compacted copy from an earlier merge is stale now.
+            let stale = stored::parquet_path(&path);
+            if stale.exists() {
+                fs::remove_file(&stale).map_err(|e| RunError::io(&stale, e))?;
+            }
         }
     }
     Ok(shard_dirs.len())
+}
+
+/// Whether the sharded run `run_dir` was merged for good ([`prune_merged`]).
+pub fn is_merged(run_dir: &Path) -> bool {
+    run_dir.join("shards").join(MERGED).exists()
+}
+
+/// The shard directories under `run_dir/shards`, sorted.
+pub fn shard_dirs(run_dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = fs::read_dir(run_dir.join("shards"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
+/// Merges the sharded run `run_dir` for good once it is finished: when every shard named by
+/// the shards' count has a directory whose meta.json says `complete` and no process holds any
+/// of them, merges their rows, removes each shard's copy of the merged rows ([`PRUNED_FILES`])
+/// and the work-stealing claims, and records `shards/merged.json`. From then on the run's rows
+/// live in `run_dir` alone ([`run_dirs`], [`merge_shards`]). Returns whether it did so now.
+pub fn prune_merged(run_dir: &Path) -> Result<bool, RunError> {
+    let shards = run_dir.join("shards");
+    if is_merged(run_dir) {
+        return Ok(false);
+    }
+    let dirs = shard_dirs(run_dir);
+    let counts: BTreeSet<usize> = dirs
+        .iter()
+        .filter_map(|d| shard_of(d).ok().flatten())
+        .map(|s| s.count)
+        .collect();
+    let complete = |d: &PathBuf| Meta::read(d).is_ok_and(|m| m.status == "complete");
+    if dirs.is_empty()
+        || counts.len() != 1
+        || counts.first() != Some(&dirs.len())
+        || !dirs.iter().all(complete)
+    {
+        return Ok(false);
+    }
+    // Held while pruning, so that no shard starts again meanwhile.
+    let mut idle = Vec::new();
+    for d in &dirs {
+        match IdleLock::of_idle(d)? {
+            Some(lock) => idle.push(lock),
+            None => return Ok(false),
+        }
+    }
+    merge_shards(run_dir)?;
+    let mut removed = Vec::new();
+    for d in &dirs {
+        for name in PRUNED_FILES {
+            for path in [d.join(name), stored::parquet_path(&d.join(name))] {
+                if path.exists() {
+                    fs::remove_file(&path).map_err(|e| RunError::io(&path, e))?;
+                    removed.push(
+                        path.strip_prefix(&shards)
+                            .unwrap_or(&path)
+                            .display()
+                            .to_string(),
+                    );
+                }
+            }
+        }
+    }
+    let merged = Merged {
+        at: sysinfo::rfc3339(sysinfo::unix_seconds()),
+        shards: dirs.len(),
+        removed,
+    };
+    let text = serde_json::to_string_pretty(&merged).expect("a merge record serializes");
+    write_atomically(&shards.join(MERGED), &text)?;
+    let claims = run_dir.join("claims");
+    if claims.exists() {
+        fs::remove_dir_all(&claims).map_err(|e| RunError::io(&claims, e))?;
+    }
+    Ok(true)
 }
 
 #[cfg(test)]

@@ -88,7 +88,7 @@ pub fn status(run: &Path, planned: &[String]) -> Result<RunStatus, RunError> {
     let mut newest_rows = None;
     for (shard, dir) in &dirs {
         let trials_path = dir.join("trials.csv");
-        let records: Vec<TrialRecord> = if trials_path.exists() {
+        let records: Vec<TrialRecord> = if batchlab_method::rows::stored::exists(&trials_path) {
             read_rows_so_far(&trials_path)?
         } else {
             Vec::new()

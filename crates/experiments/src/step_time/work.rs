@@ -144,7 +144,7 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Rendered, RunError> {
 
 fn read_done(dir: &Path) -> Result<Vec<StepSample>, RunError> {
     let results = dir.join("results.csv");
-    if results.exists() {
+    if batchlab_method::rows::stored::exists(&results) {
         Ok(read_rows_so_far(&results)?)
     } else {
         Ok(Vec::new())
@@ -154,7 +154,7 @@ fn read_done(dir: &Path) -> Result<Vec<StepSample>, RunError> {
 /// (round, batch size) of every dissecting visit with rows in stages.csv.
 fn read_dissected(dir: &Path) -> Result<HashSet<(u32, u32)>, RunError> {
     let stages = dir.join("stages.csv");
-    if !stages.exists() {
+    if !batchlab_method::rows::stored::exists(&stages) {
         return Ok(HashSet::new());
     }
     let rows: Vec<StageSample> = read_rows_so_far(&stages)?;

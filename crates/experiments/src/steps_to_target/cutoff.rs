@@ -51,7 +51,7 @@ fn results_files(dir: &Path) -> Vec<std::path::PathBuf> {
     run_dirs(dir)
         .into_iter()
         .map(|d| d.join("results.csv"))
-        .filter(|p| p.exists())
+        .filter(|p| batchlab_method::rows::stored::exists(p))
         .collect()
 }
 

@@ -150,7 +150,7 @@ impl TargetStudy {
         for d in run_dirs(dir) {
             let finished = done_trials(&d)?;
             let records = d.join("trials.csv");
-            if records.exists() {
+            if batchlab_method::rows::stored::exists(&records) {
                 for r in read_rows_so_far::<TrialRecord>(&records)? {
                     if ids.contains(r.trial.as_str()) {
                         status.insert(r.trial.clone(), r.status);
@@ -158,7 +158,7 @@ impl TargetStudy {
                 }
             }
             let results = d.join("results.csv");
-            if results.exists() {
+            if batchlab_method::rows::stored::exists(&results) {
                 for e in read_rows_so_far::<TrainEval>(&results)? {
                     // Only the attempt this directory finished (a stopped attempt's rows may
                     // remain in another shard's file).

@@ -190,7 +190,7 @@ fn supervise_trials<S: TrialStudy>(
 /// result, and its exit code and meta.json must say so.
 fn every_trial_failed(dir: &Path) -> Result<(), RunError> {
     let path = dir.join("trials.csv");
-    if !path.exists() {
+    if !batchlab_method::rows::stored::exists(&path) {
         return Ok(());
     }
     let trials: Vec<TrialRecord> = read_rows_so_far(&path)?;
@@ -293,6 +293,8 @@ pub fn drop_unfinished<T: TrialRow + Clone>(
     path: &Path,
     done: &BTreeSet<String>,
 ) -> Result<(), RunError> {
+    // A table stored as Parquet becomes its CSV journal again: it is about to be appended to.
+    batchlab_method::rows::stored::expand(path)?;
     if !path.exists() {
         return Ok(());
     }

@@ -16,7 +16,7 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 
-use super::Row;
+use super::{stored, Row};
 use crate::FileError;
 
 /// Appends `rows` to `path` as whole CSV lines, creating the file with `T::HEADER` if it is
@@ -25,7 +25,9 @@ use crate::FileError;
 /// One writer per file at a time: a second process appending concurrently could see the
 /// first one's write in progress as a partial line (shards of a job array each write their
 /// own files, merged when reporting).
+/// A table stored as Parquet ([`super::stored`]) becomes CSV again first.
 pub fn append_rows<T: Row>(path: &Path, rows: &[T]) -> Result<(), FileError> {
+    super::stored::expand(path)?;
     let mut writer = csv::WriterBuilder::new()
         .has_headers(false)
         .terminator(csv::Terminator::Any(b'\n'))
@@ -74,28 +76,34 @@ fn append_lines(path: &Path, header: &str, body: &[u8]) -> Result<(), FileError>
 /// The rows a writer has finished so far, for resuming its work: like [`read_rows`], except that
 /// a file cut inside its header (its writer was killed while creating it) holds no rows yet.
 pub fn read_rows_so_far<T: Row>(path: &Path) -> Result<Vec<T>, FileError> {
-    let bytes = std::fs::read(path).map_err(FileError::io("read", path))?;
+    let (read, bytes) = stored::read_bytes(path)?;
     if complete_prefix_len(&bytes) == 0 && T::HEADER.as_bytes().starts_with(&bytes) {
         return Ok(Vec::new());
     }
-    read_rows(path)
+    parse_rows(&read, &bytes)
 }
 
 /// Reads the complete records of `path` (a trailing partial record is ignored), checks that
 /// the first is exactly `T::HEADER`, and deserializes the others by column name. Every
 /// record must have as many fields as the header. Errors name the file, the line and, for a
-/// bad field, its column number and name and the text found.
+/// bad field, its column number and name and the text found. A table stored as Parquet
+/// ([`super::stored`]) is read as the CSV it was made from, its errors naming the Parquet file.
 pub fn read_rows<T: Row>(path: &Path) -> Result<Vec<T>, FileError> {
+    let (read, bytes) = stored::read_bytes(path)?;
+    parse_rows(&read, &bytes)
+}
+
+/// [`read_rows`] of the CSV `bytes` read from `path`.
+fn parse_rows<T: Row>(path: &Path, bytes: &[u8]) -> Result<Vec<T>, FileError> {
     let header = T::HEADER;
-    let bytes = std::fs::read(path).map_err(FileError::io("read", path))?;
-    let complete = complete_prefix_len(&bytes);
+    let complete = complete_prefix_len(bytes);
     if complete == 0 {
         return Err(FileError::format(
             path,
             format!("no complete header line; expected `{header}`"),
         ));
     }
-    check_header(path, &bytes, header)?;
+    check_header(path, bytes, header)?;
     let text = std::str::from_utf8(&bytes[..complete]).map_err(|e| {
         let line = 1 + bytes[..e.valid_up_to()]
             .iter()

@@ -12,6 +12,8 @@
 //! - [`steps_to_target`]: a steps-to-target study's `search.csv` ([`steps_to_target::SearchRow`])
 //!   and `noise.csv` ([`steps_to_target::NoiseRow`]).
 //!
+//! - [`stored`]: a finished run's large tables as Parquet, read back as the same CSV text.
+//!
 //! Numbers are written in Rust's shortest round-tripping form (`{}` of an f64, not the
 //! `csv` crate's own float format), so every value reads back bit for bit and files written
 //! before this crate existed keep their exact text; NaN and infinities as `NaN`, `inf` and
@@ -25,6 +27,7 @@ pub mod prediction;
 pub mod status;
 pub mod step_time;
 pub mod steps_to_target;
+pub mod stored;
 pub mod train;
 
 pub use file::{append_rows, cut_tail, read_rows, read_rows_so_far};

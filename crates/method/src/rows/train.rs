@@ -148,7 +148,7 @@ impl Row for TrialRecord {
 /// absent file means no trial has finished yet.
 pub fn done_trials(dir: &Path) -> Result<BTreeSet<String>, FileError> {
     let path = dir.join("trials.csv");
-    if !path.exists() {
+    if !super::stored::exists(&path) {
         return Ok(BTreeSet::new());
     }
     Ok(read_rows_so_far::<TrialRecord>(&path)?

@@ -321,6 +321,9 @@ where
             .y_labels(y_labels)
             .x_label_formatter(x_formatter)
             .y_label_formatter(&|v| tick(*v))
+            // One light line between labelled ones: plotters' default of up to ten draws a
+            // line every few pixels on a dense axis (a grey wash, and most of an SVG's bytes).
+            .max_light_lines(1)
             .light_line_style(RGBColor(235, 235, 235))
             .bold_line_style(RGBColor(215, 215, 215))
             .draw()

@@ -1,4 +1,5 @@
-//! x/y charts with error bars, extra series and vertical markers, written as SVG and PNG.
+//! x/y charts with error bars, extra series and vertical markers, written as SVG (and PNG on
+//! demand: [`with_png`]).
 //!
 //! A [`Chart`] is plain data (no plotters types), so runners can build one without knowing
 //! plotters; [`render`] draws it, [`render_row`] draws several side by side in one image
@@ -319,6 +320,9 @@ pub fn render_row(charts: &[Chart], svg: &Path, png: &Path) -> Result<(), Report
     let mut text = String::new();
     draw::to_svg(charts, &mut text).map_err(plot_error(svg))?;
     batchlab_method::files::write_atomic(svg, text.as_bytes())?;
+    if !png_too(png)? {
+        return Ok(());
+    }
     let tmp = batchlab_method::files::temporary_sibling(png);
     draw::to_png(charts, &tmp).map_err(plot_error(png))?;
     Ok(batchlab_method::files::rename(&tmp, png)?)
@@ -354,6 +358,9 @@ pub fn render_grid(rows: &[Vec<Chart>], svg: &Path, png: &Path) -> Result<(), Re
     let mut text = String::new();
     draw::grid_to_svg(rows, &mut text).map_err(plot_error(svg))?;
     batchlab_method::files::write_atomic(svg, text.as_bytes())?;
+    if !png_too(png)? {
+        return Ok(());
+    }
     let tmp = batchlab_method::files::temporary_sibling(png);
     draw::grid_to_png(rows, &tmp).map_err(plot_error(png))?;
     Ok(batchlab_method::files::rename(&tmp, png)?)
@@ -369,6 +376,37 @@ pub fn render_grid_pair(
     let png = dir.join(format!("{stem}.png"));
     render_grid(rows, &svg, &png)?;
     Ok((svg, png))
+}
+
+thread_local! {
+    /// Whether figures drawn on this thread get a PNG beside their SVG ([`with_png`]).
+    static PNG: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with every figure it draws written as PNG too (`batchlab report DIR --png`).
+/// Reports keep one figure format, SVG; a PNG is made on demand. Which formats to draw is the
+/// command's choice, made once at its edge: every kind draws through [`render_row`] and
+/// [`render_grid`], on the thread that renders, so the choice is scoped to that thread rather
+/// than threaded through every kind's rendering.
+pub fn with_png<T>(f: impl FnOnce() -> T) -> T {
+    let before = PNG.with(|p| p.replace(true));
+    let out = f();
+    PNG.with(|p| p.set(before));
+    out
+}
+
+/// Whether to draw `png` now; when not, a PNG left by an earlier `--png` rendering is removed,
+/// so that no figure is left older than its SVG.
+fn png_too(png: &Path) -> Result<bool, ReportError> {
+    if PNG.with(std::cell::Cell::get) {
+        return Ok(true);
+    }
+    match std::fs::remove_file(png) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(ReportError::io("remove the stale figure", png)(e))
+        }
+        _ => Ok(false),
+    }
 }
 
 /// Refuses charts whose legend has entries a reader cannot tell apart (a bug of the code

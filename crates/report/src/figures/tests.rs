@@ -64,7 +64,7 @@ fn out_dir() -> (Option<tempfile::TempDir>, std::path::PathBuf) {
 #[test]
 fn renders_svg_and_png() {
     let (_keep, dir) = out_dir();
-    let (svg, png) = render_pair(&sample_chart(), &dir, "figure_test").unwrap();
+    let (svg, png) = with_png(|| render_pair(&sample_chart(), &dir, "figure_test")).unwrap();
     let svg_text = std::fs::read_to_string(&svg).unwrap();
     assert!(
         svg_text.starts_with("<svg") && svg_text.contains("Step time versus batch size (test)")
@@ -139,7 +139,7 @@ fn renders_panels_side_by_side_on_a_shared_axis() {
     left.y_range = Some((0.0, 250.0));
     right.y_range = Some((0.0, 250.0));
     right.size = (700, 600);
-    let (svg, png) = render_row_pair(&[left, right], &dir, "figure_row_test").unwrap();
+    let (svg, png) = with_png(|| render_row_pair(&[left, right], &dir, "figure_row_test")).unwrap();
     let svg_text = std::fs::read_to_string(&svg).unwrap();
     assert!(svg_text.contains("Second panel") && svg_text.contains("Step time versus batch size"));
     let png_bytes = std::fs::read(&png).unwrap();
@@ -188,7 +188,7 @@ fn renders_marker_shapes_dotted_lines_and_a_grid_of_panels() {
         vec![panel("d")],
         vec![],
     ];
-    let (svg, png) = render_grid_pair(&rows, &dir, "figure_grid_test").unwrap();
+    let (svg, png) = with_png(|| render_grid_pair(&rows, &dir, "figure_grid_test")).unwrap();
     let svg_text = std::fs::read_to_string(&svg).unwrap();
     assert!(svg_text.contains("Triangle") && svg_text.contains("<polygon"));
     let png_bytes = std::fs::read(&png).unwrap();

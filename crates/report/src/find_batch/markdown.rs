@@ -139,7 +139,8 @@ pub(super) fn report(ctx: &FindBatchContext, a: &Analysis, verdicts: &[Finding])
     md.push_str(&recommendation(ctx, a));
     md.push_str("\n## Claims and verdicts\n\n");
     md.push_str(&verdict_table(verdicts));
-    md.push_str("\nFiles: `probes.csv` (every timed step of every probe, and every failure), `summary.csv` (per batch size), `memory.svg`, `utilization.svg`, `probes.svg` (and PNGs).\n");
+    md.push_str("\nFiles: `probes.csv` (every timed step of every probe, and every failure), `summary.csv` (per batch size), `memory.svg`, `utilization.svg`, `probes.svg`.\n\n");
+    md.push_str(&crate::markdown::storage_note());
     md
 }
 

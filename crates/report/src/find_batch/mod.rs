@@ -18,14 +18,11 @@ use std::path::Path;
 use crate::ReportError;
 
 /// The files [`render_find_batch`] writes into a report directory.
-pub const OUTPUT_FILES: [&str; 8] = [
+pub const OUTPUT_FILES: [&str; 5] = [
     "summary.csv",
     "memory.svg",
-    "memory.png",
     "utilization.svg",
-    "utilization.png",
     "probes.svg",
-    "probes.png",
     "report.md",
 ];
 

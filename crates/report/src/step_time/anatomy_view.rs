@@ -1,5 +1,5 @@
 //! The anatomy of a jump in a step-time report: when the run took steps apart
-//! (`stages.csv`), a report.md section per dissected batch size and `anatomy.{svg,png}`.
+//! (`stages.csv`), a report.md section per dissected batch size and `anatomy.svg`.
 //! The numbers come from [`super::anatomy`]; this module only reads, lays out and draws.
 
 use std::fmt::Write as _;
@@ -19,7 +19,7 @@ use crate::ReportError;
 /// neighbours were dissected too (the run's `anatomy.around`). Empty without the file.
 pub(super) fn read(dir: &Path, seed: u64) -> Result<Vec<Anatomy>, ReportError> {
     let path = dir.join("stages.csv");
-    if !path.exists() {
+    if !batchlab_method::rows::stored::exists(&path) {
         return Ok(vec![]);
     }
     let samples: Vec<StageSample> = read_rows(&path)?;
@@ -153,7 +153,7 @@ pub(super) fn section(anatomies: &[Anatomy]) -> String {
             &rows,
         ));
     }
-    md.push_str("\n![Per-part time and change around each dissected batch size](anatomy.png)\n\n(vector: [anatomy.svg](anatomy.svg))\n");
+    md.push_str("\n![Per-part time and change around each dissected batch size](anatomy.svg)\n");
     md
 }
 
@@ -250,7 +250,7 @@ fn charts(a: &Anatomy, title: &str) -> [Chart; 2] {
     [times, changes]
 }
 
-/// `anatomy.svg` / `.png`: a row of two charts per dissected batch size.
+/// `anatomy.svg`: a row of two charts per dissected batch size.
 pub(super) fn draw(dir: &Path, title: &str, anatomies: &[Anatomy]) -> Result<(), ReportError> {
     if anatomies.is_empty() {
         return Ok(());

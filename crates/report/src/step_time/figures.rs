@@ -47,7 +47,7 @@ fn title(ctx: &StepTimeContext, what: &str) -> String {
     ctx.about.figure_title(what)
 }
 
-/// `step_time.svg` / `.png`: median step time per batch size with its bootstrap interval,
+/// `step_time.svg`: median step time per batch size with its bootstrap interval,
 /// the least-squares line, detected jumps, the seed's claimed jumps and failures.
 pub(super) fn draw_step_time(
     dir: &Path,
@@ -141,7 +141,7 @@ pub(super) fn draw_step_time(
     render_pair(&chart, dir, "step_time").map(|_| ())
 }
 
-/// `throughput.svg` / `.png`: examples per second per batch size, the best one marked and
+/// `throughput.svg`: examples per second per batch size, the best one marked and
 /// a line at 95% of the best to show how flat the optimum is.
 pub(super) fn draw_throughput(
     dir: &Path,

@@ -107,8 +107,8 @@ pub(super) fn report_markdown(
     md.push_str(anatomy);
 
     md.push_str("\n## Figures\n\n");
-    md.push_str("![Median step time versus batch size](step_time.png)\n\n(vector: [step_time.svg](step_time.svg))\n\n");
-    md.push_str("![Throughput versus batch size](throughput.png)\n\n(vector: [throughput.svg](throughput.svg))\n");
+    md.push_str("![Median step time versus batch size](step_time.svg)\n\n");
+    md.push_str("![Throughput versus batch size](throughput.svg)\n");
 
     md.push_str("\n## Per batch size\n\n");
     let rows: Vec<Vec<String>> = f
@@ -150,10 +150,12 @@ pub(super) fn report_markdown(
 
     md.push_str("\n## Method\n\n");
     md.push_str(method_description());
-    md.push_str("\n\n## Files\n\n- `results.csv`: every timed step and every failed visit (raw); `results.parquet`: the same rows, typed.\n- `summary.csv`: the table above, the figures' data.\n- `step_time.{svg,png}`, `throughput.{svg,png}`: the figures.\n");
+    md.push_str("\n\n## Files\n\n- `results.csv`: every timed step and every failed visit (raw).\n- `summary.csv`: the table above, the figures' data.\n- `step_time.svg`, `throughput.svg`: the figures.\n");
     if !anatomy.is_empty() {
-        md.push_str("- `stages.csv`: every part of every dissected step (raw); `anatomy.{svg,png}`: its figure.\n");
+        md.push_str("- `stages.csv`: every part of every dissected step (raw); `anatomy.svg`: its figure.\n");
     }
+    md.push('\n');
+    md.push_str(&crate::markdown::storage_note());
     md
 }
 

@@ -24,13 +24,10 @@ use crate::ReportError;
 
 /// The files [`render_step_time`] writes into a report directory, besides reading
 /// `results.csv`.
-pub const OUTPUT_FILES: [&str; 7] = [
-    "results.parquet",
+pub const OUTPUT_FILES: [&str; 4] = [
     "summary.csv",
     "step_time.svg",
-    "step_time.png",
     "throughput.svg",
-    "throughput.png",
     "report.md",
 ];
 
@@ -62,20 +59,15 @@ pub struct StepTimeContext {
     pub seed: u64,
 }
 
-/// Reads `dir/results.csv` and writes `dir/results.parquet` (the same rows),
-/// `dir/summary.csv`, `dir/step_time.{svg,png}`, `dir/throughput.{svg,png}` and
-/// `dir/report.md` (see [`OUTPUT_FILES`]); when the run took steps apart (`dir/stages.csv`),
-/// also `dir/anatomy.{svg,png}` and a section on them. Can be rerun at any time (each file is
+/// Reads `dir/results.csv` (or its Parquet form) and writes `dir/summary.csv`,
+/// `dir/step_time.svg`, `dir/throughput.svg` and `dir/report.md` (see [`OUTPUT_FILES`]); when
+/// the run took steps apart (`dir/stages.csv`), also `dir/anatomy.svg` and a section on them. Can be rerun at any time (each file is
 /// replaced atomically); a sweep with no successful point still gets its report.
 pub fn render_step_time(
     dir: &Path,
     ctx: &StepTimeContext,
 ) -> Result<StepTimeFindings, ReportError> {
     let samples = rows::read(dir)?;
-    let parquet = dir.join("results.parquet");
-    let mut frame = rows::samples_frame(&samples)
-        .map_err(ReportError::table("build the table for", &parquet))?;
-    crate::io::write_parquet(&parquet, &mut frame)?;
     let points = summarize(&samples, ctx.bootstrap_resamples, ctx.seed);
     write_summary(&dir.join("summary.csv"), &points)?;
     let analysis = analysis::analyse(&samples, points);

@@ -56,22 +56,18 @@ pub use steps::{
 pub use summary::{write_summary, NoResult, TargetCell};
 
 /// The files [`render_target`] always writes into a run directory.
-pub const OUTPUT_FILES: [&str; 10] = [
+pub const OUTPUT_FILES: [&str; 6] = [
     "summary.csv",
     "steps_to_result.svg",
-    "steps_to_result.png",
     "regimes.svg",
-    "regimes.png",
     "best_learning_rate.svg",
-    "best_learning_rate.png",
     "search_space.svg",
-    "search_space.png",
     "report.md",
 ];
 
 /// The files [`render_target`] writes only when it is given step times
 /// ([`TargetContext::step_times`]).
-pub const TIME_FILES: [&str; 2] = ["time_to_result.svg", "time_to_result.png"];
+pub const TIME_FILES: [&str; 1] = ["time_to_result.svg"];
 
 /// What a report says about the run beyond the measurements. The runner fills it from the
 /// resolved config, the data it loaded and the device it ran on.
@@ -177,7 +173,7 @@ pub struct TargetFindings {
 
 /// Reads `dir/results.csv`, `dir/trials.csv`, `dir/search.csv` and `dir/noise.csv` (any may
 /// be absent, but not both of the first two) and writes `summary.csv`, the figures `steps_to_result`,
-/// `best_learning_rate` and `search_space` (`.svg` and `.png` each), `time_to_result` when
+/// `best_learning_rate` and `search_space` (SVG; PNG on demand), `time_to_result` when
 /// `ctx.step_times` is not empty, and `report.md` ([`OUTPUT_FILES`], [`TIME_FILES`]).
 /// Rerunnable at any time: each file is replaced atomically, and a `time_to_result` figure
 /// left by an earlier rendering with step times is removed when there are none now, so that
@@ -201,8 +197,12 @@ pub fn render_target(dir: &Path, ctx: &TargetContext) -> Result<TargetFindings, 
     if study.has_step_times() {
         figures::time::draw_time_to_result(dir, ctx, &study)?;
     } else {
-        for file in TIME_FILES {
-            let path = dir.join(file);
+        // Its PNG copy too, if one was drawn on demand.
+        for path in TIME_FILES
+            .map(|f| dir.join(f))
+            .into_iter()
+            .flat_map(|p| [p.with_extension("png"), p])
+        {
             if path.exists() {
                 std::fs::remove_file(&path)
                     .map_err(ReportError::io("remove the stale figure", &path))?;

@@ -170,7 +170,7 @@ fn budgets_or_none(analysis: &Analysis) -> Vec<String> {
     }
 }
 
-/// `accuracy_vs_batch.{svg,png}`: mean test accuracy (%) per cell, bars min..max over the ok
+/// `accuracy_vs_batch.svg`: mean test accuracy (%) per cell, bars min..max over the ok
 /// seeds, every seed as a small dot; one panel
 /// per budget.
 pub(super) fn draw_accuracy(
@@ -217,7 +217,7 @@ pub(super) fn draw_accuracy(
     render_row_pair(&charts, dir, "accuracy_vs_batch").map(|_| ())
 }
 
-/// `train_time.{svg,png}`: median training seconds per cell (evaluations excluded), bars
+/// `train_time.svg`: median training seconds per cell (evaluations excluded), bars
 /// min..max over the ok seeds, every seed as a small dot; one panel per budget.
 pub(super) fn draw_train_time(
     dir: &Path,
@@ -312,7 +312,7 @@ pub(super) fn mean_curve(
         .collect()
 }
 
-/// `learning_curves.{svg,png}`: mean validation accuracy over the seeds against optimizer
+/// `learning_curves.svg`: mean validation accuracy over the seeds against optimizer
 /// steps (log2) and against training examples seen, one line per (batch size, series), for
 /// the first budget. Colour = batch size; line style = series (solid, dashed, dots only).
 pub(super) fn draw_learning_curves(

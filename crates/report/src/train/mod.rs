@@ -30,15 +30,11 @@ use crate::ReportError;
 
 /// The files [`render_train`] writes into a run directory, besides reading `results.csv`
 /// and `trials.csv`.
-pub const OUTPUT_FILES: [&str; 9] = [
-    "results.parquet",
+pub const OUTPUT_FILES: [&str; 5] = [
     "summary.csv",
     "accuracy_vs_batch.svg",
-    "accuracy_vs_batch.png",
     "learning_curves.svg",
-    "learning_curves.png",
     "train_time.svg",
-    "train_time.png",
     "report.md",
 ];
 
@@ -190,16 +186,12 @@ pub struct TrainContext {
     pub prediction: PredictionInputs,
 }
 
-/// Reads `dir/results.csv` and `dir/trials.csv` (either may be absent, not both) and writes
-/// `results.parquet`, `summary.csv`, the figures `accuracy_vs_batch`, `learning_curves` and
-/// `train_time` (`.svg` and `.png` each) and `report.md` (see [`OUTPUT_FILES`]).
+/// Reads `dir/results.csv` and `dir/trials.csv` (either may be absent, not both; each CSV or
+/// Parquet) and writes `summary.csv`, the figures `accuracy_vs_batch.svg`,
+/// `learning_curves.svg` and `train_time.svg` and `report.md` (see [`OUTPUT_FILES`]).
 /// Rerunnable at any time: each file is replaced atomically.
 pub fn render_train(dir: &Path, ctx: &TrainContext) -> Result<TrainFindings, ReportError> {
     let (evals, records) = rows::read(dir, "training")?;
-    let parquet = dir.join("results.parquet");
-    let mut frame =
-        rows::evals_frame(&evals).map_err(ReportError::table("build the table for", &parquet))?;
-    crate::io::write_parquet(&parquet, &mut frame)?;
     let analysis = analysis::Analysis::new(evals, &records);
     write_summary(&dir.join("summary.csv"), &analysis.cells)?;
     figures::draw_accuracy(dir, ctx, &analysis)?;

@@ -1,4 +1,4 @@
-//! `regimes.{svg,png}`: one log-log panel per workload, as Shallue et al.'s Figure 1: steps to
+//! `regimes.svg`: one log-log panel per workload, as Shallue et al.'s Figure 1: steps to
 //! result with its 95% bootstrap interval as error bars, the perfect-scaling line through the
 //! smallest batch size, the fitted S(B), and the three regimes shaded where the interval rule
 //! (`scaling::interval`) puts them. Two panels to a row.
@@ -125,7 +125,7 @@ fn panel(ctx: &TargetContext, w: &Workload, k: usize) -> Chart {
     chart
 }
 
-/// `regimes.{svg,png}`: a panel per workload with a result at some batch size.
+/// `regimes.svg`: a panel per workload with a result at some batch size.
 pub(crate) fn draw_regimes(
     dir: &Path,
     ctx: &TargetContext,

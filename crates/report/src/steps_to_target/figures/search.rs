@@ -1,4 +1,4 @@
-//! `search_space.{svg,png}`: where every trial of the search sat and how it ended, as small
+//! `search_space.svg`: where every trial of the search sat and how it ended, as small
 //! multiples.
 //!
 //! Layout: one panel per (workload, batch size); each workload starts a new row, and its
@@ -195,7 +195,7 @@ fn workload_rows(ctx: &TargetContext, w: &Workload) -> Vec<Vec<Chart>> {
     panels.chunks(COLUMNS).map(<[Chart]>::to_vec).collect()
 }
 
-/// `search_space.{svg,png}` (see the module documentation for the layout).
+/// `search_space.svg` (see the module documentation for the layout).
 pub(crate) fn draw_search_space(
     dir: &Path,
     ctx: &TargetContext,

@@ -8,7 +8,7 @@ use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::TargetContext;
 use crate::ReportError;
 
-/// `time_to_result.{svg,png}`: steps to result x median step time against batch size, one
+/// `time_to_result.svg`: steps to result x median step time against batch size, one
 /// line per workload with the step-time spread as bars, and a vertical line at each
 /// workload's soonest batch size.
 pub(crate) fn draw_time_to_result(

@@ -200,28 +200,29 @@ fn cell_table(study: &Study) -> String {
 
 fn figures(study: &Study) -> String {
     let mut md = String::new();
-    md.push_str("![Steps to result versus batch size](steps_to_result.png)\n\n(vector: [steps_to_result.svg](steps_to_result.svg)) Steps to result against batch size on log2-log2 axes, one line per workload. Dashed: perfect scaling (steps halve when the batch size doubles) through each workload's smallest batch size; thin: the fitted S(B) = S_min (1 + B_crit / B), where it is fitted (from at least 5 batch sizes). Dashed vertical lines mark batch sizes where no trial of a workload reached the target.\n\n");
-    md.push_str("![Regimes per workload](regimes.png)\n\n(vector: [regimes.svg](regimes.svg)) One log-log panel per workload, as Shallue et al.'s Figure 1: steps to result with its 95% interval as error bars (where another search would find its best) (an interval the data bound only from below ends at the last step its trials were seen at, marked by a triangle: the top is \"more than that\"; a triangle alone marks a batch size where no trial reached the target), the perfect-scaling line through the smallest batch size (dashed), the fitted S(B) (dotted), and the regimes shaded where the interval rule puts them: green perfect scaling, yellow diminishing returns, red maximal data parallelism.\n\n");
-    md.push_str("![Best learning rate versus batch size](best_learning_rate.png)\n\n(vector: [best_learning_rate.svg](best_learning_rate.svg)) The best trial's learning rate at each batch size with a result (log-log)");
+    md.push_str("![Steps to result versus batch size](steps_to_result.svg)\n\nSteps to result against batch size on log2-log2 axes, one line per workload. Dashed: perfect scaling (steps halve when the batch size doubles) through each workload's smallest batch size; thin: the fitted S(B) = S_min (1 + B_crit / B), where it is fitted (from at least 5 batch sizes). Dashed vertical lines mark batch sizes where no trial of a workload reached the target.\n\n");
+    md.push_str("![Regimes per workload](regimes.svg)\n\nOne log-log panel per workload, as Shallue et al.'s Figure 1: steps to result with its 95% interval as error bars (where another search would find its best) (an interval the data bound only from below ends at the last step its trials were seen at, marked by a triangle: the top is \"more than that\"; a triangle alone marks a batch size where no trial reached the target), the perfect-scaling line through the smallest batch size (dashed), the fitted S(B) (dotted), and the regimes shaded where the interval rule puts them: green perfect scaling, yellow diminishing returns, red maximal data parallelism.\n\n");
+    md.push_str("![Best learning rate versus batch size](best_learning_rate.svg)\n\nThe best trial's learning rate at each batch size with a result (log-log)");
     if study.workloads.iter().any(|w| w.momentum) {
         md.push_str(", and on the right its effective learning rate lr / (1 - momentum) (the same as the learning rate for plain SGD)");
     }
     md.push_str(". Dashed: linear scaling (rate proportional to B); dotted: square-root scaling, both through each workload's smallest batch size. Bars on the effective rates: each batch size's near-best region, the effective learning rates of the trials that reached the target within the upper end of its steps-to-result interval (the settings another search could have found best).\n\n");
     let _ = writeln!(
         md,
-        "![Search space per batch size](search_space.png)\n\n(vector: [search_space.svg](search_space.svg)) Every trial of the search: one panel per (workload, batch size), a new row for each workload, at most {COLUMNS} panels to a row; the panels of a workload share their axes. Momentum workloads: learning rate against 1 - momentum. Plain SGD: learning rate against the steps at which the trial reached the target or stopped (grey dashed line: the step budget). Green discs reached the target, orange triangles missed it, vermillion crosses diverged, small grey discs failed or were not evaluated; the black star is the best trial. Trials without a `search.csv` row are not drawn.\n"
+        "![Search space per batch size](search_space.svg)\n\nEvery trial of the search: one panel per (workload, batch size), a new row for each workload, at most {COLUMNS} panels to a row; the panels of a workload share their axes. Momentum workloads: learning rate against 1 - momentum. Plain SGD: learning rate against the steps at which the trial reached the target or stopped (grey dashed line: the step budget). Green discs reached the target, orange triangles missed it, vermillion crosses diverged, small grey discs failed or were not evaluated; the black star is the best trial. Trials without a `search.csv` row are not drawn.\n"
     );
     if study.has_step_times() {
-        md.push_str("![Time to result versus batch size](time_to_result.png)\n\n(vector: [time_to_result.svg](time_to_result.svg)) Time to result = steps to result x median step time on this device, with the step-time spread propagated as bars; a dashed vertical line marks each workload's soonest batch size.\n");
+        md.push_str("![Time to result versus batch size](time_to_result.svg)\n\nTime to result = steps to result x median step time on this device, with the step-time spread propagated as bars; a dashed vertical line marks each workload's soonest batch size.\n");
     }
     md
 }
 
 fn files(study: &Study) -> String {
-    let mut md = String::from("\n## Files\n\n- `results.csv`: every validation evaluation of every trial (raw; `variant` is the model).\n- `trials.csv`: one row per finished or failed trial.\n- `search.csv`: each trial's learning rate, momentum and effective learning rate.\n- `summary.csv`: the table above, one row per (workload, batch size); empty fields are unknown.\n- `steps_to_result.{svg,png}`, `regimes.{svg,png}`, `best_learning_rate.{svg,png}`, `search_space.{svg,png}`");
+    let mut md = String::from("\n## Files\n\n- `results.csv`: every validation evaluation of every trial (raw; `variant` is the model).\n- `trials.csv`: one row per finished or failed trial.\n- `search.csv`: each trial's learning rate, momentum and effective learning rate.\n- `summary.csv`: the table above, one row per (workload, batch size); empty fields are unknown.\n- `steps_to_result.svg`, `regimes.svg`, `best_learning_rate.svg`, `search_space.svg`");
     if study.has_step_times() {
-        md.push_str(", `time_to_result.{svg,png}`");
+        md.push_str(", `time_to_result.svg`");
     }
-    md.push_str(": the figures.\n");
+    md.push_str(": the figures.\n\n");
+    md.push_str(&crate::markdown::storage_note());
     md
 }

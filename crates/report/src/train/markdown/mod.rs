@@ -59,14 +59,15 @@ pub(super) fn report_markdown(ctx: &TrainContext, analysis: &Analysis, judged: &
     ));
 
     md.push_str("\n## Figures\n\n");
-    md.push_str("![Test accuracy versus batch size](accuracy_vs_batch.png)\n\n(vector: [accuracy_vs_batch.svg](accuracy_vs_batch.svg)) Line: mean over the ok seeds; bars: their min to max; small dots: single seeds; one panel per budget on a shared axis. Lines are shifted sideways a little so that they do not hide each other.\n\n");
-    md.push_str("![Validation accuracy during training](learning_curves.png)\n\n(vector: [learning_curves.svg](learning_curves.svg)) Mean over seeds at each evaluation, against optimizer steps (left) and training examples seen (right).\n\n");
-    md.push_str("![Training time versus batch size](train_time.png)\n\n(vector: [train_time.svg](train_time.svg)) Median over the ok seeds, bars min to max; evaluations are not included.\n");
+    md.push_str("![Test accuracy versus batch size](accuracy_vs_batch.svg)\n\nLine: mean over the ok seeds; bars: their min to max; small dots: single seeds; one panel per budget on a shared axis. Lines are shifted sideways a little so that they do not hide each other.\n\n");
+    md.push_str("![Validation accuracy during training](learning_curves.svg)\n\nMean over seeds at each evaluation, against optimizer steps (left) and training examples seen (right).\n\n");
+    md.push_str("![Training time versus batch size](train_time.svg)\n\nMedian over the ok seeds, bars min to max; evaluations are not included.\n");
 
     md.push_str("\n## Per cell\n\n");
     md.push_str(&cell_table(analysis));
 
-    md.push_str("\n## Files\n\n- `results.csv`: every validation evaluation of every trial (raw); `results.parquet`: the same rows, typed.\n- `trials.csv`: one row per finished or failed trial, with its test accuracy and times.\n- `summary.csv`: the per-cell table above (accuracies as fractions, times in seconds, data share in %).\n- `accuracy_vs_batch.{svg,png}`, `learning_curves.{svg,png}`, `train_time.{svg,png}`: the figures.\n");
+    md.push_str("\n## Files\n\n- `results.csv`: every validation evaluation of every trial (raw).\n- `trials.csv`: one row per finished or failed trial, with its test accuracy and times.\n- `summary.csv`: the per-cell table above (accuracies as fractions, times in seconds, data share in %).\n- `accuracy_vs_batch.svg`, `learning_curves.svg`, `train_time.svg`: the figures.\n\n");
+    md.push_str(&crate::markdown::storage_note());
     md
 }
 

@@ -1,0 +1,290 @@
+//! Where a raw table lives: `name.csv` while its run writes it (the crash-safe journal of
+//! [`super::file`]), `name.parquet` once the run is finished and the table is large
+//! ([`compact`]). Readers take either through [`read_bytes`]: a Parquet table is read back as
+//! the exact CSV text it was made from, so one strict reader checks both, and a report renders
+//! the same from either. Writers that append to a compacted table first [`expand`] it.
+//!
+//! Lossless by construction and by check: each column gets the narrowest type that holds every
+//! value exactly (`u32`, `u64`, `i64`, `f32` where every number is an f32 widened, `f64`,
+//! text), numbers are written back as `{}` writes them, and [`compact`] keeps the CSV unless
+//! the Parquet file reads back to the same bytes.
+//!
+//! When both forms exist (a crash between writing one and removing the other), the CSV is
+//! the one read: it is the journal, the Parquet file a copy of it.
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::{
+    Column, DataFrame, DataType, ParquetCompression, ParquetReader, ParquetWriter, SerReader,
+    StatisticsOptions,
+};
+use polars_parquet::write::ZstdLevel;
+
+use crate::files::write_atomic;
+use crate::FileError;
+
+/// A finished run's raw table of at least this many bytes of CSV is stored as Parquet;
+/// smaller ones stay CSV, readable as they are (a Parquet file's own overhead is ~1 KiB).
+pub const COMPACT_FROM_BYTES: u64 = 16 * 1024;
+
+/// zstd's level for the tables: within a few percent of its smallest output on this
+/// project's tables, at about a second per 10 MB of CSV.
+const ZSTD_LEVEL: i32 = 19;
+
+/// `dir/name.parquet` for `dir/name.csv`.
+pub fn parquet_path(csv: &Path) -> PathBuf {
+    csv.with_extension("parquet")
+}
+
+/// Whether the table `csv` names exists, as CSV or as Parquet.
+pub fn exists(csv: &Path) -> bool {
+    csv.exists() || parquet_path(csv).exists()
+}
+
+/// The table's CSV bytes and the file they came from: `csv` itself when it exists, else its
+/// Parquet form read back as CSV. Neither: the error of reading `csv`.
+pub fn read_bytes(csv: &Path) -> Result<(PathBuf, Vec<u8>), FileError> {
+    let parquet = parquet_path(csv);
+    if !csv.exists() && parquet.exists() {
+        let bytes = std::fs::read(&parquet).map_err(FileError::io("read", &parquet))?;
+        let text = decode(&bytes, &parquet)?;
+        return Ok((parquet, text.into_bytes()));
+    }
+    let bytes = std::fs::read(csv).map_err(FileError::io("read", csv))?;
+    Ok((csv.to_path_buf(), bytes))
+}
+
+/// The table's CSV text, or `None` when neither form exists.
+pub fn read_text(csv: &Path) -> Result<Option<String>, FileError> {
+    if !exists(csv) {
+        return Ok(None);
+    }
+    let (path, bytes) = read_bytes(csv)?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| FileError::format(&path, "not valid UTF-8 text"))
+}
+
+/// What [`compact`] did with a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compacted {
+    /// No such table, or only its Parquet form.
+    Absent,
+    /// Kept as CSV: smaller than the threshold.
+    Small,
+    /// Kept as CSV: its last row is cut short (a crash), which the Parquet form could not keep.
+    CutShort,
+    /// Now Parquet: CSV bytes before, Parquet bytes after.
+    Parquet {
+        /// Bytes of the CSV file it replaced.
+        csv: u64,
+        /// Bytes of the Parquet file.
+        parquet: u64,
+    },
+}
+
+/// Stores the table `csv` as Parquet if its CSV has at least `min_bytes` (see
+/// [`COMPACT_FROM_BYTES`]) and ends in a whole row: writes `name.parquet` atomically, checks
+/// that it reads back to the same bytes, then removes the CSV. A stale Parquet copy beside a
+/// CSV that stays is removed, so one form remains.
+pub fn compact(csv: &Path, min_bytes: u64) -> Result<Compacted, FileError> {
+    let parquet = parquet_path(csv);
+    let Ok(bytes) = std::fs::read(csv) else {
+        return Ok(Compacted::Absent);
+    };
+    let keep_csv = if (bytes.len() as u64) < min_bytes {
+        Some(Compacted::Small)
+    } else if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+        Some(Compacted::CutShort)
+    } else {
+        None
+    };
+    if let Some(kept) = keep_csv {
+        remove_if_present(&parquet)?;
+        return Ok(kept);
+    }
+    let text =
+        String::from_utf8(bytes).map_err(|_| FileError::format(csv, "not valid UTF-8 text"))?;
+    let encoded = encode(&text, csv)?;
+    if decode(&encoded, &parquet)? != text {
+        return Err(FileError::format(
+            csv,
+            "its Parquet form would not read back to the same text; kept as CSV",
+        ));
+    }
+    write_atomic(&parquet, &encoded)?;
+    std::fs::remove_file(csv).map_err(FileError::io("remove (now stored as Parquet)", csv))?;
+    Ok(Compacted::Parquet {
+        csv: text.len() as u64,
+        parquet: encoded.len() as u64,
+    })
+}
+
+/// Turns a table stored as Parquet back into its CSV journal (atomically), so that rows can be
+/// appended to it; does nothing when the CSV exists or the table does not.
+pub fn expand(csv: &Path) -> Result<(), FileError> {
+    let parquet = parquet_path(csv);
+    if csv.exists() || !parquet.exists() {
+        return Ok(());
+    }
+    let (_, bytes) = read_bytes(csv)?;
+    write_atomic(csv, &bytes)?;
+    remove_if_present(&parquet)
+}
+
+/// Writes the table `csv` names, from whichever form it is stored in, as CSV to `out`;
+/// `false` when the table does not exist.
+pub fn write_csv_to(csv: &Path, out: &Path) -> Result<bool, FileError> {
+    if !exists(csv) {
+        return Ok(false);
+    }
+    let (_, bytes) = read_bytes(csv)?;
+    write_atomic(out, &bytes)?;
+    Ok(true)
+}
+
+fn remove_if_present(path: &Path) -> Result<(), FileError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(FileError::io("remove", path)(e)),
+        _ => Ok(()),
+    }
+}
+
+/// The CSV `text` (a header and whole rows) as Parquet bytes, each column typed.
+fn encode(text: &str, path: &Path) -> Result<Vec<u8>, FileError> {
+    let bad = |e: &dyn std::fmt::Display| FileError::format(path, e.to_string());
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(text.as_bytes());
+    let names = reader.headers().map_err(|e| bad(&e))?.clone();
+    let records = reader
+        .records()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(&e))?;
+    let columns = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let fields: Vec<&str> = records.iter().map(|r| r.get(i).unwrap_or("")).collect();
+            typed_column(name, &fields)
+        })
+        .collect();
+    let mut frame = DataFrame::new(records.len(), columns).map_err(|e| bad(&e))?;
+    let level = ZstdLevel::try_new(ZSTD_LEVEL).map_err(|e| bad(&e))?;
+    let mut buffer = Vec::new();
+    ParquetWriter::new(&mut buffer)
+        .with_compression(ParquetCompression::Zstd(Some(level)))
+        .with_statistics(StatisticsOptions::empty())
+        .finish(&mut frame)
+        .map_err(|e| bad(&e))?;
+    Ok(buffer)
+}
+
+/// `fields` as the narrowest column that holds each exactly: an empty field is a null in a
+/// numeric column, an empty text in a text column; a column with no value at all is text.
+fn typed_column(name: &str, fields: &[&str]) -> Column {
+    let values = || fields.iter().copied().filter(|f| !f.is_empty());
+    let every = |exact: fn(&str) -> bool| values().next().is_some() && values().all(exact);
+    let parsed = |f: &&str| (!f.is_empty()).then(|| f.parse::<f64>().expect("checked"));
+    if every(|f| f.parse::<u32>().is_ok_and(|v| v.to_string() == f)) {
+        let v: Vec<Option<u32>> = fields.iter().map(|f| f.parse().ok()).collect();
+        Column::new(name.into(), v)
+    } else if every(|f| f.parse::<u64>().is_ok_and(|v| v.to_string() == f)) {
+        let v: Vec<Option<u64>> = fields.iter().map(|f| f.parse().ok()).collect();
+        Column::new(name.into(), v)
+    } else if every(|f| f.parse::<i64>().is_ok_and(|v| v.to_string() == f)) {
+        let v: Vec<Option<i64>> = fields.iter().map(|f| f.parse().ok()).collect();
+        Column::new(name.into(), v)
+    } else if every(|f| f.parse::<f64>().is_ok_and(|v| v.to_string() == f)) {
+        let v: Vec<Option<f64>> = fields.iter().map(parsed).collect();
+        let is_f32 = |x: f64| {
+            let widened = f64::from(x as f32);
+            widened == x || (x.is_nan() && widened.is_nan())
+        };
+        if v.iter().flatten().all(|&x| is_f32(x)) {
+            let v: Vec<Option<f32>> = v.iter().map(|x| x.map(|x| x as f32)).collect();
+            Column::new(name.into(), v)
+        } else {
+            Column::new(name.into(), v)
+        }
+    } else {
+        Column::new(name.into(), fields.to_vec())
+    }
+}
+
+/// Parquet bytes written by [`encode`] as the CSV text they were made from.
+fn decode(bytes: &[u8], path: &Path) -> Result<String, FileError> {
+    let bad = |e: &dyn std::fmt::Display| FileError::format(path, format!("not a table: {e}"));
+    let frame = ParquetReader::new(Cursor::new(bytes))
+        .finish()
+        .map_err(|e| bad(&e))?;
+    let columns = frame
+        .columns()
+        .iter()
+        .map(|c| fields(c).map_err(|e| bad(&e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut writer = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    let names: Vec<&str> = frame.columns().iter().map(|c| c.name().as_str()).collect();
+    writer.write_record(&names).map_err(|e| bad(&e))?;
+    for row in 0..frame.height() {
+        writer
+            .write_record(columns.iter().map(|c| c[row].as_str()))
+            .map_err(|e| bad(&e))?;
+    }
+    let bytes = writer.into_inner().map_err(|e| bad(&e))?;
+    String::from_utf8(bytes).map_err(|e| bad(&e))
+}
+
+/// A column's values as CSV fields: numbers as `{}` writes them (an f32 widened to f64
+/// first, as the rows hold it), a null as an empty field.
+fn fields(column: &Column) -> Result<Vec<String>, String> {
+    let series = column.as_materialized_series();
+    let text = |v: Option<String>| v.unwrap_or_default();
+    let e = |e: polars::prelude::PolarsError| e.to_string();
+    Ok(match series.dtype() {
+        DataType::UInt32 => series
+            .u32()
+            .map_err(e)?
+            .into_iter()
+            .map(|v| text(v.map(|v| v.to_string())))
+            .collect(),
+        DataType::UInt64 => series
+            .u64()
+            .map_err(e)?
+            .into_iter()
+            .map(|v| text(v.map(|v| v.to_string())))
+            .collect(),
+        DataType::Int64 => series
+            .i64()
+            .map_err(e)?
+            .into_iter()
+            .map(|v| text(v.map(|v| v.to_string())))
+            .collect(),
+        DataType::Float32 => series
+            .f32()
+            .map_err(e)?
+            .into_iter()
+            .map(|v| text(v.map(|v| f64::from(v).to_string())))
+            .collect(),
+        DataType::Float64 => series
+            .f64()
+            .map_err(e)?
+            .into_iter()
+            .map(|v| text(v.map(|v| v.to_string())))
+            .collect(),
+        DataType::String => series
+            .str()
+            .map_err(e)?
+            .into_iter()
+            .map(|v| text(v.map(str::to_string)))
+            .collect(),
+        other => return Err(format!("column `{}` is of type {other}", column.name())),
+    })
+}
+
+#[cfg(test)]
+#[path = "stored_tests.rs"]
+mod tests;

@@ -13,6 +13,12 @@ tch_target := "target/tch"
 wgpu_target := env_var_or_default("BATCHLAB_WGPU_TARGET", "target/wgpu")
 no_avx512_target := "target/no-avx512"
 with_torch := "VIRTUAL_ENV=\"$PWD/" + venv_tch + "\" PATH=\"$PWD/" + venv_tch + "/bin:$PATH\" LIBTORCH_USE_PYTORCH=1"
+# The GPU machine's PyTorch, and the environment the tch-cuda binary builds against.
+torch_gpu := "2.11.0"
+venv_tch_cuda := ".venv-tch-cuda"
+tch_cuda_target := "target/tch-cuda"
+cuda_target := "target/cuda"
+with_torch_cuda := "VIRTUAL_ENV=\"$PWD/" + venv_tch_cuda + "\" PATH=\"$PWD/" + venv_tch_cuda + "/bin:$PATH\" LIBTORCH_USE_PYTORCH=1"
 
 # Run experiments/NAME.toml (default: the quick CPU sweep); the last line printed is the report directory.
 # Usage: just run | just run experiment=vgg16-step-time-cpu | just run vgg16-step-time-cpu --set sweep.rounds=3
@@ -89,10 +95,40 @@ report dir *ARGS:
 csv dir:
     {{batchlab}} csv "{{dir}}"
 
-# Build the GPU binary (target/release/batchlab with CUDA). CUDARC_CUDA_VERSION fixes the CUDA API
-# version cudarc binds (13000 = CUDA 13.0, driver 580); set it to match the GPU machine's driver.
+# The GPU binary, burn-cuda with CubeCL's autotuner, as target/release/batchlab-cuda, built in its
+# own target directory (burn with cuda is another feature set). CUDARC_CUDA_VERSION fixes the CUDA
+# API version cudarc binds (13000 = CUDA 13.0, driver 580); set it to match the GPU machine's.
 build-cuda:
-    CUDARC_CUDA_VERSION="${CUDARC_CUDA_VERSION:-13000}" cargo build --release -p batchlab-cli --features cuda
+    CUDARC_CUDA_VERSION="${CUDARC_CUDA_VERSION:-13000}" cargo build --release -p batchlab-cli --features cuda --target-dir {{cuda_target}}
+    mkdir -p target/release && cp {{cuda_target}}/release/batchlab target/release/batchlab-cuda
+
+# LibTorch on the GPU, as target/release/batchlab-tch-cuda: built against the PyTorch the GPU
+# machine has (torch {{torch_gpu}}, whose PyPI wheel is the CUDA 13.0 build), installed into the
+# git-ignored .venv-tch-cuda (about 4.6 GB). tch 0.22 targets PyTorch 2.9;
+# LIBTORCH_BYPASS_VERSION_CHECK lets torch-sys build its wrapper against 2.11, whose C++ API
+# kept every function that wrapper calls. The build must link libtorch_cuda (checked with
+# readelf): on the GPU machine the binary runs on that machine's own libtorch and cuDNN through
+# LD_LIBRARY_PATH (scripts/gpu-campaign.sh), which meta.json records.
+build-tch-cuda:
+    test -x {{venv_tch_cuda}}/bin/python || python3 -m venv {{venv_tch_cuda}}
+    {{venv_tch_cuda}}/bin/python -c "import torch; assert torch.__version__.startswith('{{torch_gpu}}') and torch.version.cuda" 2>/dev/null || {{venv_tch_cuda}}/bin/pip install torch=={{torch_gpu}}
+    {{with_torch_cuda}} LIBTORCH_BYPASS_VERSION_CHECK=1 cargo build --release -p batchlab-cli --features tch --target-dir {{tch_cuda_target}}
+    readelf -d {{tch_cuda_target}}/release/batchlab | grep -q 'NEEDED.*libtorch_cuda.so' || { echo "error: batchlab-tch-cuda does not link libtorch_cuda.so: it would run on the CPU"; exit 1; }
+    mkdir -p target/release && cp {{tch_cuda_target}}/release/batchlab target/release/batchlab-tch-cuda
+
+# Both GPU binaries, stripped and compressed (zstd) into gpu/ (git-ignored), which a GPU run
+# carries beside the tracked tree; prints each size and the total against the 64 MiB that travels.
+gpu-pack: build-cuda build-tch-cuda
+    bash scripts/gpu-pack.sh
+
+# The GPU campaign, on the GPU machine (scripts/gpu-campaign.sh; docs/backends.md, "The GPU
+# campaign"): the seeds' GPU setups in one go, packed for `just gpu-import`.
+gpu-campaign *ARGS:
+    bash scripts/gpu-campaign.sh {{ARGS}}
+
+# Unpack a GPU campaign's output folder here: its report directories into reports/.
+gpu-import dir:
+    bash scripts/gpu-import.sh "{{dir}}"
 
 # The same without CubeCL's autotuner (burn-cubecl's default kernel for each op): for a GPU lent
 # for minutes, where tuning every shape bucket would take the whole lease (docs/backends.md).

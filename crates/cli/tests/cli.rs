@@ -428,3 +428,51 @@ fn data_commands_report_what_is_there_and_how_to_get_the_rest() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(text(&unknown.stderr).contains("expected one of cifar10, cats-vs-dogs"));
 }
+
+#[test]
+fn a_measured_warm_up_keeps_its_steps_and_the_report_shows_the_first_step_cost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tiny_config(tmp.path(), "");
+    let text = fs::read_to_string(&config).unwrap();
+    fs::write(
+        &config,
+        text.replace(
+            "warmup_steps = 1\n",
+            "warmup_steps = 1\nwarmup_max_steps = 5\n",
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("reports");
+    let dir = run_ok(&[
+        "run",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let warmup = common::table(&dir.join("warmup.csv"));
+    let mut lines = warmup.lines();
+    assert_eq!(lines.next(), Some("batch_size,round,step,step_ms,ended"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    // Every visit (4 batch sizes x 2 rounds) kept its warm-up: at least 1 step, at most 5,
+    // ended by the rule or the cap.
+    let visits: std::collections::BTreeSet<(&str, &str)> =
+        rows.iter().map(|r| (r[0], r[1])).collect();
+    assert_eq!(visits.len(), 8, "{warmup}");
+    assert!(
+        rows.iter().all(|r| r[2].parse::<u32>().unwrap() < 5),
+        "{warmup}"
+    );
+    assert!(
+        rows.iter().all(|r| r[4] == "settled" || r[4] == "cap"),
+        "{warmup}"
+    );
+    let report = fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("## Warm-up: what the first steps cost"),
+        "{report}"
+    );
+    assert!(
+        report.contains("at least 1 and at most 5 warm-up steps dropped"),
+        "{report}"
+    );
+}

@@ -111,3 +111,15 @@ fn the_batch_size_search_probes_the_device() {
     let report = fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.contains("256"), "{report}");
 }
+
+/// The GPU campaign rehearsed on wgpu (scripts/gpu-campaign.sh --rehearse): burn's CubeCL path,
+/// which cuda takes on the card, end to end through packing and `gpu-import`.
+#[test]
+fn the_campaign_rehearses_packs_and_imports_on_wgpu() {
+    for run in common::rehearse_campaign("wgpu") {
+        let meta = meta(&run);
+        assert_eq!(meta["backend"], "wgpu", "{meta}");
+        assert_eq!(meta["status"], "complete", "{meta}");
+        assert!(run.join("report.md").is_file() && run.join("step_time.svg").is_file());
+    }
+}

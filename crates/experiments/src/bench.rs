@@ -19,7 +19,7 @@ use crate::{
     error::RunError,
     optim::{with_optimizer, OptimizerConfig, WithOptimizer},
     progress::Progress,
-    timed_step::{with_stepper, StepSetup},
+    timed_step::{with_stepper, StepSetup, Warmup},
 };
 
 /// One benchmark case.
@@ -159,7 +159,7 @@ fn steps(
                 seed: 0,
             };
             with_stepper(setup, |stepper| {
-                stepper.visit(case.batch_size, 0, warmup, samples, true)
+                stepper.visit(case.batch_size, 0, Warmup::fixed(warmup), samples, true)
             })?
             .map(|visit| visit.step_ms)
             .map_err(RunError::Other)

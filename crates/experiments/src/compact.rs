@@ -13,12 +13,13 @@ use crate::{
 
 /// Every raw table a kind appends to while it runs: what a finished run compacts and what
 /// [`export_csv`] writes.
-pub const RAW_TABLES: [&str; 6] = [
+pub const RAW_TABLES: [&str; 7] = [
     "results.csv",
     "trials.csv",
     "search.csv",
     "noise.csv",
     "stages.csv",
+    "warmup.csv",
     "probes.csv",
 ];
 

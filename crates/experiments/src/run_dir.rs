@@ -65,6 +65,15 @@ pub struct Meta {
     /// (the system's malloc).
     #[serde(default)]
     pub allocator: String,
+    /// The library path the libtorch was found through (tch backends: LD_LIBRARY_PATH, set by
+    /// scripts/gpu-campaign.sh on a GPU machine, where the binary's own run path is the build
+    /// machine's); absent when empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub library_path: String,
+    /// The NVIDIA GPU of a cuda or tch-cuda run, as nvidia-smi read it at the start (clocks,
+    /// power limit); absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<sysinfo::GpuReading>,
     /// Operating system and kernel.
     pub os: String,
     /// UTC start time (RFC 3339).
@@ -97,6 +106,8 @@ impl Meta {
             fast_paths: backend::fast_paths(backend_config),
             autotune: backend::autotune(backend_config),
             allocator: sysinfo::allocator().into(),
+            library_path: backend::library_path(backend_config),
+            gpu: backend::nvidia_gpu(backend_config),
             os: sysinfo::os_description(),
             started: sysinfo::rfc3339(sysinfo::unix_seconds()),
             ended: None,

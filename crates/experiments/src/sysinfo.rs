@@ -141,8 +141,71 @@ pub fn git_commit() -> String {
                 commit
             }
         }
-        None => "unknown".into(),
+        // A copy of the tree without its repository (a GPU machine's): the commit the GPU
+        // campaign was packed from (scripts/gpu-pack.sh writes it, the campaign exports it).
+        None => std::env::var("BATCHLAB_GIT_COMMIT").unwrap_or_else(|_| "unknown".into()),
     }
+}
+
+/// An NVIDIA GPU as `nvidia-smi` reports it when a run starts: what a GPU timing depends on
+/// beyond its name (the clocks the card runs at and may reach, its power limit).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GpuReading {
+    /// E.g. `NVIDIA H100 80GB HBM3`.
+    pub name: String,
+    /// The driver's version.
+    pub driver: String,
+    /// Memory in MiB: all of it, and what was free.
+    pub memory_total_mib: f64,
+    /// Free memory in MiB.
+    pub memory_free_mib: f64,
+    /// Streaming-multiprocessor clock now, and its maximum, in MHz.
+    pub clock_sm_mhz: f64,
+    /// The SM clock's maximum, in MHz.
+    pub clock_sm_max_mhz: f64,
+    /// Memory clock, in MHz.
+    pub clock_memory_mhz: f64,
+    /// The power limit, in W.
+    pub power_limit_w: f64,
+}
+
+/// GPU `index` as `nvidia-smi` reports it; `None` without nvidia-smi or that GPU.
+pub fn nvidia_gpu(index: usize) -> Option<GpuReading> {
+    let out = Command::new("nvidia-smi")
+        .args([
+            "--query-gpu=name,driver_version,memory.total,memory.free,clocks.sm,clocks.max.sm,clocks.mem,power.limit",
+            "--format=csv,noheader,nounits",
+            &format!("--id={index}"),
+        ])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    parse_nvidia_smi(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// One line of [`nvidia_gpu`]'s query; a field nvidia-smi cannot read (`[N/A]`) is NaN.
+fn parse_nvidia_smi(line: &str) -> Option<GpuReading> {
+    let fields: Vec<&str> = line.lines().next()?.split(',').map(str::trim).collect();
+    let [name, driver, numbers @ ..] = fields.as_slice() else {
+        return None;
+    };
+    let n: Vec<f64> = numbers
+        .iter()
+        .map(|f| f.parse().unwrap_or(f64::NAN))
+        .collect();
+    let [total, free, sm, sm_max, memory, power] = n.as_slice() else {
+        return None;
+    };
+    Some(GpuReading {
+        name: name.to_string(),
+        driver: driver.to_string(),
+        memory_total_mib: *total,
+        memory_free_mib: *free,
+        clock_sm_mhz: *sm,
+        clock_sm_max_mhz: *sm_max,
+        clock_memory_mhz: *memory,
+        power_limit_w: *power,
+    })
 }
 
 /// CPU time the whole process has used so far (every thread, user and system), in
@@ -255,6 +318,23 @@ pub mod memory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_nvidia_smi_line_reads_as_a_gpu() {
+        let gpu =
+            parse_nvidia_smi("NVIDIA H200, 580.159.03, 143771, 143000, 345, 1980, 2619, [N/A]\n")
+                .unwrap();
+        assert_eq!(
+            (gpu.name.as_str(), gpu.driver.as_str()),
+            ("NVIDIA H200", "580.159.03")
+        );
+        assert_eq!(
+            (gpu.memory_total_mib, gpu.clock_sm_max_mhz),
+            (143771.0, 1980.0)
+        );
+        assert!(gpu.power_limit_w.is_nan());
+        assert!(parse_nvidia_smi("No devices were found").is_none());
+    }
 
     #[test]
     fn timestamps_are_correct_and_sortable() {

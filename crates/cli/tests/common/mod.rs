@@ -128,3 +128,82 @@ pub fn table(path: &Path) -> String {
 pub fn stored(path: &Path) -> bool {
     batchlab_method::rows::stored::exists(path)
 }
+
+/// Rehearses the GPU campaign (scripts/gpu-campaign.sh) with the test binary on `backend`, the
+/// VGG16 and MobileNet sweeps shrunk, then checks what it packed: at most 8 files of at most
+/// 16 MiB, which `scripts/gpu-import.sh` restores into another root as they were written, with
+/// `latest` pointing at each experiment's run. Returns the restored run directories.
+pub fn rehearse_campaign(backend: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, reports, import) = (
+        tmp.path().join("out"),
+        tmp.path().join("run/reports"),
+        tmp.path().join("import"),
+    );
+    let rehearsal = Command::new("bash")
+        .arg(root.join("scripts/gpu-campaign.sh"))
+        .args(["--rehearse", env!("CARGO_BIN_EXE_batchlab")])
+        .args(["--rehearse-backend", backend, "--budget", "600"])
+        .args(["--only", "vgg16-step-time,mobilenet-step-time"])
+        .arg("--out")
+        .arg(&out)
+        .arg("--reports")
+        .arg(&reports)
+        .output()
+        .unwrap();
+    let log = std::fs::read_to_string(out.join("campaign.log")).unwrap_or_default();
+    assert!(rehearsal.status.success(), "{rehearsal:?}\n{log}");
+    let packed: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .collect();
+    assert!(packed.len() <= 8, "{} files packed", packed.len());
+    for file in &packed {
+        let size = file.metadata().unwrap().len();
+        assert!(size <= 16 << 20, "{:?}: {size} bytes", file.path());
+    }
+    std::fs::create_dir_all(&import).unwrap();
+    let imported = Command::new("bash")
+        .arg(root.join("scripts/gpu-import.sh"))
+        .arg(&out)
+        .arg(&import)
+        .output()
+        .unwrap();
+    assert!(imported.status.success(), "{imported:?}");
+    let runs: Vec<PathBuf> = String::from_utf8_lossy(&imported.stdout)
+        .lines()
+        .map(|run| import.join(run))
+        .collect();
+    assert_eq!(runs.len(), 2, "{log}");
+    for run in &runs {
+        let name = run.strip_prefix(import.join("reports")).unwrap();
+        let written = reports.join(name);
+        for entry in std::fs::read_dir(&written).unwrap() {
+            let file = entry.unwrap().file_name();
+            if file.to_string_lossy().ends_with(".lock") {
+                continue;
+            }
+            assert_eq!(
+                std::fs::read(written.join(&file)).unwrap(),
+                std::fs::read(run.join(&file)).unwrap(),
+                "{name:?}/{file:?} restored differently"
+            );
+        }
+        let latest = std::fs::read_link(run.parent().unwrap().join("latest")).unwrap();
+        assert_eq!(Some(latest.as_os_str()), run.file_name());
+    }
+    // The runs stay readable after the temporary directory goes: copy them out.
+    let keep = tempfile::tempdir().unwrap().keep();
+    runs.iter()
+        .map(|run| {
+            let to = keep.join(run.strip_prefix(&import).unwrap());
+            std::fs::create_dir_all(&to).unwrap();
+            for entry in std::fs::read_dir(run).unwrap() {
+                let entry = entry.unwrap();
+                std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+            }
+            to
+        })
+        .collect()
+}

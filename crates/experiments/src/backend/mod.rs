@@ -174,6 +174,25 @@ pub fn libtorch_version(config: &BackendConfig) -> String {
     }
 }
 
+/// The library path a tch backend found libtorch through (LD_LIBRARY_PATH; meta.json
+/// `library_path`); empty for other backends or when unset.
+pub fn library_path(config: &BackendConfig) -> String {
+    match config.name {
+        BackendKind::Tch | BackendKind::TchCuda => {
+            std::env::var("LD_LIBRARY_PATH").unwrap_or_default()
+        }
+        BackendKind::Flex | BackendKind::Cuda | BackendKind::Wgpu => String::new(),
+    }
+}
+
+/// The NVIDIA GPU a cuda or tch-cuda run computes on, as nvidia-smi reads it (meta.json `gpu`).
+pub fn nvidia_gpu(config: &BackendConfig) -> Option<crate::sysinfo::GpuReading> {
+    match config.name {
+        BackendKind::Cuda | BackendKind::TchCuda => crate::sysinfo::nvidia_gpu(config.device),
+        BackendKind::Flex | BackendKind::Tch | BackendKind::Wgpu => None,
+    }
+}
+
 /// How much CubeCL autotunes on the CubeCL backends (meta.json `autotune`): the level set by
 /// cubecl's `CUBECL_AUTOTUNE_LEVEL`, else its default (balanced), on builds with the `autotune`
 /// feature; "off" on builds without it (`cuda-untuned`, `wgpu` alone), which run burn-cubecl's

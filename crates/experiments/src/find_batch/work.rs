@@ -27,7 +27,7 @@ use crate::{
     progress::Progress,
     run_dir::about,
     study::{Rendered, Study},
-    timed_step::{with_stepper, StepSetup},
+    timed_step::{with_stepper, StepSetup, Warmup},
 };
 
 const PROBES: &str = "probes.csv";
@@ -157,7 +157,7 @@ fn measure(study: &FindBatchStudy, probe: &Probe, unit: &str) -> Vec<ProbeSample
             stepper.visit(
                 probe.batch_size as usize,
                 config.probe.seed ^ u64::from(probe.batch_size),
-                config.probe.warmup_steps,
+                Warmup::fixed(config.probe.warmup_steps),
                 config.probe.samples,
                 false,
             )

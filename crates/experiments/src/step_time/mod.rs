@@ -28,6 +28,7 @@ use crate::{
     optim::OptimizerConfig,
     progress::Progress,
     study::{PlannedSteps, Rendered, Study, StudyConfig},
+    timed_step::{Warmup, SETTLE_SPREAD, SETTLE_WINDOW},
 };
 
 pub use anatomy::AnatomyConfig;
@@ -74,8 +75,15 @@ pub struct SweepConfig {
     /// All batch sizes from..=to, added to `batch_sizes` (the seed swept 1..=70).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batch_range: Option<[u32; 2]>,
-    /// Steps run and dropped at every visit of a batch size.
+    /// Steps run and dropped at every visit of a batch size: the fewest, when
+    /// `warmup_max_steps` lets warm-up go on until the step settles.
     pub warmup_steps: usize,
+    /// The most warm-up steps of a visit: between `warmup_steps` and this, warm-up goes on
+    /// until the last steps agree (`timed_step::Warmup`). The GPU configs set it: on the CubeCL
+    /// backends (cuda, wgpu) a visit's first steps compile and tune kernels for a time no fixed
+    /// count knows. Unset, warm-up is `warmup_steps` exactly (every run made before it existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup_max_steps: Option<usize>,
     /// Timed steps kept at every visit.
     pub samples: usize,
     /// Visits of every batch size, each round in a new shuffled order.
@@ -90,6 +98,7 @@ impl Default for SweepConfig {
             batch_sizes: Vec::new(),
             batch_range: None,
             warmup_steps: 2,
+            warmup_max_steps: None,
             samples: 10,
             rounds: 5,
             seed: 0,
@@ -205,6 +214,18 @@ impl StepTimeStudy {
                 return Err(source.error(key, "expected at least 1"));
             }
         }
+        if sweep
+            .warmup_max_steps
+            .is_some_and(|max| max < sweep.warmup_steps)
+        {
+            return Err(source.error(
+                "sweep.warmup_max_steps",
+                format!(
+                    "expected at least sweep.warmup_steps ({}): the cap of a warm-up that drops at least that many",
+                    sweep.warmup_steps
+                ),
+            ));
+        }
         let visits = batch_sizes.len() as u128 * sweep.rounds as u128;
         check_count(
             source,
@@ -213,7 +234,8 @@ impl StepTimeStudy {
             visits,
             MAX_UNITS,
         )?;
-        let steps = visits * (sweep.samples as u128 + sweep.warmup_steps as u128);
+        let most_warmup = sweep.warmup_max_steps.unwrap_or(sweep.warmup_steps);
+        let steps = visits * (sweep.samples as u128 + most_warmup as u128);
         // A step is milliseconds to seconds: ten million is already weeks.
         check_count(
             source,
@@ -255,6 +277,16 @@ impl StepTimeStudy {
         })
     }
 
+    /// How each visit warms up: `sweep.warmup_steps`, up to `sweep.warmup_max_steps` until the
+    /// step settles.
+    pub fn warmup(&self) -> Warmup {
+        let s = &self.config.sweep;
+        Warmup {
+            min: s.warmup_steps,
+            max: s.warmup_max_steps.unwrap_or(s.warmup_steps),
+        }
+    }
+
     /// Every visit, in the planned order: the sweep's shuffled rounds, then those of
     /// `[anatomy]`.
     fn visits(&self) -> Vec<Visit> {
@@ -288,9 +320,20 @@ impl StepTimeStudy {
                 a.samples
             )
         });
+        let w = self.warmup();
+        let warmup = if w.max <= w.min {
+            format!("{} warm-up steps dropped", w.min)
+        } else {
+            format!(
+                "at least {} and at most {} warm-up steps dropped, until the last {SETTLE_WINDOW} agree within {:.0}% (each kept in warmup.csv)",
+                w.min,
+                w.max,
+                SETTLE_SPREAD * 100.0
+            )
+        };
         format!(
-            "{} rounds, each visiting every batch size once in a new shuffled order (seed {}); per visit {} warm-up steps dropped, then {} timed steps of forward + loss + backward + {} update, the device synchronised before every clock read; synthetic inputs made on the device before timing",
-            s.rounds, s.seed, s.warmup_steps, s.samples, self.config.optimizer.name
+            "{} rounds, each visiting every batch size once in a new shuffled order (seed {}); per visit {warmup}, then {} timed steps of forward + loss + backward + {} update, the device synchronised before every clock read; synthetic inputs made on the device before timing",
+            s.rounds, s.seed, s.samples, self.config.optimizer.name
         ) + &anatomy
     }
 

@@ -10,7 +10,7 @@ use std::{
 use batchlab_method::rows::Status;
 use batchlab_method::rows::{
     append_rows, read_rows_so_far,
-    step_time::{StageSample, StepSample},
+    step_time::{StageSample, StepSample, WarmupSample},
 };
 use batchlab_method::stats::median;
 use batchlab_report::step_time::{render_step_time, StepTimeContext, StepTimeRules};
@@ -77,7 +77,9 @@ pub fn work(
     dir: &Path,
     events: &dyn UnitEvents,
 ) -> Result<WorkerExit, RunError> {
-    let todo = remaining_visits(&study.visits(), &read_done(dir)?, &read_dissected(dir)?);
+    let done = read_done(dir)?;
+    drop_orphan_warmup(dir, &done)?;
+    let todo = remaining_visits(&study.visits(), &done, &read_dissected(dir)?);
     if todo.is_empty() {
         return Ok(WorkerExit::Finished);
     }
@@ -151,6 +153,34 @@ fn read_done(dir: &Path) -> Result<Vec<StepSample>, RunError> {
     }
 }
 
+/// Drops the warm-up rows of visits with no row in results.csv: a visit's warm-up rows are
+/// written just before its samples, so a worker killed in between leaves them for a visit that
+/// runs again. Rewrites warmup.csv atomically, and only when there are such rows.
+fn drop_orphan_warmup(dir: &Path, done: &[StepSample]) -> Result<(), RunError> {
+    let path = dir.join(WARMUP);
+    batchlab_method::rows::stored::expand(&path)?;
+    if !path.exists() {
+        return Ok(());
+    }
+    let visits: HashSet<(u32, u32)> = done.iter().map(|s| (s.round, s.batch_size)).collect();
+    let rows: Vec<WarmupSample> = read_rows_so_far(&path)?;
+    let kept: Vec<WarmupSample> = rows
+        .iter()
+        .filter(|r| visits.contains(&(r.round, r.batch_size)))
+        .cloned()
+        .collect();
+    if kept.len() == rows.len() {
+        return Ok(());
+    }
+    let partial = path.with_extension("csv.partial");
+    let _ = std::fs::remove_file(&partial);
+    append_rows(&partial, &kept)?;
+    std::fs::rename(&partial, &path).map_err(|e| RunError::io(&path, e))
+}
+
+/// The raw table of every visit's warm-up steps.
+const WARMUP: &str = "warmup.csv";
+
 /// (round, batch size) of every dissecting visit with rows in stages.csv.
 fn read_dissected(dir: &Path) -> Result<HashSet<(u32, u32)>, RunError> {
     let stages = dir.join("stages.csv");
@@ -205,7 +235,7 @@ fn measure_visits(
             stepper.visit(
                 visit.batch_size as usize,
                 config.sweep.seed ^ u64::from(visit.batch_size),
-                config.sweep.warmup_steps,
+                study.warmup(),
                 config.sweep.samples,
                 track_memory,
             )
@@ -238,6 +268,21 @@ fn measure_visits(
                         message: message.clone(),
                     })
                     .collect();
+                let warmup: Vec<WarmupSample> = result
+                    .warmup_ms
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &step_ms)| WarmupSample {
+                        batch_size: visit.batch_size,
+                        round: visit.round,
+                        step: i as u32,
+                        step_ms,
+                        ended: result.warmup_end,
+                    })
+                    .collect();
+                // Warm-up first: a visit with samples has its warm-up rows (see
+                // `drop_orphan_warmup`).
+                append_rows(&dir.join(WARMUP), &warmup)?;
                 append_rows(&results, &rows)?;
                 events.end(&visit.id(), &format!("{:.1} ms", median(&result.step_ms)));
             }

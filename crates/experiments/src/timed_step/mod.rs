@@ -14,6 +14,7 @@ mod dissect;
 pub use dissect::{DissectedSample, Dissection};
 
 use batchlab_datasets::{SyntheticBatch, SyntheticImages};
+pub use batchlab_method::rows::step_time::WarmupEnd;
 use batchlab_models::{classification_loss, Model, ModelSpec};
 use burn::{
     optim::{GradientsParams, Optimizer},
@@ -28,11 +29,64 @@ use crate::{
     sysinfo::{cpu_time_ms, memory},
 };
 
+/// How a visit warms up (docs/ARCHITECTURE.md, "Measurement rules"): at least `min` dropped
+/// steps; then, up to `max` in all, more until the last [`SETTLE_WINDOW`] steps agree within
+/// [`SETTLE_SPREAD`] (the largest over the smallest). `min == max` is a fixed count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Warmup {
+    /// Steps always dropped.
+    pub min: usize,
+    /// The cap: warm-up ends here even if the step has not settled.
+    pub max: usize,
+}
+
+/// Warm-up steps whose times must agree for the step to count as settled.
+pub const SETTLE_WINDOW: usize = 3;
+/// How far they may spread: the largest at most this much above the smallest.
+pub const SETTLE_SPREAD: f64 = 0.10;
+
+impl Warmup {
+    /// Exactly `steps` dropped steps.
+    pub fn fixed(steps: usize) -> Self {
+        Self {
+            min: steps,
+            max: steps,
+        }
+    }
+
+    /// Whether warm-up is over after the steps `ms` took, and how; `None`: take another.
+    pub fn ended(&self, ms: &[f64]) -> Option<WarmupEnd> {
+        let n = ms.len();
+        let settled = || {
+            let last = &ms[n.saturating_sub(SETTLE_WINDOW)..];
+            let (lo, hi) = last.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &t| {
+                (lo.min(t), hi.max(t))
+            });
+            n >= SETTLE_WINDOW && hi <= lo * (1.0 + SETTLE_SPREAD)
+        };
+        if n < self.min {
+            None
+        } else if self.max <= self.min {
+            Some(WarmupEnd::Fixed)
+        } else if settled() {
+            Some(WarmupEnd::Settled)
+        } else if n >= self.max {
+            Some(WarmupEnd::Cap)
+        } else {
+            None
+        }
+    }
+}
+
 /// What one visit of a batch size measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VisitResult {
     /// Wall time of every timed step, in milliseconds.
     pub step_ms: Vec<f64>,
+    /// Wall time of every dropped warm-up step, in milliseconds, and how the warm-up ended.
+    pub warmup_ms: Vec<f64>,
+    /// How the warm-up ended.
+    pub warmup_end: WarmupEnd,
     /// CPU time of the whole process (every thread) during every timed step, in milliseconds;
     /// empty where the clock cannot be read.
     pub step_cpu_ms: Vec<f64>,
@@ -47,14 +101,14 @@ pub struct VisitResult {
 
 /// Timed training steps on synthetic data, whatever the backend and optimizer.
 pub trait Stepper {
-    /// `warmup` dropped steps, then `samples` timed steps on a synthetic batch of
-    /// `batch_size` examples made from `data_seed` before the timed region. With
-    /// `track_memory`, the process's peak RSS over the visit is recorded.
+    /// Warm-up steps as `warmup` rules (each timed and kept), then `samples` timed steps on a
+    /// synthetic batch of `batch_size` examples made from `data_seed` before the timed region.
+    /// With `track_memory`, the process's peak RSS over the visit is recorded.
     fn visit(
         &mut self,
         batch_size: usize,
         data_seed: u64,
-        warmup: usize,
+        warmup: Warmup,
         samples: usize,
         track_memory: bool,
     ) -> Result<VisitResult, String>;
@@ -184,7 +238,7 @@ impl<B: AutodiffBackend, O: Optimizer<Model<B>, B>> StepTimer<B, O> {
     fn timed_steps(
         &mut self,
         batch: &SyntheticBatch<B>,
-        warmup: usize,
+        warmup: Warmup,
         samples: usize,
         track_memory: bool,
     ) -> Result<VisitResult, String> {
@@ -192,9 +246,11 @@ impl<B: AutodiffBackend, O: Optimizer<Model<B>, B>> StepTimer<B, O> {
         self.sync()?;
         let mut step_ms = Vec::with_capacity(samples);
         let mut step_cpu_ms = Vec::with_capacity(samples);
+        let mut warmup_ms = Vec::with_capacity(warmup.min);
+        let mut warmup_end = warmup.ended(&warmup_ms);
         let mut last_loss = None;
         let mut device_memory_peak: Option<(u64, u64)> = None;
-        for i in 0..warmup + samples {
+        while warmup_end.is_none() || step_ms.len() < samples {
             let cpu_start = cpu_time_ms();
             let start = Instant::now();
             let loss = self.step(batch.images.clone(), batch.labels.clone());
@@ -205,9 +261,12 @@ impl<B: AutodiffBackend, O: Optimizer<Model<B>, B>> StepTimer<B, O> {
                 let (u, r) = device_memory_peak.unwrap_or((0, 0));
                 device_memory_peak = Some((u.max(in_use), r.max(reserved)));
             }
-            if i >= warmup {
+            if warmup_end.is_some() {
                 step_ms.push(elapsed.as_secs_f64() * 1e3);
                 step_cpu_ms.extend(cpu);
+            } else {
+                warmup_ms.push(elapsed.as_secs_f64() * 1e3);
+                warmup_end = warmup.ended(&warmup_ms);
             }
             last_loss = Some(loss);
         }
@@ -217,6 +276,8 @@ impl<B: AutodiffBackend, O: Optimizer<Model<B>, B>> StepTimer<B, O> {
         }
         Ok(VisitResult {
             step_ms,
+            warmup_ms,
+            warmup_end: warmup_end.expect("the timed steps start once warm-up has ended"),
             step_cpu_ms,
             peak_mem_mb: if tracking {
                 memory::peak_rss_mb()
@@ -234,7 +295,7 @@ impl<B: AutodiffBackend, O: Optimizer<Model<B>, B>> Stepper for StepTimer<B, O> 
         &mut self,
         batch_size: usize,
         data_seed: u64,
-        warmup: usize,
+        warmup: Warmup,
         samples: usize,
         track_memory: bool,
     ) -> Result<VisitResult, String> {
@@ -252,5 +313,35 @@ impl<B: AutodiffBackend, O: Optimizer<Model<B>, B>> Stepper for StepTimer<B, O> 
     ) -> Result<Dissection, String> {
         let batch = self.images.batch::<B>(batch_size, data_seed, &self.device);
         self.dissected(&batch, warmup, samples)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warm_up_ends_fixed_settled_or_at_its_cap() {
+        let fixed = Warmup::fixed(2);
+        assert_eq!(fixed.ended(&[900.0]), None);
+        assert_eq!(fixed.ended(&[900.0, 50.0]), Some(WarmupEnd::Fixed));
+        assert_eq!(Warmup::fixed(0).ended(&[]), Some(WarmupEnd::Fixed));
+        let rule = Warmup { min: 2, max: 6 };
+        // Compiling, then tuning, then three steps within 10% of each other.
+        assert_eq!(rule.ended(&[4000.0, 900.0]), None);
+        assert_eq!(rule.ended(&[4000.0, 900.0, 52.0, 50.0]), None);
+        assert_eq!(
+            rule.ended(&[4000.0, 900.0, 52.0, 50.0, 54.0]),
+            Some(WarmupEnd::Settled)
+        );
+        assert_eq!(
+            rule.ended(&[4000.0, 900.0, 52.0, 80.0, 50.0, 70.0]),
+            Some(WarmupEnd::Cap)
+        );
+        // Settled already at the minimum when the minimum spans the window.
+        assert_eq!(
+            Warmup { min: 3, max: 9 }.ended(&[10.0, 10.5, 10.2]),
+            Some(WarmupEnd::Settled)
+        );
     }
 }

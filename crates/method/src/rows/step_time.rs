@@ -48,6 +48,45 @@ impl Row for StepSample {
     }
 }
 
+/// The header of `warmup.csv`, exactly.
+pub const WARMUP_HEADER: &str = "batch_size,round,step,step_ms,ended";
+
+/// How a visit's warm-up ended (`timed_step::Warmup`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WarmupEnd {
+    /// After a fixed number of steps (the minimum is the cap).
+    Fixed,
+    /// The last steps agreed: the step had settled.
+    Settled,
+    /// At the cap, before the steps agreed.
+    Cap,
+}
+
+/// One row of `warmup.csv`: a dropped warm-up step of a visit, kept so that the first-step
+/// cost (kernel compilation, autotuning, allocation) is measured rather than assumed away.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WarmupSample {
+    /// Examples per step.
+    pub batch_size: u32,
+    /// The round of the visit, from 0.
+    pub round: u32,
+    /// The warm-up step's index within its visit, from 0.
+    pub step: u32,
+    /// Its wall time in milliseconds.
+    #[serde(serialize_with = "super::number::shortest")]
+    pub step_ms: f64,
+    /// How the visit's warm-up ended (the same on every row of the visit).
+    pub ended: WarmupEnd,
+}
+
+impl Row for WarmupSample {
+    const HEADER: &'static str = WARMUP_HEADER;
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        check_time("step_ms", self.step_ms)
+    }
+}
+
 /// The header of `stages.csv`, exactly.
 pub const STAGES_HEADER: &str = "batch_size,round,sample,stage_index,stage,phase,ms";
 
@@ -115,6 +154,28 @@ mod tests {
         );
         let back: Vec<StepSample> = read_rows(&path).unwrap();
         assert_eq!(back[0].peak_mem_mb, None);
+    }
+
+    #[test]
+    fn a_warmup_row_goes_out_and_comes_back() {
+        let row = WarmupSample {
+            batch_size: 16,
+            round: 0,
+            step: 3,
+            step_ms: 1234.5,
+            ended: WarmupEnd::Settled,
+        };
+        assert_eq!(serde_header(&row), WARMUP_HEADER);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("warmup.csv");
+        append_rows(&path, std::slice::from_ref(&row)).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{WARMUP_HEADER}\n16,0,3,1234.5,settled\n")
+        );
+        assert_eq!(read_rows::<WarmupSample>(&path).unwrap(), [row]);
+        std::fs::write(&path, format!("{WARMUP_HEADER}\n16,0,3,-1,cap\n")).unwrap();
+        assert!(read_rows::<WarmupSample>(&path).is_err());
     }
 
     #[test]

@@ -15,13 +15,22 @@ use crate::numbers::{capitalised, two_digits};
 use crate::verdict::{tally, verdict_table, Finding};
 use batchlab_method::rows::step_time::StepSample;
 
+/// The sections a run's extra raw tables add (each empty without its table).
+pub(super) struct Sections {
+    /// The steps taken apart (`stages.csv`).
+    pub anatomy: String,
+    /// The warm-up of each visit (`warmup.csv`).
+    pub warmup: String,
+}
+
 pub(super) fn report_markdown(
     ctx: &StepTimeContext,
     analysis: &Analysis,
     samples: &[StepSample],
     verdicts: &[Finding],
-    anatomy: &str,
+    sections: &Sections,
 ) -> String {
+    let anatomy = sections.anatomy.as_str();
     let f = &analysis.findings;
     let ok: Vec<_> = f.ok_points().collect();
     let failed: Vec<_> = f.points.iter().filter(|p| !p.is_ok()).collect();
@@ -105,6 +114,7 @@ pub(super) fn report_markdown(
     md.push_str(&claim_section(ctx, analysis, verdicts));
     md.push_str(&failure_section(analysis, samples));
     md.push_str(anatomy);
+    md.push_str(&sections.warmup);
 
     md.push_str("\n## Figures\n\n");
     md.push_str("![Median step time versus batch size](step_time.svg)\n\n");
@@ -153,6 +163,9 @@ pub(super) fn report_markdown(
     md.push_str("\n\n## Files\n\n- `results.csv`: every timed step and every failed visit (raw).\n- `summary.csv`: the table above, the figures' data.\n- `step_time.svg`, `throughput.svg`: the figures.\n");
     if !anatomy.is_empty() {
         md.push_str("- `stages.csv`: every part of every dissected step (raw); `anatomy.svg`: its figure.\n");
+    }
+    if !sections.warmup.is_empty() {
+        md.push_str("- `warmup.csv`: every visit's dropped warm-up steps (raw).\n");
     }
     md.push('\n');
     md.push_str(&crate::markdown::storage_note());

@@ -13,6 +13,7 @@ mod markdown;
 mod rows;
 mod summary;
 mod verdicts;
+mod warmup_view;
 
 pub use analysis::StepTimeFindings;
 pub use summary::{summarize, write_summary, StepPoint, CI_LEVEL};
@@ -86,8 +87,11 @@ pub fn render_step_time(
     );
     let anatomies = anatomy_view::read(dir, ctx.seed)?;
     anatomy_view::draw(dir, &ctx.about.experiment, &anatomies)?;
-    let anatomy = anatomy_view::section(&anatomies);
-    let report = markdown::report_markdown(ctx, &analysis, &samples, &verdicts, &anatomy);
+    let sections = markdown::Sections {
+        anatomy: anatomy_view::section(&anatomies),
+        warmup: warmup_view::section(&warmup_view::read(dir)?, &samples),
+    };
+    let report = markdown::report_markdown(ctx, &analysis, &samples, &verdicts, &sections);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
     let mut findings = analysis.findings;
     findings.claims = verdicts;

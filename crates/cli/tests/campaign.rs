@@ -1,0 +1,15 @@
+//! The GPU campaign rehearsed on the CPU (flex), end to end: runs, packing into at most 8 files
+//! of at most 16 MiB, and `gpu-import` restoring the reports. `tests/wgpu.rs` rehearses it on
+//! wgpu, the CubeCL path cuda takes.
+
+mod common;
+
+#[test]
+fn the_campaign_rehearses_packs_and_imports_on_the_cpu() {
+    for run in common::rehearse_campaign("flex") {
+        let meta = std::fs::read_to_string(run.join("meta.json")).unwrap();
+        assert!(meta.contains("\"status\": \"complete\""), "{meta}");
+        assert!(meta.contains("\"backend\": \"flex\""), "{meta}");
+        assert!(run.join("report.md").is_file() && run.join("step_time.svg").is_file());
+    }
+}

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# The GPU campaign: the seeds' GPU setups in one go on a lent GPU machine, within its budget
+# (docs/backends.md, "The GPU campaign"). Run from the repository root there, with the binaries
+# `just gpu-pack` left in gpu/ carried beside the tracked tree:
+#
+#   bash scripts/gpu-campaign.sh [--out DIR] [--budget SECONDS] [--only NAME,...] [--reports ROOT]
+#
+# 1. unpacks gpu/batchlab-cuda.zst and gpu/batchlab-tch-cuda.zst;
+# 2. preflight: the card, driver, memory, clocks and power limit (nvidia-smi), PyTorch, CUDA and
+#    cuDNN (python3), the libtorch directory tch-cuda runs on (LD_LIBRARY_PATH, which meta.json
+#    records);
+# 3. the runs of RUNS below in order, each under the time left, a run carried in unfinished
+#    resumed (`--resume`); each step-time run on tch-cuda is followed by the PyTorch/cuDNN
+#    reference of the same sweep on the same card (scripts/pytorch_steps.py sweep), written
+#    into that run's directory as pytorch.csv;
+# 4. packs the report directories it wrote and the log into at most 8 files of at most 16 MiB
+#    in DIR (default $OUT, else gpu-out), for `just gpu-import DIR` here.
+#
+# `--rehearse BIN [--rehearse-backend NAME]` runs the same steps with one binary in the cuda
+# slot (a wgpu build over Mesa's software Vulkan, the default backend; or the flex binary), the
+# configs shrunk (REHEARSAL below), each followed by its reference on the CPU when python3 has
+# torch: what CI runs (crates/cli/tests/campaign.rs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out="${OUT:-gpu-out}"
+root="reports"
+budget=780
+only=""
+rehearse=""
+rehearse_backend="wgpu"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out="$2"; shift 2 ;;
+    --budget) budget="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;
+    --reports) root="$2"; shift 2 ;;
+    --rehearse) rehearse="$2"; shift 2 ;;
+    --rehearse-backend) rehearse_backend="$2"; shift 2 ;;
+    *) echo "usage: $0 [--out DIR] [--budget SECONDS] [--only NAME,...] [--rehearse BIN [--rehearse-backend NAME]]" >&2; exit 2 ;;
+  esac
+done
+
+# (slot, experiment): the order of a go. VGG16 on cuDNN first (the seeds' library), then the
+# other networks, then burn's own kernels on cuda, whose first visits compile and tune.
+RUNS=(
+  "tch-cuda vgg16-step-time"
+  "tch-cuda vgg19-step-time"
+  "tch-cuda mobilenet-step-time"
+  "tch-cuda resnet50-step-time"
+  "cuda vgg16-step-time"
+  "cuda vgg19-step-time"
+  "cuda mobilenet-step-time"
+  "cuda resnet50-step-time"
+)
+# Seconds kept back for packing, and the shortest run worth starting.
+RESERVE=45
+SHORTEST=30
+# A rehearsal's configs: the same studies, small enough for a CPU or software Vulkan.
+REHEARSAL=(--set sweep.batch_range=[1,3] --set sweep.rounds=1 --set sweep.samples=2
+  --set sweep.warmup_steps=1 --set sweep.warmup_max_steps=4 --set model.input=[3,32,32]
+  --set model.classes=10
+  --set analysis.claimed_jumps=[])
+
+start=$(date +%s)
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out" "$work/bin" "$root"
+log="$out/campaign.log"
+: > "$log"
+say() { printf '[%4ds] %s\n' "$(( $(date +%s) - start ))" "$*" | tee -a "$log"; }
+left() { echo $(( budget - ($(date +%s) - start) )); }
+touch "$work/stamp"
+
+# --- 1. binaries ---------------------------------------------------------------------------
+unzstd_to() { # FILE.zst OUT
+  if command -v zstd >/dev/null; then zstd -dqf -o "$2" "$1"
+  elif python3 -c "import zstandard" 2>/dev/null; then
+    python3 -c "import sys, zstandard; zstandard.ZstdDecompressor().copy_stream(open(sys.argv[1], 'rb'), open(sys.argv[2], 'wb'))" "$1" "$2"
+  else say "error: neither zstd nor python3's zstandard here to unpack $1"; return 1; fi
+}
+declare -A bin backend
+if [ -n "$rehearse" ]; then
+  # burn's CubeCL path (cuda's) is what wgpu rehearses; LibTorch on the GPU has no stand-in.
+  bin[cuda]="$rehearse"; backend[cuda]="$rehearse_backend"
+  say "rehearsal: the cuda runs on $rehearse with backend $rehearse_backend, configs shrunk: ${REHEARSAL[*]}"
+else
+  for slot in cuda tch-cuda; do
+    if [ -f "gpu/batchlab-$slot.zst" ]; then
+      unzstd_to "gpu/batchlab-$slot.zst" "$work/bin/batchlab-$slot" && chmod +x "$work/bin/batchlab-$slot"
+      bin[$slot]="$work/bin/batchlab-$slot"; backend[$slot]="$slot"
+      say "unpacked gpu/batchlab-$slot.zst ($(stat -c %s "$work/bin/batchlab-$slot") bytes)"
+    else
+      say "no gpu/batchlab-$slot.zst: its runs are skipped (just gpu-pack makes it)"
+    fi
+  done
+fi
+
+# meta.json's commit on a copy of the tree without its repository (scripts/gpu-pack.sh).
+if [ -f gpu/commit ] && ! git rev-parse HEAD >/dev/null 2>&1; then
+  export BATCHLAB_GIT_COMMIT="$(cat gpu/commit)"
+fi
+
+# --- 2. preflight --------------------------------------------------------------------------
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total,memory.free,clocks.sm,clocks.max.sm,clocks.mem,power.limit \
+    --format=csv 2>&1 | tee -a "$log"
+fi
+torch_lib=""
+if python3 -c "import torch" 2>/dev/null; then
+  python3 - <<'PY' 2>&1 | tee -a "$log"
+import torch
+cuda = torch.cuda.is_available()
+print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(),
+      "gpu", torch.cuda.get_device_name(0) if cuda else "none")
+PY
+  torch_lib="$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
+else
+  say "python3 has no torch: the PyTorch references are skipped"
+fi
+# tch-cuda runs on this machine's libtorch and cuDNN (the binary's run path is the build
+# machine's); meta.json records the variable.
+tch_env=()
+if [ -z "$rehearse" ] && [ -n "$torch_lib" ]; then
+  tch_env=(env "LD_LIBRARY_PATH=$torch_lib:${LD_LIBRARY_PATH:-}")
+  say "tch-cuda: LD_LIBRARY_PATH=$torch_lib:${LD_LIBRARY_PATH:-}"
+fi
+
+# --- 3. the runs ---------------------------------------------------------------------------
+# The newest report directory of `name` whose meta.json does not say complete, if any.
+unfinished() {
+  local d
+  for d in $(ls -d "$root/$1"/*/ 2>/dev/null | sort -r); do
+    if [ -f "$d/meta.json" ] && ! grep -q '"status": "complete"' "$d/meta.json"; then echo "${d%/}"; return; fi
+  done
+}
+newest() { ls -d "$root/$1"/*/ 2>/dev/null | sort | tail -n 1 | sed 's:/$::'; }
+# The PyTorch reference of `experiment`'s sweep, from its config, into DIR/pytorch.csv.
+reference() { # EXPERIMENT DIR SECONDS
+  [ -n "$torch_lib" ] || return 0
+  local config="$2/config.toml" model input range rounds samples warmup device=cuda
+  model=$(sed -n 's/^architecture = "\(.*\)"/\1/p' "$config")
+  input=$(sed -n 's/^input = \[\(.*\)\]/\1/p' "$config" | tr -d ' ')
+  classes=$(sed -n 's/^classes = \(.*\)/\1/p' "$config")
+  range=$(sed -n 's/^batch_range = \[\(.*\)\]/\1/p' "$config" | tr -d ' ')
+  rounds=$(sed -n 's/^rounds = \(.*\)/\1/p' "$config" | head -n 1)
+  samples=$(sed -n 's/^samples = \(.*\)/\1/p' "$config" | head -n 1)
+  warmup=$(sed -n 's/^warmup_steps = \(.*\)/\1/p' "$config" | head -n 1)
+  [ -n "$rehearse" ] && device=cpu
+  say "reference: PyTorch $model on $device into $2/pytorch.csv"
+  timeout "$3" python3 -W ignore scripts/pytorch_steps.py sweep --model "$model" --input "$input" \
+    --classes "$classes" --batch-range "$range" --rounds "$rounds" --samples "$samples" \
+    --warmup "$warmup" --device "$device" --out "$2/pytorch.csv" >> "$log" 2>&1 \
+    || say "reference stopped (exit $?): its rows so far are kept, and a next go resumes them"
+}
+for entry in "${RUNS[@]}"; do
+  read -r slot experiment <<< "$entry"
+  [ -n "${bin[$slot]:-}" ] || continue
+  if [ -n "$only" ] && [[ ",$only," != *",$experiment,"* ]]; then continue; fi
+  seconds=$(( $(left) - RESERVE ))
+  if [ "$seconds" -lt "$SHORTEST" ]; then say "out of time: $slot $experiment not started"; continue; fi
+  name="$experiment-${backend[$slot]}"
+  args=(run "$experiment" --out "$root" --set "experiment.name=$name" --set "backend.name=${backend[$slot]}")
+  [ -n "$rehearse" ] && args+=("${REHEARSAL[@]}")
+  [ -n "$(unfinished "$name")" ] && args+=(--resume)
+  env_prefix=()
+  [ "$slot" = "tch-cuda" ] && env_prefix=("${tch_env[@]}")
+  say "run: ${bin[$slot]} ${args[*]} (at most ${seconds}s)"
+  # SIGTERM at the limit: batchlab stops cleanly, marks the run interrupted, and the next go
+  # resumes it.
+  if ${env_prefix[@]+"${env_prefix[@]}"} timeout "$seconds" "${bin[$slot]}" "${args[@]}" >> "$log" 2>&1; then
+    say "done: $name"
+  else
+    say "stopped (exit $?): $name"
+  fi
+  dir="$(newest "$name")"
+  if { [ "$slot" = "tch-cuda" ] || [ -n "$rehearse" ]; } && [ -n "$dir" ]; then
+    seconds=$(( $(left) - RESERVE ))
+    if [ "$seconds" -ge "$SHORTEST" ]; then reference "$experiment" "$dir" "$seconds"; fi
+  fi
+done
+
+# --- 4. pack -------------------------------------------------------------------------------
+# Whole run directories (<experiment>/<run> under the report root) with a file written in this
+# go, archived as reports/<experiment>/<run>, as `just gpu-import` unpacks them.
+runs=$(cd "$root" && find . -mindepth 3 -newer "$work/stamp" -type f ! -name '*.lock' -printf '%h\n' \
+  | cut -d/ -f2-3 | sort -u)
+if [ -z "$runs" ]; then say "nothing to pack: no report was written"; exit 0; fi
+say "packing: $(echo $runs)"
+transform=(--transform "s:^$(basename "$root")/:reports/:")
+if command -v zstd >/dev/null; then
+  tar -C "$(dirname "$root")" "${transform[@]}" --exclude='*.lock' -cf - $(for r in $runs; do echo "$(basename "$root")/$r"; done) \
+    | zstd -q -19 -T0 > "$work/campaign.tar.zst"
+  packed="$work/campaign.tar.zst"
+else
+  tar -C "$(dirname "$root")" "${transform[@]}" --exclude='*.lock' -czf "$work/campaign.tar.gz" \
+    $(for r in $runs; do echo "$(basename "$root")/$r"; done)
+  packed="$work/campaign.tar.gz"
+fi
+# At most 7 parts of 16,000,000 bytes (under 16 MiB), the log the eighth file.
+size=$(stat -c %s "$packed")
+if [ "$size" -gt $(( 7 * 16000000 )) ]; then
+  say "error: the reports pack to $size bytes, over 7 parts of 16 MB"; exit 1
+fi
+split -b 16000000 -d -a 1 "$packed" "$out/$(basename "$packed")."
+say "packed $size bytes into $(ls "$out" | grep -c '\.tar\.') part(s) in $out; import with: just gpu-import DIR"

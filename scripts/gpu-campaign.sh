@@ -4,6 +4,7 @@
 # `just gpu-pack` left in gpu/ carried beside the tracked tree:
 #
 #   bash scripts/gpu-campaign.sh [--out DIR] [--budget SECONDS] [--only NAME,...] [--reports ROOT]
+#                                [--cache ROOT]
 #
 # 1. unpacks gpu/batchlab-cuda.zst and gpu/batchlab-tch-cuda.zst;
 # 2. preflight: the card, driver, memory, clocks and power limit (nvidia-smi), PyTorch, CUDA and
@@ -13,8 +14,11 @@
 #    resumed (`--resume`); each step-time run on tch-cuda is followed by the PyTorch/cuDNN
 #    reference of the same sweep on the same card (scripts/pytorch_steps.py sweep), written
 #    into that run's directory as pytorch.csv;
-# 4. packs the report directories it wrote and the log into at most 8 files of at most 16 MiB
-#    in DIR (default $OUT, else gpu-out), for `just gpu-import DIR` here.
+#    The cuda runs read and grow the card's kernel cache, gpu-cache/<card>/ (CubeCL's autotune
+#    results and compiled kernels, through a cubecl.toml in the directory the runs start in),
+#    carried in from earlier goes so that each go tunes only what none has tuned;
+# 4. packs the report directories it wrote, the grown cache and the log into at most 8 files of
+#    at most 16 MiB in DIR (default $OUT, else gpu-out), for `just gpu-import DIR` here.
 #
 # `--rehearse BIN [--rehearse-backend NAME]` runs the same steps with one binary in the cuda
 # slot (a wgpu build over Mesa's software Vulkan, the default backend; or the flex binary), the
@@ -25,7 +29,9 @@ cd "$(dirname "$0")/.."
 
 out="${OUT:-gpu-out}"
 root="reports"
-budget=780
+cache_root="gpu-cache"
+# One command on a lent machine runs at most 10 minutes: the default leaves a minute of it.
+budget=540
 only=""
 rehearse=""
 rehearse_backend="wgpu"
@@ -35,6 +41,7 @@ while [ $# -gt 0 ]; do
     --budget) budget="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
     --reports) root="$2"; shift 2 ;;
+    --cache) cache_root="$2"; shift 2 ;;
     --rehearse) rehearse="$2"; shift 2 ;;
     --rehearse-backend) rehearse_backend="$2"; shift 2 ;;
     *) echo "usage: $0 [--out DIR] [--budget SECONDS] [--only NAME,...] [--rehearse BIN [--rehearse-backend NAME]]" >&2; exit 2 ;;
@@ -65,7 +72,10 @@ REHEARSAL=(--set sweep.batch_range=[1,3] --set sweep.rounds=1 --set sweep.sample
 start=$(date +%s)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$out" "$work/bin" "$root"
+mkdir -p "$out" "$work/bin" "$root" "$cache_root"
+repo="$PWD"
+root="$(realpath "$root")"
+cache_root="$(realpath "$cache_root")"
 log="$out/campaign.log"
 : > "$log"
 say() { printf '[%4ds] %s\n' "$(( $(date +%s) - start ))" "$*" | tee -a "$log"; }
@@ -81,6 +91,7 @@ unzstd_to() { # FILE.zst OUT
 }
 declare -A bin backend
 if [ -n "$rehearse" ]; then
+  rehearse="$(realpath "$rehearse")"
   # burn's CubeCL path (cuda's) is what wgpu rehearses; LibTorch on the GPU has no stand-in.
   bin[cuda]="$rehearse"; backend[cuda]="$rehearse_backend"
   say "rehearsal: the cuda runs on $rehearse with backend $rehearse_backend, configs shrunk: ${REHEARSAL[*]}"
@@ -126,6 +137,24 @@ if [ -z "$rehearse" ] && [ -n "$torch_lib" ]; then
   say "tch-cuda: LD_LIBRARY_PATH=$torch_lib:${LD_LIBRARY_PATH:-}"
 fi
 
+# The card's kernel cache (CubeCL reads cubecl.toml from the directory a run starts in).
+card="$(nvidia-smi --query-gpu=name --format=csv,noheader --id=0 2>/dev/null | head -n 1 || true)"
+[ -n "$rehearse" ] && card="rehearsal $rehearse_backend"
+card="$(echo "${card:-unknown card}" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/^-//; s/-$//')"
+cache="$cache_root/$card"
+mkdir -p "$cache" "$work/run"
+cat > "$work/run/cubecl.toml" <<TOML
+[autotune]
+cache = { file = "$cache/autotune" }
+
+[compilation]
+cache = { file = "$cache/compilation" }
+TOML
+cached() { find "$cache" -type f 2>/dev/null | wc -l; }
+# meta.json counts the autotune keys there at each run's start and end.
+export BATCHLAB_KERNEL_CACHE="$cache"
+say "kernel cache $cache: $(cached) file(s) carried in"
+
 # --- 3. the runs ---------------------------------------------------------------------------
 # The newest report directory of `name` whose meta.json does not say complete, if any.
 unfinished() {
@@ -148,7 +177,7 @@ reference() { # EXPERIMENT DIR SECONDS
   warmup=$(sed -n 's/^warmup_steps = \(.*\)/\1/p' "$config" | head -n 1)
   [ -n "$rehearse" ] && device=cpu
   say "reference: PyTorch $model on $device into $2/pytorch.csv"
-  timeout "$3" python3 -W ignore scripts/pytorch_steps.py sweep --model "$model" --input "$input" \
+  timeout -k 30 "$3" python3 -W ignore scripts/pytorch_steps.py sweep --model "$model" --input "$input" \
     --classes "$classes" --batch-range "$range" --rounds "$rounds" --samples "$samples" \
     --warmup "$warmup" --device "$device" --out "$2/pytorch.csv" >> "$log" 2>&1 \
     || say "reference stopped (exit $?): its rows so far are kept, and a next go resumes them"
@@ -160,18 +189,21 @@ for entry in "${RUNS[@]}"; do
   seconds=$(( $(left) - RESERVE ))
   if [ "$seconds" -lt "$SHORTEST" ]; then say "out of time: $slot $experiment not started"; continue; fi
   name="$experiment-${backend[$slot]}"
-  args=(run "$experiment" --out "$root" --set "experiment.name=$name" --set "backend.name=${backend[$slot]}")
+  args=(run "$repo/experiments/$experiment.toml" --out "$root" --data-dir "$repo/datasets"
+    --set "experiment.name=$name" --set "backend.name=${backend[$slot]}")
   [ -n "$rehearse" ] && args+=("${REHEARSAL[@]}")
   [ -n "$(unfinished "$name")" ] && args+=(--resume)
   env_prefix=()
   [ "$slot" = "tch-cuda" ] && env_prefix=("${tch_env[@]}")
   say "run: ${bin[$slot]} ${args[*]} (at most ${seconds}s)"
-  # SIGTERM at the limit: batchlab stops cleanly, marks the run interrupted, and the next go
-  # resumes it.
-  if ${env_prefix[@]+"${env_prefix[@]}"} timeout "$seconds" "${bin[$slot]}" "${args[@]}" >> "$log" 2>&1; then
-    say "done: $name"
+  # SIGTERM at the limit, to batchlab alone (--foreground: timeout otherwise signals the whole
+  # group too, and a second signal ends batchlab at once, before it records the stop): it stops
+  # its worker, marks the run interrupted, and the next go resumes it. KILL 30 s later if not.
+  before=$(cached)
+  if (cd "$work/run" && ${env_prefix[@]+"${env_prefix[@]}"} timeout --foreground -k 30 "$seconds" "${bin[$slot]}" "${args[@]}") >> "$log" 2>&1; then
+    say "done: $name (kernel cache: $before -> $(cached) files)"
   else
-    say "stopped (exit $?): $name"
+    say "stopped (exit $?): $name (kernel cache: $before -> $(cached) files)"
   fi
   dir="$(newest "$name")"
   if { [ "$slot" = "tch-cuda" ] || [ -n "$rehearse" ]; } && [ -n "$dir" ]; then
@@ -187,14 +219,17 @@ runs=$(cd "$root" && find . -mindepth 3 -newer "$work/stamp" -type f ! -name '*.
   | cut -d/ -f2-3 | sort -u)
 if [ -z "$runs" ]; then say "nothing to pack: no report was written"; exit 0; fi
 say "packing: $(echo $runs)"
-transform=(--transform "s:^$(basename "$root")/:reports/:")
+# Archived as reports/<experiment>/<run> and gpu-cache/<card>, as `just gpu-import` unpacks them.
+tar -C "$root" --transform "s:^:reports/:" --exclude='*.lock' -cf "$work/campaign.tar" $runs
+if [ -n "$(find "$cache" -type f -newer "$work/stamp" | head -n 1)" ]; then
+  say "packing the grown kernel cache: $(cached) file(s), $(du -sh "$cache" | cut -f1)"
+  tar -C "$cache_root" --transform "s:^:gpu-cache/:" -rf "$work/campaign.tar" "$card"
+fi
 if command -v zstd >/dev/null; then
-  tar -C "$(dirname "$root")" "${transform[@]}" --exclude='*.lock' -cf - $(for r in $runs; do echo "$(basename "$root")/$r"; done) \
-    | zstd -q -19 -T0 > "$work/campaign.tar.zst"
+  zstd -q -19 -T0 --rm "$work/campaign.tar" -o "$work/campaign.tar.zst"
   packed="$work/campaign.tar.zst"
 else
-  tar -C "$(dirname "$root")" "${transform[@]}" --exclude='*.lock' -czf "$work/campaign.tar.gz" \
-    $(for r in $runs; do echo "$(basename "$root")/$r"; done)
+  gzip -9 "$work/campaign.tar"
   packed="$work/campaign.tar.gz"
 fi
 # At most 7 parts of 16,000,000 bytes (under 16 MiB), the log the eighth file.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Unpacks what scripts/gpu-campaign.sh packed (DIR/campaign.tar.*.N, in order) into reports/
-# here (or under ROOT), and prints each run directory it restored.
+# Unpacks what scripts/gpu-campaign.sh packed (DIR/campaign.tar.*.N, in order) here (or under
+# ROOT): its report directories into reports/, the card's grown kernel cache into gpu-cache/
+# (replacing the files it grew); prints each run directory it restored.
 # Usage: just gpu-import DIR | bash scripts/gpu-import.sh DIR [ROOT]
 set -euo pipefail
 dir="$(realpath "${1:?usage: gpu-import DIR (the folder the campaign packed into)}")"
@@ -14,13 +15,14 @@ packed="$(mktemp)"
 trap 'rm -f "$packed"' EXIT
 cat "${parts[@]}" > "$packed"
 # GNU tar reads zstd and gzip alike.
-runs=$(tar -tf "$packed" | cut -d/ -f1-3 | sort -u)
-case "$runs" in
-  *..*|/*) echo "error: the archive names paths outside reports/" >&2; exit 1 ;;
+names=$(tar -tf "$packed")
+case "$names" in
+  *..*|/*) echo "error: the archive names paths outside reports/ and gpu-cache/" >&2; exit 1 ;;
 esac
-for run in $runs; do
-  case "$run" in reports/*/*) ;; *) echo "error: $run is not a report directory" >&2; exit 1 ;; esac
+for name in $names; do
+  case "$name" in reports/*/*|gpu-cache/*) ;; *) echo "error: $name is neither a report directory nor a kernel cache" >&2; exit 1 ;; esac
 done
+runs=$(printf '%s\n' $names | grep '^reports/' | cut -d/ -f1-3 | sort -u)
 tar -xf "$packed"
 # `latest` of each experiment: its newest complete run, as a run leaves it.
 for experiment in $(printf '%s\n' $runs | cut -d/ -f1-2 | sort -u); do

@@ -15,13 +15,13 @@ for b in cuda tch-cuda; do
   raw="target/release/batchlab-$b"
   [ -x "$raw" ] || { echo "error: $raw missing (just build-$b)" >&2; exit 1; }
   strip -o "gpu/batchlab-$b" "$raw"
+  stripped=$(stat -c %s "gpu/batchlab-$b")
   zstd -q -19 -T0 -f --rm -o "gpu/batchlab-$b.zst" "gpu/batchlab-$b"
   size=$(stat -c %s "gpu/batchlab-$b.zst")
   total=$((total + size))
   printf '%-20s raw %6.1f MiB, stripped %6.1f MiB, zstd -19 %6.1f MiB\n' "batchlab-$b" \
     "$(echo "$(stat -c %s "$raw") / 1048576" | bc -l)" \
-    "$(strip -o /dev/stdout "$raw" | wc -c | awk '{print $1 / 1048576}')" \
-    "$(echo "$size / 1048576" | bc -l)"
+    "$(echo "$stripped / 1048576" | bc -l)" "$(echo "$size / 1048576" | bc -l)"
 done
 tree=$(git ls-files -z | xargs -0 stat -c %s | awk '{s += $1} END {print s}')
 printf 'tracked tree %.1f MiB + gpu/ %.1f MiB = %.1f MiB of 64 MiB\n' \

@@ -27,28 +27,25 @@ import torch
 from torch import nn
 
 
+def vgg(stages, input_hw, classes):
+    """Keras' VGG layout: 3x3 convs with biases, 2x2 max pools, three dense layers, no dropout."""
+    layers, cin = [], 3
+    for stage in stages:
+        for cout in stage:
+            layers += [nn.Conv2d(cin, cout, 3, padding=1), nn.ReLU()]
+            cin = cout
+        layers.append(nn.MaxPool2d(2))
+    flat = cin * (input_hw // 32) ** 2
+    return nn.Sequential(*layers, nn.Flatten(), nn.Linear(flat, 4096), nn.ReLU(),
+                         nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, classes))
+
+
+VGG16 = [[64, 64], [128, 128], [256] * 3, [512] * 3, [512] * 3]
+VGG19 = [[64, 64], [128, 128], [256] * 4, [512] * 4, [512] * 4]
+
+
 def vgg16(input_hw, classes):
-    layers, cin = [], 3
-    for stage in [[64, 64], [128, 128], [256, 256, 256], [512, 512, 512], [512, 512, 512]]:
-        for cout in stage:
-            layers += [nn.Conv2d(cin, cout, 3, padding=1), nn.ReLU()]
-            cin = cout
-        layers.append(nn.MaxPool2d(2))
-    flat = cin * (input_hw // 32) ** 2
-    return nn.Sequential(*layers, nn.Flatten(), nn.Linear(flat, 4096), nn.ReLU(),
-                         nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, classes))
-
-
-def vgg19(input_hw, classes):
-    layers, cin = [], 3
-    for stage in [[64, 64], [128, 128], [256] * 4, [512] * 4, [512] * 4]:
-        for cout in stage:
-            layers += [nn.Conv2d(cin, cout, 3, padding=1), nn.ReLU()]
-            cin = cout
-        layers.append(nn.MaxPool2d(2))
-    flat = cin * (input_hw // 32) ** 2
-    return nn.Sequential(*layers, nn.Flatten(), nn.Linear(flat, 4096), nn.ReLU(),
-                         nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, classes))
+    return vgg(VGG16, input_hw, classes)
 
 
 def mobilenet_v1(classes):
@@ -74,7 +71,7 @@ def resnet50(classes):
 
 SWEEP_MODELS = {
     "vgg16": lambda hw, classes: vgg16(hw, classes),
-    "vgg19": lambda hw, classes: vgg19(hw, classes),
+    "vgg19": lambda hw, classes: vgg(VGG19, hw, classes),
     "mobilenet-v1": lambda hw, classes: mobilenet_v1(classes),
     "resnet50": lambda hw, classes: resnet50(classes),
 }

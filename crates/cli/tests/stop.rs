@@ -119,3 +119,47 @@ fn a_run_whose_every_trial_failed_exits_non_zero_as_failed() {
     assert_eq!(status(&dir), "failed");
     assert!(!out.join("crash-train/latest").exists());
 }
+
+/// A unit that runs long without a word (a GPU's first steps compile and tune for minutes) is
+/// stopped as soon as the supervisor is signalled, not at the worker's next line.
+#[test]
+fn sigterm_stops_a_silent_long_unit_at_once() {
+    let scratch = tempfile::tempdir().unwrap();
+    let config = scratch.path().join("sweep.toml");
+    // One visit of 5,000,000 steps: minutes without a line from the worker.
+    let long = STEP_TIME
+        .replace("batch_range = [1, 24]", "batch_sizes = [64]")
+        .replace("samples = 4", "samples = 5000000")
+        .replace("rounds = 3", "rounds = 1");
+    fs::write(&config, long).unwrap();
+    let out = scratch.path().join("out");
+    let child = batchlab(&config, &out, &["--yes"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The worker has announced its visit once the run directory exists; give it a moment more.
+    let started = Instant::now();
+    while fs::read_dir(out.join("crash-step-time")).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no run directory"
+        );
+        sleep(Duration::from_millis(10));
+    }
+    sleep(Duration::from_secs(2));
+    let signalled = Instant::now();
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stopped_in = signalled.elapsed();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(
+        stopped_in < Duration::from_secs(10),
+        "took {stopped_in:?} to stop"
+    );
+    assert_eq!(status(&run_dir(&out, "crash-step-time")), "interrupted");
+}

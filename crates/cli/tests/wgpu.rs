@@ -113,10 +113,12 @@ fn the_batch_size_search_probes_the_device() {
 }
 
 /// The GPU campaign rehearsed on wgpu (scripts/gpu-campaign.sh --rehearse): burn's CubeCL path,
-/// which cuda takes on the card, end to end through packing and `gpu-import`.
+/// which cuda takes on the card, end to end through packing and `gpu-import`. MobileNet alone:
+/// on lavapipe, with the autotuner, VGG16's first step at 3x32x32 takes minutes (tests/campaign.rs
+/// rehearses both on flex).
 #[test]
 fn the_campaign_rehearses_packs_and_imports_on_wgpu() {
-    for run in common::rehearse_campaign("wgpu") {
+    for run in common::rehearse_campaign("wgpu", "mobilenet-step-time") {
         let meta = meta(&run);
         assert_eq!(meta["backend"], "wgpu", "{meta}");
         assert_eq!(meta["status"], "complete", "{meta}");

@@ -203,6 +203,9 @@ pub fn supervise(
     }
 }
 
+/// How often a supervisor looks for a stop request while its worker runs.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
 fn run_child(
     program: &Path,
     args: &[std::ffi::OsString],
@@ -231,23 +234,39 @@ fn run_child(
         text
     });
     let mut current: Option<String> = None;
-    for line in BufReader::new(child.stdout.take().expect("stdout is piped")).lines() {
-        let Ok(line) = line else { break };
-        if interrupted() {
-            // The worker may not have been signalled itself (a `kill` of this process alone).
-            let _ = child.kill();
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let worker = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let read_all = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        // A stop request ends the worker within STOP_POLL, whatever it is doing: the worker
+        // may not have been signalled itself (a `kill` of this process alone), and a unit can
+        // run for minutes without a line (a GPU's first steps compile and tune kernels).
+        scope.spawn(|| {
+            while !read_all.load(Ordering::SeqCst) {
+                if interrupted() {
+                    let _ = nix::sys::signal::kill(worker, nix::sys::signal::Signal::SIGKILL);
+                    return;
+                }
+                std::thread::sleep(STOP_POLL);
+            }
+        });
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(unit) = line.strip_prefix(BEGIN) {
+                current = Some(unit.to_string());
+            } else if let Some(rest) = line.strip_prefix(END) {
+                let (unit, summary) = rest.split_once(' ').unwrap_or((rest, ""));
+                events.end(unit, summary);
+                current = None;
+            } else if let Some(rest) = line.strip_prefix(STATUS) {
+                let (unit, message) = rest.split_once(' ').unwrap_or((rest, ""));
+                events.status(unit, message);
+            }
         }
-        if let Some(unit) = line.strip_prefix(BEGIN) {
-            current = Some(unit.to_string());
-        } else if let Some(rest) = line.strip_prefix(END) {
-            let (unit, summary) = rest.split_once(' ').unwrap_or((rest, ""));
-            events.end(unit, summary);
-            current = None;
-        } else if let Some(rest) = line.strip_prefix(STATUS) {
-            let (unit, message) = rest.split_once(' ').unwrap_or((rest, ""));
-            events.status(unit, message);
-        }
-    }
+        // The worker has closed its output (it is ending): the watcher stops before the worker
+        // is reaped, so it can never signal a process that took over the worker's pid.
+        read_all.store(true, Ordering::SeqCst);
+    });
     let status = child
         .wait()
         .map_err(|e| RunError::io(program, format!("lost the worker process: {e}")))?;

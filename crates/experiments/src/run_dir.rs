@@ -74,6 +74,10 @@ pub struct Meta {
     /// power limit); absent elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<sysinfo::GpuReading>,
+    /// The CubeCL kernel cache the run read and grew, with its autotune keys at the start and
+    /// the end (`BATCHLAB_KERNEL_CACHE`, set by the GPU campaign); absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_cache: Option<sysinfo::KernelCache>,
     /// Operating system and kernel.
     pub os: String,
     /// UTC start time (RFC 3339).
@@ -108,6 +112,11 @@ impl Meta {
             allocator: sysinfo::allocator().into(),
             library_path: backend::library_path(backend_config),
             gpu: backend::nvidia_gpu(backend_config),
+            kernel_cache: backend_config
+                .name
+                .is_cubecl()
+                .then(sysinfo::KernelCache::at_start)
+                .flatten(),
             os: sysinfo::os_description(),
             started: sysinfo::rfc3339(sysinfo::unix_seconds()),
             ended: None,

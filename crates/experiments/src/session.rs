@@ -96,6 +96,7 @@ pub fn run_study(
         .run(&dir, &options.context, progress)
         .and_then(|()| render_and_record(study, &dir, &options.context, None));
     meta.ended = Some(sysinfo::rfc3339(sysinfo::unix_seconds()));
+    meta.kernel_cache = meta.kernel_cache.take().map(sysinfo::KernelCache::at_end);
     match outcome {
         Ok(findings) => {
             meta.status = "complete".into();
@@ -174,6 +175,7 @@ fn run_shard(
     meta.write(&dir)?;
     let outcome = study.run(&dir, context, progress);
     meta.ended = Some(sysinfo::rfc3339(sysinfo::unix_seconds()));
+    meta.kernel_cache = meta.kernel_cache.take().map(sysinfo::KernelCache::at_end);
     meta.status = match &outcome {
         Ok(()) => "complete",
         Err(e) => status_of(e),

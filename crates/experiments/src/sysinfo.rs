@@ -147,6 +147,66 @@ pub fn git_commit() -> String {
     }
 }
 
+/// The CubeCL kernel cache a run reads and grows (`BATCHLAB_KERNEL_CACHE`, the directory the
+/// GPU campaign's cubecl.toml names: `autotune/` and `compilation/` under it), and its autotune
+/// keys when the run started and when it ended: a run that started with keys started warm, and
+/// the difference is what it tuned.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct KernelCache {
+    /// The cache directory.
+    pub dir: String,
+    /// Autotune keys in it when the run started.
+    pub keys_at_start: usize,
+    /// Autotune keys in it when the run ended (`None` while it runs).
+    pub keys_at_end: Option<usize>,
+}
+
+impl KernelCache {
+    /// The cache `BATCHLAB_KERNEL_CACHE` names, read now; `None` without the variable.
+    pub fn at_start() -> Option<Self> {
+        let dir = std::env::var("BATCHLAB_KERNEL_CACHE").ok()?;
+        Some(Self {
+            keys_at_start: autotune_keys(Path::new(&dir)),
+            dir,
+            keys_at_end: None,
+        })
+    }
+
+    /// The same cache read again at the end of the run.
+    pub fn at_end(self) -> Self {
+        Self {
+            keys_at_end: Some(autotune_keys(Path::new(&self.dir))),
+            ..self
+        }
+    }
+}
+
+/// Autotune results under `dir/autotune`: cubecl keeps one JSON entry per line in each
+/// `*.json.log` file (cubecl-common 0.10, `cache.rs`).
+fn autotune_keys(dir: &Path) -> usize {
+    fn count(dir: &Path) -> usize {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return 0;
+        };
+        entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .map(|p| {
+                if p.is_dir() {
+                    count(&p)
+                } else if p.to_string_lossy().ends_with(".json.log") {
+                    std::fs::read(&p).map_or(0, |b| {
+                        b.split(|&c| c == b'\n').filter(|l| !l.is_empty()).count()
+                    })
+                } else {
+                    0
+                }
+            })
+            .sum()
+    }
+    count(&dir.join("autotune"))
+}
+
 /// An NVIDIA GPU as `nvidia-smi` reports it when a run starts: what a GPU timing depends on
 /// beyond its name (the clocks the card runs at and may reach, its power limit).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -318,6 +378,18 @@ pub mod memory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn autotune_keys_are_the_entries_of_the_cache_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(autotune_keys(dir.path()), 0);
+        let device = dir.path().join("autotune/device-0-wgpu");
+        std::fs::create_dir_all(&device).unwrap();
+        std::fs::write(device.join("matmul.json.log"), "{\"a\":1}\n{\"b\":2}\n").unwrap();
+        std::fs::write(device.join("conv.json.log"), "{\"c\":3}\n").unwrap();
+        std::fs::write(device.join("conv.json.log.lock"), "1").unwrap();
+        assert_eq!(autotune_keys(dir.path()), 3);
+    }
 
     #[test]
     fn an_nvidia_smi_line_reads_as_a_gpu() {

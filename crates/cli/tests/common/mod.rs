@@ -130,10 +130,10 @@ pub fn stored(path: &Path) -> bool {
 }
 
 /// Rehearses the GPU campaign (scripts/gpu-campaign.sh) with the test binary on `backend`, the
-/// VGG16 and MobileNet sweeps shrunk, then checks what it packed: at most 8 files of at most
+/// sweeps of `only` (experiment names, comma-separated) shrunk, then checks what it packed: at most 8 files of at most
 /// 16 MiB, which `scripts/gpu-import.sh` restores into another root as they were written, with
 /// `latest` pointing at each experiment's run. Returns the restored run directories.
-pub fn rehearse_campaign(backend: &str) -> Vec<PathBuf> {
+pub fn rehearse_campaign(backend: &str, only: &str) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let tmp = tempfile::tempdir().unwrap();
     let (out, reports, import) = (
@@ -145,11 +145,13 @@ pub fn rehearse_campaign(backend: &str) -> Vec<PathBuf> {
         .arg(root.join("scripts/gpu-campaign.sh"))
         .args(["--rehearse", env!("CARGO_BIN_EXE_batchlab")])
         .args(["--rehearse-backend", backend, "--budget", "600"])
-        .args(["--only", "vgg16-step-time,mobilenet-step-time"])
+        .args(["--only", only])
         .arg("--out")
         .arg(&out)
         .arg("--reports")
         .arg(&reports)
+        .arg("--cache")
+        .arg(tmp.path().join("run/gpu-cache"))
         .output()
         .unwrap();
     let log = std::fs::read_to_string(out.join("campaign.log")).unwrap_or_default();
@@ -175,7 +177,7 @@ pub fn rehearse_campaign(backend: &str) -> Vec<PathBuf> {
         .lines()
         .map(|run| import.join(run))
         .collect();
-    assert_eq!(runs.len(), 2, "{log}");
+    assert_eq!(runs.len(), only.split(',').count(), "{log}");
     for run in &runs {
         let name = run.strip_prefix(import.join("reports")).unwrap();
         let written = reports.join(name);

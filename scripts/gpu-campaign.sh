@@ -107,8 +107,13 @@ else
   done
 fi
 
-# meta.json's commit on a copy of the tree without its repository (scripts/gpu-pack.sh).
-if [ -f gpu/commit ] && ! git rev-parse HEAD >/dev/null 2>&1; then
+# meta.json's commit: the runs start outside the repository (see the kernel cache below), so
+# it is named here: the checkout's, or on a copy of the tree without its repository (a GPU
+# machine's) the one scripts/gpu-pack.sh recorded.
+if commit=$(git rev-parse HEAD 2>/dev/null); then
+  git diff --quiet HEAD -- . ':(exclude)reports' || commit="$commit-dirty"
+  export BATCHLAB_GIT_COMMIT="$commit"
+elif [ -f gpu/commit ]; then
   export BATCHLAB_GIT_COMMIT="$(cat gpu/commit)"
 fi
 

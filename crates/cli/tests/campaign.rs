@@ -6,7 +6,13 @@ mod common;
 
 #[test]
 fn the_campaign_rehearses_packs_and_imports_on_the_cpu() {
-    for run in common::rehearse_campaign("flex", "vgg16-step-time,mobilenet-step-time") {
+    let scratch = tempfile::tempdir().unwrap();
+    let rehearsal = common::rehearse_campaign(
+        "flex",
+        "vgg16-step-time,mobilenet-step-time",
+        &scratch.path().join("gpu-cache"),
+    );
+    for run in rehearsal.runs {
         let meta = std::fs::read_to_string(run.join("meta.json")).unwrap();
         assert!(meta.contains("\"status\": \"complete\""), "{meta}");
         assert!(meta.contains("\"backend\": \"flex\""), "{meta}");

@@ -113,15 +113,33 @@ fn the_batch_size_search_probes_the_device() {
 }
 
 /// The GPU campaign rehearsed on wgpu (scripts/gpu-campaign.sh --rehearse): burn's CubeCL path,
-/// which cuda takes on the card, end to end through packing and `gpu-import`. MobileNet alone:
-/// on lavapipe, with the autotuner, VGG16's first step at 3x32x32 takes minutes (tests/campaign.rs
+/// which cuda takes on the card, end to end through packing and `gpu-import`; then again with the
+/// kernel cache it brought back, which starts warm and tunes nothing. MobileNet alone: on
+/// lavapipe, with the autotuner, VGG16's first step at 3x32x32 takes minutes (tests/campaign.rs
 /// rehearses both on flex).
 #[test]
-fn the_campaign_rehearses_packs_and_imports_on_wgpu() {
-    for run in common::rehearse_campaign("wgpu", "mobilenet-step-time") {
-        let meta = meta(&run);
+fn the_campaign_rehearses_packs_imports_and_reruns_warm_on_wgpu() {
+    let scratch = tempfile::tempdir().unwrap();
+    let keys = |run: &Path| {
+        let meta = meta(run);
         assert_eq!(meta["backend"], "wgpu", "{meta}");
         assert_eq!(meta["status"], "complete", "{meta}");
-        assert!(run.join("report.md").is_file() && run.join("step_time.svg").is_file());
-    }
+        assert!(run.join("report.md").is_file() && run.join("warmup.csv").is_file());
+        let cache = &meta["kernel_cache"];
+        (
+            cache["keys_at_start"].as_u64().unwrap(),
+            cache["keys_at_end"].as_u64().unwrap(),
+        )
+    };
+    let cold =
+        common::rehearse_campaign("wgpu", "mobilenet-step-time", &scratch.path().join("cache"));
+    let (start, end) = keys(&cold.runs[0]);
+    assert!(
+        end > start,
+        "the first go tuned nothing: {start} -> {end} keys"
+    );
+    let warm = common::rehearse_campaign("wgpu", "mobilenet-step-time", &cold.cache);
+    let (start, end) = keys(&warm.runs[0]);
+    assert!(start > 0, "the imported cache was not read");
+    assert_eq!(end, start, "the go with the imported cache tuned again");
 }

@@ -129,11 +129,20 @@ pub fn stored(path: &Path) -> bool {
     batchlab_method::rows::stored::exists(path)
 }
 
+/// What a rehearsal brought back, restored by `gpu-import`.
+pub struct Rehearsal {
+    /// The run directories, copied out of the rehearsal's scratch directory.
+    pub runs: Vec<PathBuf>,
+    /// The kernel caches restored (`gpu-cache/` of the import), for a next rehearsal's `--cache`.
+    pub cache: PathBuf,
+}
+
 /// Rehearses the GPU campaign (scripts/gpu-campaign.sh) with the test binary on `backend`, the
-/// sweeps of `only` (experiment names, comma-separated) shrunk, then checks what it packed: at most 8 files of at most
-/// 16 MiB, which `scripts/gpu-import.sh` restores into another root as they were written, with
-/// `latest` pointing at each experiment's run. Returns the restored run directories.
-pub fn rehearse_campaign(backend: &str, only: &str) -> Vec<PathBuf> {
+/// sweeps of `only` (experiment names, comma-separated) shrunk, its kernel caches under
+/// `cache`, then checks what it packed: at most 8 files of at most 16 MiB, which
+/// `scripts/gpu-import.sh` restores into another root as they were written, with `latest`
+/// pointing at each experiment's run.
+pub fn rehearse_campaign(backend: &str, only: &str, cache: &Path) -> Rehearsal {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let tmp = tempfile::tempdir().unwrap();
     let (out, reports, import) = (
@@ -151,7 +160,7 @@ pub fn rehearse_campaign(backend: &str, only: &str) -> Vec<PathBuf> {
         .arg("--reports")
         .arg(&reports)
         .arg("--cache")
-        .arg(tmp.path().join("run/gpu-cache"))
+        .arg(cache)
         .output()
         .unwrap();
     let log = std::fs::read_to_string(out.join("campaign.log")).unwrap_or_default();
@@ -195,17 +204,20 @@ pub fn rehearse_campaign(backend: &str, only: &str) -> Vec<PathBuf> {
         let latest = std::fs::read_link(run.parent().unwrap().join("latest")).unwrap();
         assert_eq!(Some(latest.as_os_str()), run.file_name());
     }
-    // The runs stay readable after the temporary directory goes: copy them out.
+    // The runs and caches stay readable after the temporary directory goes: move them out.
     let keep = tempfile::tempdir().unwrap().keep();
-    runs.iter()
+    let runs = runs
+        .iter()
         .map(|run| {
             let to = keep.join(run.strip_prefix(&import).unwrap());
-            std::fs::create_dir_all(&to).unwrap();
-            for entry in std::fs::read_dir(run).unwrap() {
-                let entry = entry.unwrap();
-                std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-            }
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::rename(run, &to).unwrap();
             to
         })
-        .collect()
+        .collect();
+    let cache = keep.join("gpu-cache");
+    if import.join("gpu-cache").exists() {
+        std::fs::rename(import.join("gpu-cache"), &cache).unwrap();
+    }
+    Rehearsal { runs, cache }
 }

@@ -9,7 +9,8 @@
 # 1. unpacks gpu/batchlab-cuda.zst and gpu/batchlab-tch-cuda.zst;
 # 2. preflight: the card, driver, memory, clocks and power limit (nvidia-smi), PyTorch, CUDA and
 #    cuDNN (python3), the libtorch directory tch-cuda runs on (LD_LIBRARY_PATH, which meta.json
-#    records);
+#    records); `batchlab check-fast-paths` on each backend, so that tch-cuda's libtorch
+#    convolution backward is known to agree with burn's on the card before it is timed;
 # 3. the runs of RUNS below in order, each under the time left, a run carried in unfinished
 #    resumed (`--resume`); each step-time run on tch-cuda is followed by the PyTorch/cuDNN
 #    reference of the same sweep on the same card (scripts/pytorch_steps.py sweep), written
@@ -160,6 +161,23 @@ cached() { find "$cache" -type f 2>/dev/null | wc -l; }
 export BATCHLAB_KERNEL_CACHE="$cache"
 say "kernel cache $cache: $(cached) file(s) carried in"
 
+# The fast convolution + ReLU (on tch-cuda: libtorch's own backward) against burn's on the card,
+# before anything is timed: where it disagrees, the tch-cuda runs time burn's own ops instead.
+fast_paths=()
+for slot in tch-cuda cuda; do
+  [ -n "${bin[$slot]:-}" ] || continue
+  # Only flex and LibTorch have fast paths; on CubeCL both sides would be burn's.
+  case "${backend[$slot]}" in flex|tch|tch-cuda) ;; *) continue ;; esac
+  env_prefix=()
+  [ "$slot" = "tch-cuda" ] && env_prefix=("${tch_env[@]}")
+  if ${env_prefix[@]+"${env_prefix[@]}"} timeout -k 10 120 "${bin[$slot]}" check-fast-paths --backend "${backend[$slot]}" >> "$log" 2>&1; then
+    say "check-fast-paths on ${backend[$slot]}: every case agrees"
+  else
+    say "check-fast-paths on ${backend[$slot]} failed (exit $?): its runs time burn's own ops (backend.fast_paths = false)"
+    [ "$slot" = "tch-cuda" ] && fast_paths=(--set backend.fast_paths=false)
+  fi
+done
+
 # --- 3. the runs ---------------------------------------------------------------------------
 # The newest report directory of `name` whose meta.json does not say complete, if any.
 unfinished() {
@@ -197,6 +215,7 @@ for entry in "${RUNS[@]}"; do
   args=(run "$repo/experiments/$experiment.toml" --out "$root" --data-dir "$repo/datasets"
     --set "experiment.name=$name" --set "backend.name=${backend[$slot]}")
   [ -n "$rehearse" ] && args+=("${REHEARSAL[@]}")
+  [ "$slot" = "tch-cuda" ] && args+=(${fast_paths[@]+"${fast_paths[@]}"})
   [ -n "$(unfinished "$name")" ] && args+=(--resume)
   env_prefix=()
   [ "$slot" = "tch-cuda" ] && env_prefix=("${tch_env[@]}")

@@ -144,6 +144,17 @@ enum Command {
         #[arg(long)]
         burn_ops: bool,
     },
+    /// batchlab's fast convolution + ReLU against burn's on a backend (output and gradients,
+    /// 1e-4 relative): the check the GPU campaign runs on the card before its sweeps. Exits
+    /// non-zero when a case disagrees.
+    CheckFastPaths {
+        /// The backend to check on.
+        #[arg(long, default_value = "flex", value_parser = commands::backend_names())]
+        backend: String,
+        /// GPU index (CUDA's, or wgpu's).
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+    },
     /// Get and inspect datasets.
     Data {
         #[command(subcommand)]
@@ -176,6 +187,7 @@ fn main() -> ExitCode {
             commands::report(&dir, registry.as_deref(), png, &cli.data_dir)
         }
         Command::Compact { dirs } => commands::compact(&dirs),
+        Command::CheckFastPaths { backend, device } => commands::check_fast_paths(&backend, device),
         Command::Csv { dir, out } => commands::csv(&dir, out.as_deref()),
         Command::Models { input, classes } => commands::models(input, classes),
         Command::Claims { reports } => claims::claims(&reports),

@@ -476,3 +476,19 @@ fn a_measured_warm_up_keeps_its_steps_and_the_report_shows_the_first_step_cost()
         "{report}"
     );
 }
+
+#[test]
+fn the_fast_paths_agree_with_burn_on_flex() {
+    let output = batchlab(&["check-fast-paths"]);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    assert_eq!(stdout.matches(") agrees\n").count(), 6, "{stdout}");
+    assert!(
+        stdout.contains("every case agrees within 1e-4 on flex"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("batchlab's path against burn's"),
+        "{stdout}"
+    );
+}

@@ -29,6 +29,7 @@ pub mod context;
 pub mod epoch_bench;
 pub mod error;
 pub mod estimate;
+pub mod fast_check;
 pub mod find_batch;
 pub mod isolate;
 pub mod loader_bench;

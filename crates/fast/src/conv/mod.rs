@@ -22,6 +22,7 @@
 //! the forward inside the backward, was measured slower than burn's composed one; see
 //! docs/tch-performance.md), inference and the switch off take burn's `relu(conv.forward(x))`.
 
+pub mod agreement;
 mod flex;
 mod kernels;
 #[cfg(feature = "tch")]

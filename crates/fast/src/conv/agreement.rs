@@ -1,0 +1,151 @@
+//! The fast convolution + ReLU against burn's `relu(conv.forward(x))` on any autodiff backend:
+//! the output and the gradients of the input, the kernel and the bias, on random inputs of
+//! shapes that take each route (odd batch and image sizes, Winograd's forward, input gradient
+//! and weight gradient). Both compute the same sums by other routes, so they agree to f32
+//! rounding: the stated tolerance is [`TOLERANCE`] relative to the largest magnitude of each
+//! tensor. The crate's tests run it on flex (and LibTorch); `batchlab check-fast-paths` runs it
+//! on the backend a run would use, e.g. on a lent GPU before its sweeps.
+
+use burn::{
+    nn::{
+        conv::{Conv2d, Conv2dConfig},
+        PaddingConfig2d,
+    },
+    tensor::{
+        activation::relu, backend::AutodiffBackend, backend::Backend, Distribution, Tensor,
+        TensorData,
+    },
+};
+
+use super::conv2d_relu;
+use crate::{counts, Kind};
+
+/// Largest difference allowed, relative to the largest magnitude of the tensor compared.
+pub const TOLERANCE: f32 = 1e-4;
+
+/// One shape compared: where it is, whether the fast path ran, and the largest relative
+/// difference of each tensor (output, dx, dw, db).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Agreement {
+    /// `batch x in -> out channels, image, kernel k, padding p`.
+    pub case: String,
+    /// Whether the fast path ran (else both sides are burn's).
+    pub fast_path_ran: bool,
+    /// Largest |fast - burn| over the largest |burn|, per tensor: output, dx, dw, db.
+    pub relative: [f32; 4],
+}
+
+impl Agreement {
+    /// Whether every tensor agrees within [`TOLERANCE`].
+    pub fn agrees(&self) -> bool {
+        self.relative.iter().all(|&r| r <= TOLERANCE)
+    }
+}
+
+/// One shape compared: batch, [in, out] channels, image [height, width], kernel, padding.
+type Shape = (usize, [usize; 2], [usize; 2], usize, usize);
+
+/// The shapes compared.
+const CASES: [Shape; 6] = [
+    (17, [3, 8], [11, 13], 3, 1),
+    (2, [5, 4], [9, 7], 5, 2),
+    (3, [4, 6], [8, 10], 3, 0),
+    (1, [16, 32], [20, 20], 3, 1),
+    // Winograd's forward and input gradient (at least 64 tiles of 4x4, 16 channels).
+    (4, [16, 32], [17, 19], 3, 1),
+    // ... and its weight gradient (at least 128 x 128 channels).
+    (8, [128, 128], [9, 9], 3, 1),
+];
+
+/// Compares the fast path with burn's on every case, on `device` of backend `B`.
+pub fn check<B: AutodiffBackend>(device: &B::Device) -> Vec<Agreement> {
+    CASES
+        .iter()
+        .enumerate()
+        .map(|(i, &(batch, channels, [h, w], kernel, pad))| {
+            B::seed(device, 7 + i as u64);
+            let padding = if pad == 0 {
+                PaddingConfig2d::Valid
+            } else {
+                PaddingConfig2d::Explicit(pad, pad, pad, pad)
+            };
+            let conv = Conv2dConfig::new(channels, [kernel, kernel])
+                .with_padding(padding)
+                .init::<B>(device);
+            let x = Tensor::random(
+                [batch, channels[0], h, w],
+                Distribution::Normal(0.0, 1.0),
+                device,
+            );
+            let y = conv.forward(x.clone());
+            let r = Tensor::random(y.shape(), Distribution::Normal(0.0, 1.0), device);
+            let before = counts(Kind::Convolution).fast;
+            let fast = run(&conv, &x, &r, conv2d_relu);
+            let fast_path_ran = counts(Kind::Convolution).fast > before;
+            let burn = run(&conv, &x, &r, |c: &Conv2d<B>, x| relu(c.forward(x)));
+            // The gradients through the ReLU's mask as the fast path drew it: where its output
+            // rounds to the other side of zero from burn's (Winograd sums in another basis),
+            // the two masks differ, and a gradient with either mask is right.
+            let mask: Vec<f32> = fast[0].iter().map(|&v| f32::from(v > 0.0)).collect();
+            let mask = Tensor::<B, 4>::from_data(TensorData::new(mask, y.shape()), device);
+            let masked = run(&conv, &x, &r, |c: &Conv2d<B>, x| {
+                c.forward(x) * mask.clone()
+            });
+            Agreement {
+                case: format!(
+                    "{batch} x {} -> {} channels, {h}x{w}, kernel {kernel}, padding {pad}",
+                    channels[0], channels[1]
+                ),
+                fast_path_ran,
+                relative: [
+                    relative(&fast[0], &burn[0]),
+                    relative(&fast[1], &masked[1]),
+                    relative(&fast[2], &masked[2]),
+                    relative(&fast[3], &masked[3]),
+                ],
+            }
+        })
+        .collect()
+}
+
+fn values<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f32> {
+    t.into_data()
+        .convert::<f32>()
+        .to_vec::<f32>()
+        .expect("f32 values")
+}
+
+/// Largest |a - b| over the largest |b| (at least 1e-6).
+fn relative(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() {
+        return f32::INFINITY;
+    }
+    let scale = b.iter().fold(0f32, |m, v| m.max(v.abs())).max(1e-6);
+    a.iter()
+        .zip(b)
+        .fold(0f32, |m, (x, y)| m.max((x - y).abs() / scale))
+}
+
+/// Output, dx, dw, db of `forward` on a fresh graph, the output weighted by `r`.
+fn run<B: AutodiffBackend>(
+    conv: &Conv2d<B>,
+    x: &Tensor<B, 4>,
+    r: &Tensor<B, 4>,
+    forward: impl Fn(&Conv2d<B>, Tensor<B, 4>) -> Tensor<B, 4>,
+) -> [Vec<f32>; 4] {
+    let x = x.clone().detach().require_grad();
+    let y = forward(conv, x.clone());
+    let grads = (y.clone() * r.clone()).sum().backward();
+    let bias = conv.bias.as_ref().expect("the cases have a bias").val();
+    [
+        values(y.inner()),
+        values(x.grad(&grads).expect("x takes part")),
+        values(
+            conv.weight
+                .val()
+                .grad(&grads)
+                .expect("the kernel takes part"),
+        ),
+        values(bias.grad(&grads).expect("the bias takes part")),
+    ]
+}

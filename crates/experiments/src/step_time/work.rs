@@ -9,7 +9,7 @@ use std::{
 
 use batchlab_method::rows::Status;
 use batchlab_method::rows::{
-    append_rows, read_rows_so_far,
+    append_rows, read_rows_so_far, retain_rows,
     step_time::{StageSample, StepSample, WarmupSample},
 };
 use batchlab_method::stats::median;
@@ -155,27 +155,12 @@ fn read_done(dir: &Path) -> Result<Vec<StepSample>, RunError> {
 
 /// Drops the warm-up rows of visits with no row in results.csv: a visit's warm-up rows are
 /// written just before its samples, so a worker killed in between leaves them for a visit that
-/// runs again. Rewrites warmup.csv atomically, and only when there are such rows.
+/// runs again.
 fn drop_orphan_warmup(dir: &Path, done: &[StepSample]) -> Result<(), RunError> {
-    let path = dir.join(WARMUP);
-    batchlab_method::rows::stored::expand(&path)?;
-    if !path.exists() {
-        return Ok(());
-    }
     let visits: HashSet<(u32, u32)> = done.iter().map(|s| (s.round, s.batch_size)).collect();
-    let rows: Vec<WarmupSample> = read_rows_so_far(&path)?;
-    let kept: Vec<WarmupSample> = rows
-        .iter()
-        .filter(|r| visits.contains(&(r.round, r.batch_size)))
-        .cloned()
-        .collect();
-    if kept.len() == rows.len() {
-        return Ok(());
-    }
-    let partial = path.with_extension("csv.partial");
-    let _ = std::fs::remove_file(&partial);
-    append_rows(&partial, &kept)?;
-    std::fs::rename(&partial, &path).map_err(|e| RunError::io(&path, e))
+    Ok(retain_rows(&dir.join(WARMUP), |r: &WarmupSample| {
+        visits.contains(&(r.round, r.batch_size))
+    })?)
 }
 
 /// The raw table of every visit's warm-up steps.

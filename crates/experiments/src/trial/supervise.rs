@@ -12,7 +12,7 @@ use std::{
 use batchlab_datasets::spec::DatasetName;
 use batchlab_method::rows::Status;
 use batchlab_method::rows::{
-    append_rows, read_rows_so_far,
+    append_rows, read_rows_so_far, retain_rows,
     train::{done_trials, TrainEval, TrialRecord},
     TrialRow,
 };
@@ -293,26 +293,5 @@ pub fn drop_unfinished<T: TrialRow + Clone>(
     path: &Path,
     done: &BTreeSet<String>,
 ) -> Result<(), RunError> {
-    // A table stored as Parquet becomes its CSV journal again: it is about to be appended to.
-    batchlab_method::rows::stored::expand(path)?;
-    if !path.exists() {
-        return Ok(());
-    }
-    let rows: Vec<T> = read_rows_so_far(path)?;
-    let kept: Vec<T> = rows
-        .iter()
-        .filter(|r| done.contains(r.trial()))
-        .cloned()
-        .collect();
-    if kept.len() == rows.len() {
-        return Ok(());
-    }
-    if kept.is_empty() {
-        // An absent file is the same as one without rows.
-        return std::fs::remove_file(path).map_err(|e| RunError::io(path, e));
-    }
-    let partial = path.with_extension("csv.partial");
-    let _ = std::fs::remove_file(&partial);
-    append_rows(&partial, &kept)?;
-    std::fs::rename(&partial, path).map_err(|e| RunError::io(path, e))
+    Ok(retain_rows(path, |r: &T| done.contains(r.trial()))?)
 }

@@ -73,6 +73,32 @@ fn append_lines(path: &Path, header: &str, body: &[u8]) -> Result<(), FileError>
     file.sync_all().map_err(FileError::io("sync", path))
 }
 
+/// Keeps only the rows of `path` for which `keep` holds, replacing the file atomically (a
+/// temporary sibling renamed over it), and only when some row goes; no row left removes the
+/// file (an absent file is one without rows). A table stored as Parquet becomes its CSV journal
+/// again first: this is a resumed writer's clean-up, and appends follow.
+pub fn retain_rows<T: Row + Clone>(
+    path: &Path,
+    keep: impl Fn(&T) -> bool,
+) -> Result<(), FileError> {
+    stored::expand(path)?;
+    if !path.exists() {
+        return Ok(());
+    }
+    let rows: Vec<T> = read_rows_so_far(path)?;
+    let kept: Vec<T> = rows.iter().filter(|r| keep(r)).cloned().collect();
+    if kept.len() == rows.len() {
+        return Ok(());
+    }
+    if kept.is_empty() {
+        return std::fs::remove_file(path).map_err(FileError::io("remove", path));
+    }
+    let partial = path.with_extension("csv.partial");
+    let _ = std::fs::remove_file(&partial);
+    append_rows(&partial, &kept)?;
+    crate::files::rename(&partial, path)
+}
+
 /// The rows a writer has finished so far, for resuming its work: like [`read_rows`], except that
 /// a file cut inside its header (its writer was killed while creating it) holds no rows yet.
 pub fn read_rows_so_far<T: Row>(path: &Path) -> Result<Vec<T>, FileError> {

@@ -114,3 +114,24 @@ fn a_cut_last_row_is_measured() {
     assert_eq!(cut_tail(&path), None);
     assert_eq!(cut_tail(&dir.path().join("absent.csv")), None);
 }
+
+#[test]
+fn retaining_rows_rewrites_only_when_some_go_and_removes_an_emptied_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.csv");
+    append_rows(&path, &[pair("1", "x"), pair("2", "y"), pair("3", "x")]).unwrap();
+    // Stored as Parquet, as a finished run leaves it: retaining makes it the CSV journal again.
+    super::super::stored::compact(&path, 0).unwrap();
+    retain_rows(&path, |p: &Pair| p.b == "x").unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "a,b\n1,x\n3,x\n");
+    assert!(!super::super::stored::parquet_path(&path).exists());
+    let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+    retain_rows(&path, |_: &Pair| true).unwrap();
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().modified().unwrap(),
+        modified
+    );
+    retain_rows(&path, |_: &Pair| false).unwrap();
+    assert!(!path.exists());
+    retain_rows(&path, |_: &Pair| false).unwrap();
+}

@@ -30,7 +30,7 @@ pub mod steps_to_target;
 pub mod stored;
 pub mod train;
 
-pub use file::{append_rows, cut_tail, read_rows, read_rows_so_far};
+pub use file::{append_rows, cut_tail, read_rows, read_rows_so_far, retain_rows};
 pub use status::Status;
 
 /// One row of a CSV file: its serde field names, in order, are the file's columns.

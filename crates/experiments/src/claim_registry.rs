@@ -10,7 +10,7 @@ use batchlab_method::findings::Finding;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use batchlab_report::step_time::StepTimeRules;
+use batchlab_report::step_time::{Gap, StepTimeRules};
 use batchlab_report::steps_to_target::RegimeBands;
 
 use crate::config::{ConfigError, Source};
@@ -164,6 +164,8 @@ pub enum ConfigKey {
     EntryBatch(usize),
     /// A key of `[analysis]`, with the default a config without it gets.
     Analysis(&'static str, Option<f64>),
+    /// A text key of `[analysis]`, with the default a config without it gets.
+    AnalysisText(&'static str, &'static str),
 }
 
 /// Where the config of a claim's test of record carries the registered `param` of a claim of
@@ -179,6 +181,12 @@ pub fn config_key(kind: &str, rule: &str, param: &str) -> Option<ConfigKey> {
             Some(Analysis("claimed_jumps", None))
         }
         ("step-time", "jump-below-ratio", "max_ratio") => Some(Analysis("max_jump_ratio", None)),
+        ("step-time", "jumps-at" | "jump-below-ratio", "margin") => {
+            Some(Analysis("jump_margin", Some(defaults.jump_margin)))
+        }
+        ("step-time", "jumps-at" | "jump-below-ratio" | "no-jumps-at", "gap") => {
+            Some(AnalysisText("jump_gap", Gap::default().name()))
+        }
         ("step-time", "no-jumps-at", "positions") => Some(Analysis("no_jumps_at", None)),
         ("step-time", "no-jumps-at", "margin") => {
             Some(Analysis("no_jumps_margin", Some(defaults.no_jumps_margin)))
@@ -244,7 +252,7 @@ impl Registry {
         for c in &self.claims {
             for (param, value) in &c.params {
                 match config_key(&c.kind, &c.rule, param) {
-                    Some(ConfigKey::Analysis(key, _))
+                    Some(ConfigKey::Analysis(key, _) | ConfigKey::AnalysisText(key, _))
                         if c.test_of_record.as_deref() == Some(experiment) =>
                     {
                         analysis.insert(key.into(), value.clone());
@@ -284,7 +292,7 @@ fn set_entry(entry: &mut toml::Table, key: ConfigKey, value: &toml::Value) {
                 sizes[i] = value.clone();
             }
         }
-        ConfigKey::Analysis(..) => {}
+        ConfigKey::Analysis(..) | ConfigKey::AnalysisText(..) => {}
     }
 }
 

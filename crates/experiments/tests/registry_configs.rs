@@ -47,6 +47,12 @@ fn value_in(analysis: &toml::Table, c: &RegisteredClaim, key: ConfigKey) -> Opti
             .get(name)
             .cloned()
             .or(default.map(toml::Value::from)),
+        ConfigKey::AnalysisText(name, default) => Some(
+            analysis
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| default.into()),
+        ),
     }
 }
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// The version of the rules that judge claims. Raise it whenever a rule or a default parameter
 /// changes what it decides: `findings.json` records it, and a committed finding from older
 /// rules then differs from the one the current code derives.
-pub const RULES_VERSION: u32 = 3;
+pub const RULES_VERSION: u32 = 4;
 
 /// What a rule decided about a claim.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -331,8 +331,10 @@ fn local_noise(
         .fold(0.0, f64::max)
 }
 
+mod gap;
 mod points;
 
+pub use gap::Gap;
 pub use points::{
     detectable_relative, point_offsets, relative_offsets, relative_se, scatter, PointOffset,
 };

@@ -7,7 +7,9 @@ use batchlab_report::About;
 use std::path::PathBuf;
 
 use batchlab_method::rows::{append_rows, step_time::StepSample};
-use batchlab_report::step_time::{render_step_time, StepTimeContext, StepTimeRules, OUTPUT_FILES};
+use batchlab_report::step_time::{
+    render_step_time, Gap, StepTimeContext, StepTimeRules, OUTPUT_FILES,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -16,7 +18,7 @@ fn context() -> StepTimeContext {
         about: About {
             experiment: "synthetic-step-time".into(),
             description:
-                "A synthetic sweep: 20 ms + 3 ms per example, one planted 8% step at batch size 32."
+                "A synthetic sweep: 20 ms + 3 ms per example, one planted 8% step after batch size 32."
                     .into(),
             reproduces: Some("seed 000, figure 2 (shape only)".into()),
             claim: Some(
@@ -45,6 +47,12 @@ fn synthetic_sweep() -> Vec<StepSample> {
 
 /// The synthetic sweep with uniform noise of +-`spread`/2 on every sample.
 fn noisy_sweep(spread: f64) -> Vec<StepSample> {
+    sweep_with(spread, Some(33))
+}
+
+/// 20 ms + 3 ms per example with uniform noise of +-`spread`/2 on every sample, a step of 8%
+/// from batch size `step_from` on (if any), and batch 70 out of memory.
+fn sweep_with(spread: f64, step_from: Option<u32>) -> Vec<StepSample> {
     let mut rng = StdRng::seed_from_u64(3);
     let mut rows = vec![];
     for b in 1..=70u32 {
@@ -70,7 +78,8 @@ fn noisy_sweep(spread: f64) -> Vec<StepSample> {
             });
             continue;
         }
-        let level = 20.0 + 3.0 * f64::from(b) + if b >= 32 { 0.08 * 116.0 } else { 0.0 };
+        let stepped = step_from.is_some_and(|from| b >= from);
+        let level = 20.0 + 3.0 * f64::from(b) + if stepped { 0.08 * 116.0 } else { 0.0 };
         for i in 0..12 {
             // Uniform noise: simple, seeded.
             let noise = 1.0 + spread * (rng.random::<f64>() - 0.5);
@@ -110,7 +119,7 @@ fn render_writes_every_file_and_reports_the_planted_jump() {
             .iter()
             .map(|j| j.batch_size)
             .collect::<Vec<_>>(),
-        [32]
+        [33]
     );
     let fit = findings.fit.unwrap();
     assert!((fit.slope - 3.0).abs() < 0.3, "{fit:?}");
@@ -124,9 +133,8 @@ fn render_writes_every_file_and_reports_the_planted_jump() {
     let jumps_at = rule(&findings.claims, "jumps-at");
     assert_eq!(jumps_at.outcome.verdict(), Verdict::Partly, "{jumps_at:?}");
     assert!(
-        jumps_at.quantities["detectable_relative"] > 0.0
-            && jumps_at.quantities.contains_key("rank_p"),
-        "the detector's power and the permutation test are given: {jumps_at:?}"
+        jumps_at.quantities["margin"] == 0.02 && jumps_at.quantities.contains_key("rank_p"),
+        "the margin and the permutation test are given: {jumps_at:?}"
     );
     let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     assert_eq!(summary.lines().count(), 71);
@@ -346,7 +354,7 @@ fn jumps_below_a_ratio_are_judged_at_the_named_positions() {
         )
         .clone()
     };
-    // The planted step at 32 is +8% of the step time: far below doubling, above x1.05.
+    // The planted step after 32 is +8% of the step time: far below doubling, above x1.05.
     let doubling = with_limit("doubling", 2.0);
     assert_eq!(
         doubling.outcome.verdict(),
@@ -359,4 +367,75 @@ fn jumps_below_a_ratio_are_judged_at_the_named_positions() {
         Verdict::DoesNotReproduce,
         "{tight:?}"
     );
+    // A claim about the jumps' size cannot be judged on a run without jumps: it would hold
+    // trivially.
+    let ctx = StepTimeContext {
+        rules: StepTimeRules {
+            max_jump_ratio: Some(2.0),
+            ..Default::default()
+        },
+        ..context()
+    };
+    let flat = render_run(root.path(), "flat", &sweep_with(0.03, None), &ctx);
+    let flat = rule(&flat, "jump-below-ratio");
+    assert_eq!(flat.outcome.verdict(), Verdict::CannotTest, "{flat:?}");
+}
+
+/// One standard for presence and absence: a jump claim is refuted only where every named
+/// step is bounded below the margin, and stays open where the noise cannot bound it.
+#[test]
+fn jumps_are_refuted_only_when_bounded_below_the_margin() {
+    let root = tempfile::tempdir().unwrap();
+    let claimed = |name: &str, rows: &[StepSample], at: Vec<u32>, gap: Gap| {
+        let ctx = StepTimeContext {
+            claimed_jumps: at,
+            rules: StepTimeRules {
+                gap,
+                ..Default::default()
+            },
+            ..context()
+        };
+        rule(&render_run(root.path(), name, rows, &ctx), "jumps-at").clone()
+    };
+    let after = Gap::After;
+    let present = claimed("present", &sweep_with(0.01, Some(33)), vec![32], after);
+    assert_eq!(
+        present.outcome.verdict(),
+        Verdict::Reproduces,
+        "{present:?}"
+    );
+    let absent = claimed("absent", &sweep_with(0.01, None), vec![16, 32], after);
+    assert_eq!(
+        absent.outcome.verdict(),
+        Verdict::DoesNotReproduce,
+        "{absent:?}"
+    );
+    // The same flat curve with noise that cannot bound a 2% step: open, not refuted, with
+    // the smallest step that would have shown.
+    let open = claimed("open", &sweep_with(0.6, None), vec![16, 32], after);
+    assert_eq!(open.outcome.verdict(), Verdict::Inconclusive, "{open:?}");
+    assert!(open.quantities["detectable_relative"] > 0.02, "{open:?}");
+}
+
+/// A named position means one gap: a step on the neighbouring gap is not a hit.
+#[test]
+fn a_named_position_reads_only_the_gap_it_means() {
+    let root = tempfile::tempdir().unwrap();
+    // The level rises from 32 on: the step lies before 32, not after it.
+    let rows = sweep_with(0.01, Some(32));
+    let judged = |name: &str, gap: Gap| {
+        let ctx = StepTimeContext {
+            claimed_jumps: vec![32],
+            rules: StepTimeRules {
+                gap,
+                ..Default::default()
+            },
+            ..context()
+        };
+        rule(&render_run(root.path(), name, &rows, &ctx), "jumps-at").clone()
+    };
+    let before = judged("before", Gap::Before);
+    assert_eq!(before.outcome.verdict(), Verdict::Reproduces, "{before:?}");
+    let after = judged("after", Gap::After);
+    assert_ne!(after.outcome.verdict(), Verdict::Reproduces, "{after:?}");
 }

@@ -14,7 +14,7 @@ mod work;
 use std::path::Path;
 
 use batchlab_models::ModelSpec;
-use batchlab_report::step_time::StepTimeRules;
+use batchlab_report::step_time::{Gap, StepTimeRules};
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -130,6 +130,12 @@ pub struct AnalysisConfig {
     /// "No jumps at ..." holds when each step is within this fraction of the step time: the
     /// jump detector's own size floor (`JumpOptions::min_relative`), what counts as a jump.
     pub no_jumps_margin: f64,
+    /// "Jumps at ...": the smallest step, as a fraction of the step time, that counts as a jump
+    /// (the same floor: one standard for presence and absence; claims/registry.toml).
+    pub jump_margin: f64,
+    /// Which gap a named position means: `after` (b to the next batch size, the default: seed
+    /// 000's "another round once a batch exceeds 16") or `before` (the previous one to b).
+    pub jump_gap: Gap,
     /// The seed's "why not double": the claimed jumps must keep the step time below this
     /// ratio of the time before them (claims/registry.toml: 2, from the seed's text); unset,
     /// the claim is not judged.
@@ -148,6 +154,8 @@ impl Default for AnalysisConfig {
             slower_max_ratio: StepTimeRules::default().slower_max_ratio,
             linear_margin: StepTimeRules::default().linear_margin,
             no_jumps_margin: StepTimeRules::default().no_jumps_margin,
+            jump_margin: StepTimeRules::default().jump_margin,
+            jump_gap: Gap::default(),
             max_jump_ratio: None,
             // 2000 resamples put the percentile interval's own noise well below a sample's.
             bootstrap_resamples: 2000,
@@ -253,6 +261,7 @@ impl StepTimeStudy {
         for (key, margin) in [
             ("analysis.linear_margin", config.analysis.linear_margin),
             ("analysis.no_jumps_margin", config.analysis.no_jumps_margin),
+            ("analysis.jump_margin", config.analysis.jump_margin),
         ] {
             if !(margin > 0.0 && margin < 1.0) {
                 return Err(source.error(key, format!("{margin} is not a fraction in (0, 1)")));

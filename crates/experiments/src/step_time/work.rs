@@ -119,6 +119,8 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Rendered, RunError> {
         rules: StepTimeRules {
             linear_margin: config.analysis.linear_margin,
             no_jumps_margin: config.analysis.no_jumps_margin,
+            jump_margin: config.analysis.jump_margin,
+            gap: config.analysis.jump_gap,
             max_jump_ratio: config.analysis.max_jump_ratio,
             slower_max_ratio: config.analysis.slower_max_ratio,
         },

@@ -5,7 +5,7 @@ use batchlab_method::rows::Status;
 use std::collections::BTreeMap;
 
 use super::StepPoint;
-use crate::jumps::{detect_jumps, gap_statistics, relative_offsets, Jump, JumpOptions};
+use crate::jumps::{detect_jumps, gap_statistics, relative_offsets, Gap, Jump, JumpOptions};
 use batchlab_method::findings::Finding;
 use batchlab_method::rows::step_time::StepSample;
 use batchlab_method::stats::{linear_fit, LinearFit};
@@ -163,33 +163,30 @@ impl Analysis {
 
 /// How a claimed jump position compares with the measurement.
 pub(super) enum ClaimCheck<'a> {
-    /// A detected jump's gap contains the claimed batch size.
+    /// The detector reported a jump on the gap the position means.
     Detected(&'a Jump),
-    /// Tested, no jump there: the gap touching the claim with the larger |z|.
+    /// Tested, no jump reported there: the gap the position means.
     NotDetected(&'a Jump),
-    /// No tested gap touches the claim: outside the ok batch sizes, or within two points of
-    /// either end of the sweep.
+    /// The gap the position means was not tested: outside the ok batch sizes, or within two
+    /// points of either end of the sweep.
     NotTested,
 }
 
-/// Compares one claimed jump position with the analysis. A claim at b is matched by a jump
-/// whose gap [previous, batch_size] contains b: "a jump at 16" may mean 15 -> 16 or 16 -> 17.
-pub(super) fn check_claim(analysis: &Analysis, claimed: u32) -> ClaimCheck<'_> {
-    let contains = |j: &&Jump| j.previous_batch_size <= claimed && claimed <= j.batch_size;
-    if let Some(j) = analysis.findings.jumps.iter().find(contains) {
+/// Compares one claimed jump position with the analysis, on the one gap it means.
+pub(super) fn check_claim(analysis: &Analysis, claimed: u32, gap: Gap) -> ClaimCheck<'_> {
+    if let Some(j) = analysis
+        .findings
+        .jumps
+        .iter()
+        .find(|j| gap.means(j, claimed))
+    {
         return ClaimCheck::Detected(j);
     }
-    let nearest = analysis
-        .gaps
-        .iter()
-        .filter(contains)
-        .max_by(|a, b| a.z.abs().total_cmp(&b.z.abs()));
-    nearest.map_or(ClaimCheck::NotTested, ClaimCheck::NotDetected)
+    let named = analysis.gaps.iter().find(|g| gap.means(g, claimed));
+    named.map_or(ClaimCheck::NotTested, ClaimCheck::NotDetected)
 }
 
-/// Whether a detected jump matches any claim.
-pub(super) fn is_claimed(jump: &Jump, claimed: &[u32]) -> bool {
-    claimed
-        .iter()
-        .any(|&c| jump.previous_batch_size <= c && c <= jump.batch_size)
+/// Whether a detected jump lies on the gap a claimed position means.
+pub(super) fn is_claimed(jump: &Jump, claimed: &[u32], gap: Gap) -> bool {
+    claimed.iter().any(|&c| gap.means(jump, c))
 }

@@ -3,12 +3,11 @@
 use std::path::Path;
 
 use super::analysis::Analysis;
-use super::verdicts::named_jumps;
+use super::verdicts::{named_jumps, Reading};
 use super::{StepPoint, StepTimeContext, CI_LEVEL};
 use crate::figures::{
     render_pair, Chart, LegendPosition, LineStyle, Scale, Series, VLine, GREY, PALETTE,
 };
-use crate::jumps::JumpOptions;
 use crate::ReportError;
 
 const FAILED: (u8, u8, u8) = (200, 30, 30);
@@ -62,18 +61,19 @@ pub(super) fn draw_step_time(
         "median step time (ms)",
     );
     batch_axis(&ok, &mut chart);
-    // A named position whose one-sided test passed is drawn where the step is, with its
-    // size; one that did not stays a grey line at the position the seed names.
-    let named = named_jumps(analysis, &ctx.claimed_jumps, &JumpOptions::default());
+    // A named position the jumps-at rule reads as a jump is drawn where the step is, with its
+    // size; one it does not stays a grey line at the position the seed names.
+    let r = &ctx.rules;
+    let named = named_jumps(analysis, &ctx.claimed_jumps, r.gap, r.jump_margin);
     let mut marked = vec![];
     for (c, n) in named {
-        let line = match n.filter(|n| n.passes) {
+        let line = match n.filter(|n| n.reading == Reading::Jump) {
             Some(n) => {
                 marked.push(n.gap.batch_size);
                 VLine {
                     x: (f64::from(n.gap.previous_batch_size) + f64::from(n.gap.batch_size)) / 2.0,
                     text: format!("{} ({:+.0}%)", n.gap.batch_size, 100.0 * n.gap.relative),
-                    legend: "jump the seed names, found here (its test passed)".into(),
+                    legend: "jump the seed names, found here (bounded above the margin)".into(),
                     color: PALETTE[3],
                     dashed: true,
                 }

@@ -9,7 +9,7 @@ use super::analysis::{
 };
 use super::{StepTimeContext, CI_LEVEL};
 use crate::about::Header;
-use crate::jumps::{method_description, Jump};
+use crate::jumps::{method_description, Gap, Jump};
 use crate::markdown::table;
 use crate::numbers::{capitalised, two_digits};
 use crate::verdict::{tally, verdict_table, Finding};
@@ -96,7 +96,7 @@ pub(super) fn report_markdown(
         );
     } else {
         let _ = writeln!(md, "{} jump(s) detected; a jump at b lies between the previous measured batch size and b.\n", f.jumps.len());
-        md.push_str(&jump_table(&f.jumps, &ctx.claimed_jumps));
+        md.push_str(&jump_table(&f.jumps, &ctx.claimed_jumps, ctx.rules.gap));
     }
 
     md.push_str("\n### Throughput\n\n");
@@ -204,7 +204,7 @@ fn in_short(analysis: &Analysis) -> String {
     format!("{}.", capitalised(&parts.join("; ")))
 }
 
-fn jump_table(jumps: &[Jump], claimed: &[u32]) -> String {
+fn jump_table(jumps: &[Jump], claimed: &[u32], gap: Gap) -> String {
     let rows: Vec<Vec<String>> = jumps
         .iter()
         .map(|j| {
@@ -214,7 +214,12 @@ fn jump_table(jumps: &[Jump], claimed: &[u32]) -> String {
                 format!("{:+.3}", j.height_ms),
                 format!("{:+.1}%", 100.0 * j.relative),
                 format!("{:.1}", j.z),
-                if is_claimed(j, claimed) { "yes" } else { "no" }.into(),
+                if is_claimed(j, claimed, gap) {
+                    "yes"
+                } else {
+                    "no"
+                }
+                .into(),
             ]
         })
         .collect();
@@ -240,7 +245,7 @@ fn claim_section(ctx: &StepTimeContext, analysis: &Analysis, verdicts: &[Finding
         .claimed_jumps
         .iter()
         .map(|&c| {
-            let (verdict, gap) = match check_claim(analysis, c) {
+            let (verdict, gap) = match check_claim(analysis, c, ctx.rules.gap) {
                 ClaimCheck::Detected(j) => ("detected".to_string(), Some(j)),
                 ClaimCheck::NotDetected(g) => ("not detected".to_string(), Some(g)),
                 ClaimCheck::NotTested => (
@@ -266,7 +271,7 @@ fn claim_section(ctx: &StepTimeContext, analysis: &Analysis, verdicts: &[Finding
             &[
                 "claimed jump at",
                 "here",
-                "measured step (largest |z| of the gaps touching it)",
+                "measured step (the gap the position means)",
             ],
             &rows,
         ));
@@ -274,7 +279,7 @@ fn claim_section(ctx: &StepTimeContext, analysis: &Analysis, verdicts: &[Finding
             .findings
             .jumps
             .iter()
-            .filter(|j| !is_claimed(j, &ctx.claimed_jumps))
+            .filter(|j| !is_claimed(j, &ctx.claimed_jumps, ctx.rules.gap))
             .map(|j| format!("{} ({:+.1}%)", j.batch_size, 100.0 * j.relative))
             .collect();
         let _ = writeln!(

@@ -17,7 +17,7 @@ mod warmup_view;
 
 pub use analysis::StepTimeFindings;
 pub use summary::{summarize, write_summary, StepPoint, CI_LEVEL};
-pub use verdicts::StepTimeRules;
+pub use verdicts::{Gap, StepTimeRules};
 
 use std::path::{Path, PathBuf};
 

@@ -1,11 +1,12 @@
 //! The verdict on each of seeds 000/001's claims that a step-time sweep can test, by a rule
 //! that fits the claim: "grows linearly" by a constant marginal cost (the two halves of the
-//! sweep cost the same per extra example, within a margin); "jumps at 16, 32, 48 and 64" by a
-//! one-sided test at each position named in advance, beside the named gaps' rank among all
-//! gaps; "no jumps at ..." as a claim of absence, within a margin; "fluctuates more" and
+//! sweep cost the same per extra example, within a margin); "jumps at 16, 32, 48 and 64" and
+//! "no jumps at ..." by one standard, the step at each named gap bounded on one side of a
+//! margin (`positions`); "fluctuates more" and
 //! "slightly slower" against a reference curve measured on the same machine (`versus`).
 mod positions;
-pub(crate) use positions::named_jumps;
+pub use crate::jumps::Gap;
+pub(crate) use positions::{named_jumps, Reading};
 mod versus;
 
 pub use versus::{Reference, ReferenceCurve};
@@ -38,6 +39,11 @@ pub struct StepTimeRules {
     /// "No jumps at ...": the largest step, relative to the step time, that still counts as
     /// no jump.
     pub no_jumps_margin: f64,
+    /// "Jumps at ...": the smallest step, relative to the step time, that counts as a jump
+    /// (its one-sided lower bound must reach it; an upper bound below it refutes the jump).
+    pub jump_margin: f64,
+    /// Which gap a named position means (the registry's reading of the article).
+    pub gap: Gap,
     /// "The jumps stay below doubling": the ratio of the step time after a claimed jump to the
     /// time before it that they must stay under; `None` leaves the claim unjudged.
     pub max_jump_ratio: Option<f64>,
@@ -52,6 +58,8 @@ impl Default for StepTimeRules {
         StepTimeRules {
             linear_margin: 0.25,
             no_jumps_margin: JumpOptions::default().min_relative,
+            jump_margin: JumpOptions::default().min_relative,
+            gap: Gap::default(),
             slower_max_ratio: 1.5,
             max_jump_ratio: None,
         }
@@ -65,20 +73,34 @@ pub(super) fn judge(
     fluctuation: Option<&Reference>,
     slower: Option<&Reference>,
 ) -> Vec<Finding> {
-    let opts = JumpOptions::default();
+    let r = &ctx.rules;
     // The seeds' first claim is about step time in general: every sweep can judge it.
     let mut findings = vec![linear(a, ctx.rules.linear_margin)];
     if !ctx.claimed_jumps.is_empty() {
-        findings.push(positions::jumps_at(a, &ctx.claimed_jumps, &opts, ctx.seed));
-        if let Some(ratio) = ctx.rules.max_jump_ratio {
-            findings.push(positions::jumps_below(a, &ctx.claimed_jumps, ratio));
+        let claimed = &ctx.claimed_jumps;
+        findings.push(positions::jumps_at(
+            a,
+            claimed,
+            r.gap,
+            r.jump_margin,
+            ctx.seed,
+        ));
+        if let Some(ratio) = r.max_jump_ratio {
+            findings.push(positions::jumps_below(
+                a,
+                claimed,
+                r.gap,
+                r.jump_margin,
+                ratio,
+            ));
         }
     }
     if !ctx.no_jumps_at.is_empty() {
         findings.push(positions::no_jumps_at(
             a,
             &ctx.no_jumps_at,
-            ctx.rules.no_jumps_margin,
+            r.gap,
+            r.no_jumps_margin,
         ));
     }
     if let Some(reference) = fluctuation {

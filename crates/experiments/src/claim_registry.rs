@@ -4,7 +4,7 @@
 //! the binary, so a run's `findings.json` names the registry it was judged against by hash,
 //! wherever the binary runs; an experiment's claims refer to it by id.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use batchlab_method::findings::Finding;
 use serde::Deserialize;
@@ -58,6 +58,14 @@ pub struct RegisteredClaim {
     /// The experiment whose committed runs judge it.
     #[serde(default)]
     pub test_of_record: Option<String>,
+    /// Other experiments that are the same study elsewhere (on a GPU): their runs judge it by
+    /// the same rule and stand for its verdict of record like the test of record's.
+    #[serde(default)]
+    pub judged_by: Vec<String>,
+    /// Experiments that judge it by the same rule on other models: their findings reach
+    /// docs/results.md under this claim, beside its verdict of record, never as it.
+    #[serde(default)]
+    pub see_also: Vec<String>,
     /// What it needs beyond a 2-core CPU machine (`gpu`, `dataset:NAME`).
     #[serde(default)]
     pub needs: Vec<String>,
@@ -70,6 +78,49 @@ pub struct RegisteredClaim {
     /// Where each parameter comes from.
     #[serde(default)]
     pub provenance: toml::Table,
+    /// When each parameter was fixed: the commit that gave it its present value (a test checks
+    /// each against git). A parameter without one counts as fixed after every run.
+    #[serde(default)]
+    pub fixed: BTreeMap<String, Fixed>,
+}
+
+/// The commit that fixed a parameter's value, and its committer date.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fixed {
+    /// The commit (abbreviated hash).
+    pub commit: String,
+    /// Its committer date, UTC, as git prints it (`2026-11-25T19:02:55Z`).
+    pub date: String,
+}
+
+impl RegisteredClaim {
+    /// Whether runs of `experiment` stand for this claim's verdict of record: its test of
+    /// record or the same study elsewhere (`judged_by`).
+    pub fn of_record_in(&self, experiment: &str) -> bool {
+        self.test_of_record.as_deref() == Some(experiment)
+            || self.judged_by.iter().any(|e| e == experiment)
+    }
+
+    /// Whether runs of `experiment` judge this claim at all: those of [`Self::of_record_in`]
+    /// and the same rule on other models (`see_also`).
+    pub fn judged_in(&self, experiment: &str) -> bool {
+        self.of_record_in(experiment) || self.see_also.iter().any(|e| e == experiment)
+    }
+
+    /// The parameters fixed after `started` (a run's UTC start, as meta.json writes it), or
+    /// never recorded as fixed: the ones a verdict of that run is post hoc in.
+    pub fn fixed_after(&self, started: &str) -> Vec<&str> {
+        self.params
+            .keys()
+            .filter(|p| {
+                self.fixed
+                    .get(p.as_str())
+                    .is_none_or(|f| f.date.as_str() > started)
+            })
+            .map(String::as_str)
+            .collect()
+    }
 }
 
 impl Registry {
@@ -118,6 +169,21 @@ impl Registry {
                     ))
                 }
             }
+            if let Some(param) = c.fixed.keys().find(|p| !c.params.contains_key(*p)) {
+                return Err(source.error(
+                    &key("fixed"),
+                    format!("{}: {param:?} is not one of the claim's parameters", c.id),
+                ));
+            }
+            if let Some((param, f)) = c.fixed.iter().find(|(_, f)| !is_utc_timestamp(&f.date)) {
+                return Err(source.error(
+                    &key("fixed"),
+                    format!(
+                        "{}: {param}'s date {:?} is not a UTC timestamp like 2026-11-25T19:02:55Z",
+                        c.id, f.date
+                    ),
+                ));
+            }
             if let Some(param) = c.params.keys().find(|p| !c.provenance.contains_key(*p)) {
                 return Err(source.error(
                     &key("provenance"),
@@ -134,7 +200,7 @@ impl Registry {
     }
 
     /// Gives each finding of `experiment` without an id the id of the one registered claim this
-    /// experiment is the test of record for under the same rule, if there is exactly one (the
+    /// experiment judges ([`RegisteredClaim::judged_in`]) under the same rule, if there is exactly one (the
     /// rules a kind applies from `[analysis]` keys, such as a step-time sweep's jumps, carry no
     /// id of their own). A claim some finding already names by id is not given to another: a
     /// config's own entry for it is that claim, and an entry without an id beside it under the
@@ -145,7 +211,7 @@ impl Registry {
             let mut matching = self
                 .claims
                 .iter()
-                .filter(|c| c.test_of_record.as_deref() == Some(experiment) && c.rule == f.rule);
+                .filter(|c| c.judged_in(experiment) && c.rule == f.rule);
             if let (Some(one), None) = (matching.next(), matching.next()) {
                 if !named.contains(&one.id) {
                     f.id = Some(one.id.clone());
@@ -153,6 +219,20 @@ impl Registry {
             }
         }
     }
+}
+
+/// `2026-11-25T19:02:55Z`: what git's `%cI` prints in UTC, and meta.json's `started`, so the two
+/// compare as text.
+fn is_utc_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 20
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            19 => *c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
 }
 
 /// Where an experiment's config keeps a registered parameter.
@@ -253,7 +333,7 @@ impl Registry {
             for (param, value) in &c.params {
                 match config_key(&c.kind, &c.rule, param) {
                     Some(ConfigKey::Analysis(key, _) | ConfigKey::AnalysisText(key, _))
-                        if c.test_of_record.as_deref() == Some(experiment) =>
+                        if c.judged_in(experiment) =>
                     {
                         analysis.insert(key.into(), value.clone());
                     }
@@ -328,7 +408,12 @@ margin = "a stated convention"
         let registry = Registry::builtin().unwrap();
         assert!(registry.claims.len() >= 40, "{}", registry.claims.len());
         for c in &registry.claims {
-            if let Some(exp) = &c.test_of_record {
+            for exp in c
+                .test_of_record
+                .iter()
+                .chain(&c.judged_by)
+                .chain(&c.see_also)
+            {
                 let path = format!("../../experiments/{exp}.toml");
                 assert!(std::path::Path::new(&path).exists(), "{}: no {path}", c.id);
             }
@@ -363,5 +448,35 @@ margin = "a stated convention"
         let both = ONE.replace("rule = \"linear\"", "rule = \"linear\"\nuntested = \"x\"");
         let err = parse(&both).unwrap_err().to_string();
         assert!(err.contains("not both or neither"), "{err}");
+    }
+
+    #[test]
+    fn a_verdict_is_post_hoc_in_the_parameters_fixed_after_its_run() {
+        let fixed = ONE.replace(
+            "margin = \"a stated convention\"",
+            "margin = \"a stated convention\"\n[claim.fixed]\nmargin = { commit = \"abc\", date = \"2026-11-25T19:02:55Z\" }",
+        );
+        let registry = parse(&fixed).unwrap();
+        let c = registry.get("a-claim").unwrap();
+        assert!(c.fixed_after("2026-11-26T00:00:00Z").is_empty());
+        assert_eq!(c.fixed_after("2026-11-22T04:57:17Z"), ["margin"]);
+        // Never recorded: after every run.
+        let unrecorded = parse(ONE).unwrap();
+        assert_eq!(
+            unrecorded
+                .get("a-claim")
+                .unwrap()
+                .fixed_after("2099-01-01T00:00:00Z"),
+            ["margin"]
+        );
+        let stray = fixed.replace("margin = { commit", "positions = { commit");
+        let err = parse(&stray).unwrap_err().to_string();
+        assert!(
+            err.contains("\"positions\" is not one of the claim's parameters"),
+            "{err}"
+        );
+        let local = fixed.replace("19:02:55Z", "19:02:55+01:00");
+        let err = parse(&local).unwrap_err().to_string();
+        assert!(err.contains("is not a UTC timestamp"), "{err}");
     }
 }

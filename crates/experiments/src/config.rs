@@ -307,6 +307,22 @@ impl BackendKind {
         matches!(self, Self::Cuda | Self::Wgpu)
     }
 
+    /// How faithfully a run on this backend stands for the source articles' setups, most
+    /// faithful first: the verdict of record's order (docs/ARCHITECTURE.md, "Verdicts"). The
+    /// articles measured on NVIDIA GPUs through cuDNN (Keras/TensorFlow, PyTorch), so LibTorch
+    /// on a GPU comes first, burn's own kernels on a GPU next; on a CPU LibTorch (oneDNN, the
+    /// library the articles' frameworks call there) before burn's own flex; wgpu last, which
+    /// in this project runs on a software rasteriser.
+    pub fn faithfulness(self) -> u8 {
+        match self {
+            Self::TchCuda => 0,
+            Self::Cuda => 1,
+            Self::Tch => 2,
+            Self::Flex => 3,
+            Self::Wgpu => 4,
+        }
+    }
+
     /// Whether batchlab-fast has paths for the backend (flex; LibTorch on the CPU or a GPU).
     pub fn has_fast_paths(self) -> bool {
         matches!(self, Self::Flex | Self::Tch | Self::TchCuda)

@@ -1,22 +1,32 @@
 //! Results published from the reports (docs/ARCHITECTURE.md, "Verdicts"): every registered
-//! claim beside the verdicts the committed runs of its test of record gave it (`batchlab
-//! claims`), and the same as `docs/results.md` (`batchlab results`), which CI regenerates and
-//! compares, so that no verdict is copied by hand.
+//! claim beside the verdicts every committed run that judges it gave it (`batchlab claims`),
+//! and the same as `docs/results.md` (`batchlab results`), which CI regenerates and compares,
+//! so that no verdict is copied by hand.
+//!
+//! The verdict of record is chosen by one declared rule ([`RECORD_RULE`]), never by recency
+//! alone: per machine (backend, device, threads, kernels) the newest run is that machine's
+//! verdict of record, and of those the one on the most faithful backend
+//! ([`BackendKind::faithfulness`]) is the claim's. A verdict is marked post hoc where a
+//! parameter of its rule was fixed after its run started ([`RegisteredClaim::fixed_after`]).
 
 use std::{
     fs,
     path::{Path, PathBuf},
 };
 
-use batchlab_method::findings::{Finding, FindingsFile, Verdict};
+use batchlab_method::findings::{Finding, FindingsFile, MachineKey, Verdict};
 use batchlab_report::markdown::table;
 use batchlab_report::verdict::words;
 
 use crate::{
     claim_registry::{RegisteredClaim, Registry, REGISTRY_PATH},
+    config::BackendKind,
     error::RunError,
     run_dir::Meta,
 };
+
+/// How the verdict of record is chosen, in the words docs/results.md states it.
+pub const RECORD_RULE: &str = "Every committed run that judges a claim is listed: runs of its test of record, of the same study elsewhere (the registry's `judged_by`: the GPU configs) and of the same rule on other models (`see_also`, listed last and never of record). Of the first two, per machine (backend, device, threads, kernels) the newest run is that machine's verdict of record; of those, the one on the most faithful backend is the claim's (LibTorch on a GPU, then burn-cuda, then LibTorch on a CPU, then flex, then wgpu, which runs on a software rasteriser here: the articles measured on NVIDIA GPUs through cuDNN). So a run on another backend or machine never silently replaces a verdict. A verdict is marked *post hoc* where a parameter of its rule was fixed (`[claim.fixed]` in the registry, a commit a test checks against git) after its run started";
 
 /// One run's verdict on one claim.
 #[derive(Debug, Clone)]
@@ -29,28 +39,40 @@ pub struct RunVerdict {
     pub started: String,
     /// Backend, device and threads, in words.
     pub machine: String,
+    /// The machine, as data: runs on one are compared, never pooled across two.
+    pub key: MachineKey,
+    /// Whether it can stand for the claim's verdict (a run of its test of record or of the
+    /// same study elsewhere, not of another model).
+    pub of_record_kind: bool,
+    /// Whether it is its machine's newest such run (that machine's verdict of record).
+    pub newest_on_machine: bool,
+    /// The rule's parameters fixed after the run started (a post hoc verdict), if any.
+    pub post_hoc: Vec<String>,
     /// The finding.
     pub finding: Finding,
 }
 
-/// A registered claim and every committed verdict on it, newest run first.
+/// A registered claim and every committed verdict on it, the verdict of record first.
 #[derive(Debug, Clone)]
 pub struct ClaimResult<'a> {
     /// The claim.
     pub claim: &'a RegisteredClaim,
-    /// Verdicts from the runs of its test of record (and of any other experiment that judged
-    /// it by id).
+    /// Verdicts from every run that judges it, in [`RECORD_RULE`]'s order: machines by the
+    /// faithfulness of their backend, each machine's runs newest first.
     pub runs: Vec<RunVerdict>,
 }
 
 impl ClaimResult<'_> {
-    /// The verdict of the newest run of the test of record, if any run judged the claim.
+    /// The verdict of record ([`RECORD_RULE`]), if a run of its test of record or of the same
+    /// study elsewhere judged the claim.
     pub fn of_record(&self) -> Option<&RunVerdict> {
-        let record = self.claim.test_of_record.as_deref();
-        self.runs
-            .iter()
-            .find(|r| Some(r.experiment.as_str()) == record)
+        self.runs.first().filter(|v| v.of_record_kind)
     }
+}
+
+/// A backend's place in [`RECORD_RULE`]'s order (an unknown name last).
+fn faithfulness(machine: &MachineKey) -> u8 {
+    BackendKind::parse(&machine.backend).map_or(u8::MAX, BackendKind::faithfulness)
 }
 
 /// Every `findings.json` under `root/<experiment>/<run>/` (the `latest` links skipped), with its
@@ -98,36 +120,79 @@ pub fn collect<'a>(registry: &'a Registry, root: &Path) -> Result<Vec<ClaimResul
         })
         .collect();
     for (file, meta) in &files {
-        for f in &file.findings {
+        // Findings a runner judged without an id get the claim their experiment judges
+        // under the same rule, as a report rendered now would give them.
+        let mut findings = file.findings.clone();
+        registry.assign_ids(&file.experiment, &mut findings);
+        for f in findings {
             let Some(result) = results
                 .iter_mut()
                 .find(|r| f.id.as_deref() == Some(r.claim.id.as_str()))
             else {
                 continue;
             };
+            let post_hoc = result
+                .claim
+                .fixed_after(&meta.started)
+                .into_iter()
+                .map(str::to_string)
+                .collect();
             result.runs.push(RunVerdict {
                 experiment: file.experiment.clone(),
                 run: file.run.clone(),
                 started: meta.started.clone(),
                 machine: format!(
-                    "{}, {} thread{}, {}",
+                    "{}, {} thread{}, {}{}",
                     file.machine.backend,
                     file.machine.threads,
                     if file.machine.threads == 1 { "" } else { "s" },
-                    file.machine.device
+                    file.machine.device,
+                    if file.machine.kernels.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {} kernels", file.machine.kernels)
+                    }
                 ),
-                finding: f.clone(),
+                key: file.machine.clone(),
+                of_record_kind: result.claim.of_record_in(&file.experiment),
+                newest_on_machine: false,
+                post_hoc,
+                finding: f,
             });
         }
     }
     for r in &mut results {
-        let record = r.claim.test_of_record.clone();
-        // The test of record first, newest run first within an experiment.
-        r.runs.sort_by(|a, b| {
-            (Some(&a.experiment) != record.as_ref())
-                .cmp(&(Some(&b.experiment) != record.as_ref()))
+        // Runs that can be of record first; machines in order of faithfulness, then of their
+        // newest run; a machine's runs together, newest first.
+        let newest = |v: &RunVerdict, runs: &[RunVerdict]| {
+            runs.iter()
+                .filter(|w| w.key == v.key && w.of_record_kind == v.of_record_kind)
+                .map(|w| w.started.clone())
+                .max()
+                .unwrap_or_default()
+        };
+        let mut runs: Vec<(bool, u8, String, RunVerdict)> = r
+            .runs
+            .iter()
+            .map(|v| {
+                let rank = faithfulness(&v.key);
+                (!v.of_record_kind, rank, newest(v, &r.runs), v.clone())
+            })
+            .collect();
+        runs.sort_by(|(oa, fa, na, a), (ob, fb, nb, b)| {
+            oa.cmp(ob)
+                .then(fa.cmp(fb))
+                .then_with(|| nb.cmp(na))
                 .then_with(|| b.started.cmp(&a.started))
         });
+        r.runs = runs.into_iter().map(|(.., v)| v).collect();
+        let mut seen: Vec<MachineKey> = vec![];
+        for v in r.runs.iter_mut().filter(|v| v.of_record_kind) {
+            v.newest_on_machine = !seen.contains(&v.key);
+            if v.newest_on_machine {
+                seen.push(v.key.clone());
+            }
+        }
     }
     Ok(results)
 }
@@ -178,7 +243,7 @@ pub fn claims_lines(results: &[ClaimResult]) -> Vec<String> {
 pub fn results_markdown(registry: &Registry, results: &[ClaimResult]) -> String {
     let mut md = String::from("# Results: every registered claim and its verdict\n\n");
     md.push_str(&format!(
-        "Written by `batchlab results` from `{REGISTRY_PATH}` (sha256 `{}`) and the `findings.json` of every committed run under `reports/`; do not edit by hand: `just test` fails when it differs from what they give, and `just batchlab results` writes it again. A claim's verdict of record is the newest committed run of its test of record; other runs (other backends, machines, or experiments that judge it) are listed beside it. Each verdict holds for the machine named: rows are never pooled across machines.\n\n",
+        "Written by `batchlab results` from `{REGISTRY_PATH}` (sha256 `{}`) and the `findings.json` of every committed run under `reports/`; do not edit by hand: `just test` fails when it differs from what they give, and `just batchlab results` writes it again. Each verdict holds for the machine named: rows are never pooled across machines.\n\n{RECORD_RULE}.\n\n",
         registry.sha256
     ));
     let mut counts: Vec<(String, usize)> = vec![];
@@ -240,29 +305,36 @@ fn rows_of(r: &ClaimResult) -> Vec<Vec<String>> {
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let record = Some(v.experiment.as_str()) == r.claim.test_of_record.as_deref();
+            let first = |text: &str| {
+                if i == 0 {
+                    text.to_string()
+                } else {
+                    String::new()
+                }
+            };
+            let standing = match (i, v.of_record_kind, v.newest_on_machine) {
+                (_, false, _) => ", another model",
+                (0, true, _) => ", verdict of record",
+                (_, true, true) => ", of record on its machine",
+                _ => "",
+            };
+            let post_hoc = if v.post_hoc.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; *post hoc*: {} fixed after this run started",
+                    v.post_hoc.join(", ")
+                )
+            };
             vec![
                 if i == 0 { claim.clone() } else { "″".into() },
-                if i == 0 {
-                    r.claim.source.clone()
-                } else {
-                    String::new()
-                },
-                if i == 0 {
-                    r.claim.rule.clone()
-                } else {
-                    String::new()
-                },
+                first(&r.claim.source),
+                first(&r.claim.rule),
                 format!(
-                    "[{}/{}](../reports/{}/{}/report.md){} ({})",
-                    v.experiment,
-                    v.run,
-                    v.experiment,
-                    v.run,
-                    if record && i == 0 { ", of record" } else { "" },
-                    v.machine
+                    "[{}/{}](../reports/{}/{}/report.md){standing} ({})",
+                    v.experiment, v.run, v.experiment, v.run, v.machine
                 ),
-                words(&v.finding.outcome),
+                format!("{}{post_hoc}", words(&v.finding.outcome)),
             ]
         })
         .collect()

@@ -101,7 +101,7 @@ fn every_registered_parameter_is_the_one_its_test_of_record_uses() {
     let registry = Registry::builtin().unwrap();
     let mut problems = vec![];
     for c in &registry.claims {
-        if let Some(exp) = &c.test_of_record {
+        for exp in c.test_of_record.iter().chain(&c.judged_by) {
             problems.extend(mismatches(c, exp));
         }
     }

@@ -77,8 +77,11 @@ fn renders_every_file_and_finds_the_knee_and_the_regimes() {
     assert_eq!(regimes.perfect_scaling, Some((4.0, 32.0)));
     assert_eq!(regimes.diminishing_returns, Some((32.0, 512.0)));
     assert_eq!(regimes.maximal_data_parallelism, Some((512.0, 4096.0)));
+    // Momentum's windows below 64 sit near the perfect-scaling band's edge (true slopes -0.98
+    // to -0.8 against an edge at -0.75); drawn from its own resampling stream (not plain
+    // SGD's), their intervals straddle it, so the rule shows no perfect scaling there.
     let regimes = findings.workloads[1].regimes.as_ref().unwrap();
-    assert_eq!(regimes.perfect_scaling, Some((4.0, 64.0)));
+    assert_eq!(regimes.perfect_scaling, None);
     assert_eq!(regimes.maximal_data_parallelism, Some((1024.0, 4096.0)));
     assert!(
         findings.lines[1].starts_with("mlp/sgd: steps to result by batch size 4:16500 8:8500")

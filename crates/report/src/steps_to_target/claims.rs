@@ -253,35 +253,42 @@ fn three_regimes(w: &Workload) -> Parts {
     (measured, verdict, test)
 }
 
-/// B_crit fitted to one bootstrap replicate of a curve (NaN with fewer than
-/// [`MIN_FIT_POINTS`] batch sizes drawn exactly; infinite when not identified).
-fn replicate_b_crit(c: &CurveIntervals, r: usize) -> f64 {
+/// Bounds on B_crit fitted to one bootstrap replicate of a curve: the value itself where the
+/// fit identifies it; where it does not (the curve has not levelled off), at least the largest
+/// batch size drawn and unbounded above; NaN with fewer than [`MIN_FIT_POINTS`] batch sizes
+/// drawn exactly, or no fit.
+fn replicate_b_crit(c: &CurveIntervals, r: usize) -> (f64, f64) {
     let points = c.replicate_points(r);
     if points.len() < MIN_FIT_POINTS {
-        return f64::NAN;
+        return (f64::NAN, f64::NAN);
     }
     let options = ScalingFitOptions {
         resamples: 0,
         ..ScalingFitOptions::default()
     };
     match fit_scaling(&points, &options) {
-        Ok(fit) if fit.b_crit_identified => fit.b_crit,
-        Ok(_) => f64::INFINITY,
-        Err(_) => f64::NAN,
+        Ok(fit) if fit.b_crit_identified => (fit.b_crit, fit.b_crit),
+        Ok(_) => (
+            points.iter().map(|p| p.0).fold(0.0, f64::max),
+            f64::INFINITY,
+        ),
+        Err(_) => (f64::NAN, f64::NAN),
     }
 }
 
-/// The 95% interval of B_crit(w) / B_crit(v) over paired bootstrap replicates (the two
-/// curves' replicates are independent draws, so pairing them by index pairs independent
-/// draws). A replicate without a fit counts as unbounded both ways.
+/// The 95% interval of B_crit(w) / B_crit(v) over bootstrap replicates paired by index. The
+/// two curves resample from independent streams (each workload's own seed), so a pair is two
+/// independent draws, as the ratio of independent estimates needs. A replicate whose B_crit is
+/// only bounded gives the ratio's bounds (a replicate without a fit, none).
 fn b_crit_ratio(w: &CurveIntervals, v: &CurveIntervals) -> (f64, f64) {
     let n = w.replicate_count().min(v.replicate_count());
     bounded_interval((0..n).map(|r| {
-        let ratio = replicate_b_crit(w, r) / replicate_b_crit(v, r);
-        if ratio.is_nan() {
+        let ((wl, wh), (vl, vh)) = (replicate_b_crit(w, r), replicate_b_crit(v, r));
+        let (lo, hi) = (wl / vh, wh / vl);
+        if lo.is_nan() || hi.is_nan() {
             (f64::NAN, f64::NAN)
         } else {
-            (ratio, ratio)
+            (lo, hi)
         }
     }))
 }
@@ -453,3 +460,7 @@ fn matches(w: &Workload, v: &Workload) -> Parts {
     );
     (measured, verdict, test)
 }
+
+#[cfg(test)]
+#[path = "claims_tests.rs"]
+mod tests;

@@ -2,7 +2,7 @@
 //! "fluctuates more than" and "slightly slower than".
 
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
-use batchlab_method::stats::{bootstrap_median_ci, MAD_TO_SD};
+use batchlab_method::stats::{bootstrap_median_ci, bootstrap_median_ratio_ci, MAD_TO_SD};
 use batchlab_method::tests_of_claims::{increase, non_inferiority, Arm, Decision, Difference};
 
 use super::super::analysis::Analysis;
@@ -49,7 +49,7 @@ pub(super) fn fluctuates_more(a: &Analysis, reference: &Reference, seed: u64) ->
         ),
         SEEDS,
     );
-    let test = "Fluctuation = the robust scale (1.4826 x median) of |median - the line through its two neighbours| / (its standard deviation under pure noise) / step time, over the interior batch sizes: the typical noise of one median as a fraction of the step time, blind to the trend and to a few jumps. 95% bootstrap interval over the batch sizes (2000 resamples). Reproduces if this curve's interval lies above the reference's, does not reproduce if it lies below, inconclusive if they overlap";
+    let test = "Fluctuation = the robust scale (1.4826 x median) of |median - the line through its two neighbours| / (its standard deviation under pure noise) / step time, over the interior batch sizes: the typical noise of one median as a fraction of the step time, blind to the trend and to a few jumps. The ratio of this curve's fluctuation to the reference's with its 95% bootstrap interval (2000 resamples, each curve's batch sizes resampled from its own stream). Reproduces if the interval lies above 1, does not reproduce if it lies below 1, inconclusive otherwise";
     let here = interval(&a.scatter_values, seed);
     let there = match &reference.curve {
         Ok(curve) => interval(&curve.scatter_values, seed),
@@ -63,23 +63,39 @@ pub(super) fn fluctuates_more(a: &Analysis, reference: &Reference, seed: u64) ->
             )
         }
     };
-    let outcome = match (here, there) {
-        (Some(h), Some(t)) if h.1 > t.2 => Outcome::reproduces(),
-        (Some(h), Some(t)) if h.2 < t.1 => Outcome::does_not_reproduce(format!(
+    let reference_values = reference
+        .curve
+        .as_ref()
+        .map(|c| c.scatter_values.as_slice())
+        .unwrap_or_default();
+    let ratio = match (here, there) {
+        (Some(h), Some(t)) => {
+            let (lo, hi) =
+                bootstrap_median_ratio_ci(&a.scatter_values, reference_values, 2000, 0.95, seed);
+            Some((h.0 / t.0, lo, hi))
+        }
+        _ => None,
+    };
+    let outcome = match ratio {
+        Some((_, lo, _)) if lo > 1.0 => Outcome::reproduces(),
+        Some((_, _, hi)) if hi < 1.0 => Outcome::does_not_reproduce(format!(
             "it fluctuates less than {}",
             reference.experiment
         )),
-        (Some(h), Some(t)) => Outcome::inconclusive(format!(
-            "a difference of about {:.2} points of the step time (the two intervals' half-widths together)",
-            100.0 * ((h.2 - h.1) + (t.2 - t.1)) / 2.0
+        Some((_, lo, hi)) => Outcome::inconclusive(format!(
+            "a ratio of the fluctuations beyond {:.2}x either way (the interval's half-width on the log scale)",
+            ((hi / lo).ln() / 2.0).exp()
         )),
-        _ => Outcome::cannot_test("fewer than three interior batch sizes"),
+        None => Outcome::cannot_test("fewer than three interior batch sizes"),
     };
     let measured = format!(
-        "here {}; {} {}",
+        "here {}; {} {}{}",
         percent(here),
         reference.named(),
-        percent(there)
+        percent(there),
+        ratio.map_or(String::new(), |(r, lo, hi)| format!(
+            "; ratio {r:.2} (95% interval {lo:.2}–{hi:.2})"
+        ))
     );
     let values = |v: Option<(f64, f64, f64)>, prefix: &'static [&'static str; 3]| {
         v.map(|(s, l, h)| [(prefix[0], s), (prefix[1], l), (prefix[2], h)])
@@ -87,10 +103,12 @@ pub(super) fn fluctuates_more(a: &Analysis, reference: &Reference, seed: u64) ->
             .flatten()
     };
     Finding::new(claim, "fluctuates-more", outcome, measured, test).with_quantities(
-        values(here, &["scatter", "scatter_low95", "scatter_high95"]).chain(values(
-            there,
-            &["reference_scatter", "reference_low95", "reference_high95"],
-        )),
+        values(here, &["scatter", "scatter_low95", "scatter_high95"])
+            .chain(values(
+                there,
+                &["reference_scatter", "reference_low95", "reference_high95"],
+            ))
+            .chain(values(ratio, &["ratio", "ratio_low95", "ratio_high95"])),
     )
 }
 

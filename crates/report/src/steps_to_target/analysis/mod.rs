@@ -120,8 +120,10 @@ impl Study {
         let orphans = search.len();
 
         let mut workloads = vec![];
-        for (label, trials) in by_workload {
-            let w = workload(label, trials, ctx, &step_times).map_err(|message| {
+        // Each workload resamples from its own stream (its place in the study), so intervals
+        // of ratios and differences between workloads pair independent draws.
+        for (stream, (label, trials)) in (0u64..).zip(by_workload) {
+            let w = workload(label, trials, ctx, &step_times, stream).map_err(|message| {
                 ReportError::Format {
                     path: dir.join("trials.csv"),
                     message,

@@ -181,6 +181,7 @@ pub(super) fn workload(
     trials: Vec<(Trial, TrialPoint)>,
     ctx: &TargetContext,
     step_times: &[StepTime],
+    stream: u64,
 ) -> Result<Workload, String> {
     // Only trials with an outcome enter steps to result; the others are counted apart.
     let evaluated: Vec<Trial> = trials
@@ -214,9 +215,12 @@ pub(super) fn workload(
         fit_scaling(&curve, &ScalingFitOptions::default()).map_err(|e| e.to_string())
     };
     let trials_by_cell = cell_trials(&points);
-    let intervals = curve_intervals(&trials_by_cell, Reading::KaplanMeier, 0);
+    // `stream` is this workload's own (no other workload's resamples move with its own). Its
+    // three readings share it: they read the same trials, so they differ by the censored
+    // trials' reading alone, not by resampling noise (a paired design where the data are).
+    let intervals = curve_intervals(&trials_by_cell, Reading::KaplanMeier, stream);
     let bounds = [Reading::Optimistic, Reading::Pessimistic]
-        .map(|reading| curve_intervals(&trials_by_cell, reading, 0));
+        .map(|reading| curve_intervals(&trials_by_cell, reading, stream));
     let bands = BandRegimes::new(&intervals, ctx.bands);
     let mut regimes = regimes(&curve, &RegimeOptions::default()).map_err(|e| e.to_string());
     if let (Ok(r), false) = (regimes.as_mut(), bands.windows.is_empty()) {

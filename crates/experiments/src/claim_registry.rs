@@ -329,6 +329,7 @@ impl Registry {
         let Some(analysis) = analysis.as_table_mut() else {
             return;
         };
+        self.add_missing_entries(experiment, analysis);
         for c in &self.claims {
             for (param, value) in &c.params {
                 match config_key(&c.kind, &c.rule, param) {
@@ -351,6 +352,49 @@ impl Registry {
                     _ => {}
                 }
             }
+        }
+    }
+}
+
+impl Registry {
+    /// Gives `analysis` an `[[analysis.claims]]` entry for each training claim `experiment` is
+    /// the test of record for and that no entry names: a claim registered after a run still
+    /// judges it when the run is rendered again (its parameters follow in [`Self::apply_to`]).
+    fn add_missing_entries(&self, experiment: &str, analysis: &mut toml::Table) {
+        let named: Vec<String> = analysis
+            .get("claims")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.get("id")?.as_str().map(str::to_string))
+            .collect();
+        let missing = self.claims.iter().filter(|c| {
+            c.kind == "train"
+                && c.test_of_record.as_deref() == Some(experiment)
+                && !named.contains(&c.id)
+        });
+        let entries: Vec<toml::Value> = missing
+            .map(|c| {
+                let mut entry = toml::Table::new();
+                for (key, value) in [
+                    ("id", &c.id),
+                    ("claim", &c.quote),
+                    ("source", &c.source),
+                    ("rule", &c.rule),
+                ] {
+                    entry.insert(key.into(), value.clone().into());
+                }
+                toml::Value::Table(entry)
+            })
+            .collect();
+        if entries.is_empty() {
+            return;
+        }
+        let claims = analysis
+            .entry("claims")
+            .or_insert_with(|| toml::Value::Array(vec![]));
+        if let Some(claims) = claims.as_array_mut() {
+            claims.extend(entries);
         }
     }
 }

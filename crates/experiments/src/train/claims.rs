@@ -12,7 +12,7 @@
 //!                              # falls-less-than | accuracy-higher-than | epoch-time-falls |
 //!                              # best-batch |
 //!                              # powers-of-two-flat | inference-powers-of-two-flat |
-//!                              # time-follows-steps
+//!                              # time-follows-steps | time-predicted-from-step-time
 //! versus = "sgd"               # falls-less-than, accuracy-higher-than: the other line
 //! batch_sizes = [64, 128]      # the accuracy rules: from, to
 //! margin = 1.0                 # accuracy-holds, accuracy-does-not-fall: points (required)
@@ -52,6 +52,8 @@ pub enum RuleName {
     EpochTimeFalls,
     /// `batch_sizes[0]` is the most accurate batch size of the line.
     BestBatch,
+    /// The training time the step-time sweep predicts is the measured one, within `tolerance`.
+    TimePredictedFromStepTime,
 }
 
 /// One `[[analysis.claims]]` entry.
@@ -81,7 +83,8 @@ pub struct ClaimConfig {
     pub margin: Option<f64>,
     /// `powers-of-two-flat`: the largest relative difference of training times that is not
     /// noticeable (default 0.03); `time-follows-steps`: of a batch size's time off the line of time
-    /// on steps (default 0.03, the seed's own "negligible" difference).
+    /// on steps (default 0.03, the seed's own "negligible" difference);
+    /// `time-predicted-from-step-time`: of the predicted training time (default 0.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tolerance: Option<f64>,
     /// `time-follows-steps`: the batch size the others are compared with (default 128).
@@ -236,10 +239,11 @@ impl ClaimConfig {
                 RuleName::PowersOfTwoFlat
                     | RuleName::InferencePowersOfTwoFlat
                     | RuleName::TimeFollowsSteps
+                    | RuleName::TimePredictedFromStepTime
             ) {
                 return Err(source.error(
                     &key("tolerance"),
-                    "only used by powers-of-two-flat, inference-powers-of-two-flat and time-follows-steps",
+                    "only used by powers-of-two-flat, inference-powers-of-two-flat, time-follows-steps and time-predicted-from-step-time",
                 ));
             }
             if !(t > 0.0 && t < 1.0) {
@@ -307,6 +311,9 @@ impl ClaimConfig {
                 RuleName::TimeFollowsSteps => ClaimRule::TimeFollowsSteps {
                     reference: self.reference.unwrap_or(128),
                     tolerance: self.tolerance.unwrap_or(0.03),
+                },
+                RuleName::TimePredictedFromStepTime => ClaimRule::TimePredicted {
+                    tolerance: self.tolerance.unwrap_or(0.1),
                 },
             },
         }

@@ -163,6 +163,13 @@ pub enum ClaimRule {
         /// The largest relative difference of the time per step that counts as the same.
         tolerance: f64,
     },
+    /// An equivalence claim (seed 000's Training Cost Calculator): the training time the same
+    /// model's step-time sweep predicts for each cell's steps is its measured time, within
+    /// `tolerance` on average (two one-sided tests on the cells' log errors).
+    TimePredicted {
+        /// The largest relative error of the prediction that counts as computing the time.
+        tolerance: f64,
+    },
 }
 
 /// What a report says about the run beyond the measurements. The runner fills it from the

@@ -16,10 +16,15 @@ use batchlab_method::findings::{ClaimText, Finding, Outcome};
 use super::analysis::{matches, Analysis, SeriesKey};
 use super::{ClaimRule, TrainCell, TrainClaim, TrainContext};
 use crate::numbers::fixed;
+use crate::predict::check::{checks, PredictionCheck};
 
 /// Every claim of the context, judged.
 pub(super) fn judge(ctx: &TrainContext, analysis: &Analysis) -> Vec<Finding> {
-    ctx.claims.iter().map(|c| judge_one(c, analysis)).collect()
+    let predictions = checks(&ctx.prediction, &analysis.measured_cells());
+    ctx.claims
+        .iter()
+        .map(|c| judge_one(c, analysis, &predictions))
+        .collect()
 }
 
 fn rule_name(rule: &ClaimRule) -> &'static str {
@@ -35,6 +40,7 @@ fn rule_name(rule: &ClaimRule) -> &'static str {
         ClaimRule::AccuracyHigherThan { .. } => "accuracy-higher-than",
         ClaimRule::EpochTimeFalls { .. } => "epoch-time-falls",
         ClaimRule::BestBatch { .. } => "best-batch",
+        ClaimRule::TimePredicted { .. } => "time-predicted-from-step-time",
     }
 }
 
@@ -55,11 +61,11 @@ impl Judged {
     }
 }
 
-fn judge_one(claim: &TrainClaim, analysis: &Analysis) -> Finding {
+fn judge_one(claim: &TrainClaim, analysis: &Analysis, predictions: &[PredictionCheck]) -> Finding {
     let text = ClaimText::new(claim.claim.clone(), claim.source.clone())
         .with_id(claim.id.clone())
         .scoped(format!("{} line, {} budget", claim.series, claim.budget));
-    let judged = match judge_rule(claim, analysis) {
+    let judged = match judge_rule(claim, analysis, predictions) {
         Ok(judged) | Err(judged) => judged,
     };
     Finding::new(
@@ -73,7 +79,11 @@ fn judge_one(claim: &TrainClaim, analysis: &Analysis) -> Finding {
 }
 
 /// The claim judged by its rule; `Err` when its cells are missing.
-fn judge_rule(claim: &TrainClaim, analysis: &Analysis) -> Result<Judged, Judged> {
+fn judge_rule(
+    claim: &TrainClaim,
+    analysis: &Analysis,
+    predictions: &[PredictionCheck],
+) -> Result<Judged, Judged> {
     let missing = |why: String| Judged::untested("not measured", why);
     let line = line_cells(&claim.series, &claim.budget, analysis).map_err(missing)?;
     let versus = |name: &str| line_cells(name, &claim.budget, analysis).map_err(missing);
@@ -104,6 +114,17 @@ fn judge_rule(claim: &TrainClaim, analysis: &Analysis) -> Result<Judged, Judged>
             reference,
             tolerance,
         } => time::time_follows_steps(&line, analysis, *reference, *tolerance),
+        ClaimRule::TimePredicted { tolerance } => {
+            let cells: Vec<&PredictionCheck> = predictions
+                .iter()
+                .filter(|p| p.budget == claim.budget)
+                .filter(|p| {
+                    line.get(&p.batch_size)
+                        .is_some_and(|c| c.optimizer == p.optimizer)
+                })
+                .collect();
+            time::time_predicted(&cells, *tolerance)
+        }
     })
 }
 
@@ -175,6 +196,10 @@ fn rule_words(rule: &ClaimRule) -> String {
         ),
         ClaimRule::EpochTimeFalls { from, to } => format!(
             "A directional claim on the training time of the whole (epoch) budget: the seeds' log training times at {to} against {from} (Welch); reproduces when the one-sided 95% upper bound of the ratio lies below 1 (faster at {to}), does not reproduce when the lower bound lies above 1, inconclusive otherwise."
+        ),
+        ClaimRule::TimePredicted { tolerance } => format!(
+            "An equivalence claim: each cell's median training time (the training loop's clock) against the time the same model's step-time sweep on this machine predicts for its median steps (the prediction check below); two one-sided tests at 5% on the mean of the cells' log errors (t over the cells): reproduces when its 90% interval lies within ±{0:.0}%, does not reproduce when it lies wholly outside, inconclusive otherwise. Cannot be judged without a sweep of the same model on the same machine and build.",
+            100.0 * tolerance
         ),
         ClaimRule::TimeFollowsSteps { reference, tolerance } => format!(
             "A mechanism claim: training time differs between batch sizes because they take different numbers of steps (batch {reference} is the seed's reference). A line of training time on steps through every seed of the line: the mechanism needs a per-step overhead above zero (one-sided 95% lower bound of the slope) and every batch size's mean time on the line within ±{:.0}% (two one-sided tests on the seeds' log ratios to the line). Reproduces if both, partly if the overhead is there but some batch size lies off the line (the steps explain only part of the time), does not reproduce if the slope's upper bound is not above zero, inconclusive otherwise.",

@@ -11,6 +11,7 @@ use batchlab_method::tests_of_claims::{
 
 use super::{accuracy::Line, Judged};
 use crate::numbers::fixed;
+use crate::predict::check::PredictionCheck;
 use crate::train::analysis::Analysis;
 use crate::train::TrainCell;
 
@@ -277,5 +278,94 @@ pub(super) fn time_follows_steps(
             ("seconds_per_step_high95", high),
             ("tolerance", tolerance),
         ],
+    }
+}
+
+/// Seed 000's Training Cost Calculator: the training time computed from the step time. The
+/// cells' log errors of the prediction (predicted over measured), their mean with a 90% t
+/// interval, against ±ln(1 + `tolerance`).
+pub(super) fn time_predicted(cells: &[&PredictionCheck], tolerance: f64) -> Judged {
+    let errors: Vec<f64> = cells
+        .iter()
+        .map(|c| (c.predicted.0 / c.measured).ln())
+        .filter(|e| e.is_finite())
+        .collect();
+    let Some(d) = Difference::one_sample(Arm::of(&errors)) else {
+        return Judged::untested(
+            format!("{} cells with a prediction", errors.len()),
+            "fewer than two cells have a step-time prediction: no sweep of this model on this machine and build was found (the prediction check below says where it looked)",
+        );
+    };
+    let (low, high) = d.interval90();
+    let bound = (1.0 + tolerance).ln();
+    let pct = |x: f64| format!("{:+.1}%", 100.0 * (x.exp() - 1.0));
+    let largest = errors.iter().copied().fold(0.0, |m: f64, e| m.max(e.abs()));
+    let measured = format!(
+        "mean error {} (90% interval {} to {}) over {} cells; the largest {}",
+        pct(d.diff),
+        pct(low),
+        pct(high),
+        errors.len(),
+        fixed(100.0 * (largest.exp() - 1.0), 1) + "%"
+    );
+    let within = format!("±{:.0}%", 100.0 * tolerance);
+    let outcome = match equivalence(&d, bound) {
+        Decision::Shown => Outcome::reproduces_with(format!("within {within} on average")),
+        Decision::Refuted => Outcome::does_not_reproduce(format!(
+            "the prediction is off by more than {within} on average"
+        )),
+        Decision::Open => Outcome::inconclusive(format!(
+            "an average error inside {within} would show when the interval ({} to {}) narrows inside it",
+            pct(low),
+            pct(high)
+        )),
+    };
+    Judged {
+        outcome,
+        measured,
+        quantities: vec![
+            ("mean_log_error", d.diff),
+            ("log_error_low90", low),
+            ("log_error_high90", high),
+            ("tolerance", tolerance),
+            ("cells", errors.len() as f64),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cells(errors: &[f64]) -> Vec<PredictionCheck> {
+        errors
+            .iter()
+            .enumerate()
+            .map(|(i, e)| PredictionCheck {
+                optimizer: "adam".into(),
+                batch_size: 100 + i as u32,
+                budget: "epochs".into(),
+                measured: 10.0,
+                predicted: (10.0 * (1.0 + e), 9.0, 11.0),
+            })
+            .collect()
+    }
+
+    fn verdict(errors: &[f64]) -> batchlab_method::findings::Verdict {
+        let cells = cells(errors);
+        let refs: Vec<&PredictionCheck> = cells.iter().collect();
+        time_predicted(&refs, 0.1).outcome.verdict()
+    }
+
+    #[test]
+    fn a_prediction_is_judged_by_its_mean_error_against_the_tolerance() {
+        use batchlab_method::findings::Verdict::*;
+        assert_eq!(verdict(&[0.02, -0.01, 0.03, 0.0, 0.01, -0.02]), Reproduces);
+        assert_eq!(
+            verdict(&[0.30, 0.28, 0.33, 0.31, 0.29, 0.32]),
+            DoesNotReproduce
+        );
+        assert_eq!(verdict(&[0.2, -0.15, 0.18, -0.2, 0.25, 0.1]), Inconclusive);
+        assert_eq!(verdict(&[0.02]), CannotTest);
     }
 }

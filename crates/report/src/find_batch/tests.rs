@@ -187,6 +187,32 @@ fn a_flat_memory_line_leaves_the_growth_claim_inconclusive_with_what_it_could_se
     );
 }
 
+/// The converse: memory that clearly falls with the batch size refutes the growth claim.
+#[test]
+fn memory_that_falls_with_the_batch_size_refutes_the_growth_claim() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probes.csv");
+    let mut rows = Vec::new();
+    for (i, (b, noise)) in [(1, 1.0), (2, -1.0), (4, 0.5), (8, -0.5)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut probe = probe("curve", i as u32, b, 100, noise);
+        for r in &mut probe {
+            r.limited_peak_mb = Some(400.0 - 10.0 * f64::from(b) + noise);
+        }
+        rows.extend(probe);
+    }
+    append_rows(&path, &rows).unwrap();
+    let findings = render_find_batch(&path, dir.path(), &context()).unwrap();
+    let growth = &findings.claims[0];
+    assert_eq!(
+        growth.outcome.verdict(),
+        Verdict::DoesNotReproduce,
+        "{growth:?}"
+    );
+}
+
 #[test]
 fn the_prediction_range_covers_the_fit_and_refuses_a_budget_below_the_fixed_part() {
     let fit =

@@ -1,8 +1,9 @@
 //! The verdict on each of the seed's claims, by a rule stated beside it, from the analysis.
 
-use super::analysis::{Analysis, Z95};
+use super::analysis::Analysis;
 use super::FindBatchContext;
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
+use batchlab_method::tests_of_claims::critical;
 
 /// Utilization must rise by this much (absolute) from the smallest to the largest curve batch
 /// size to count as rising, and change by less than this over the curve's last step to count
@@ -36,18 +37,23 @@ fn memory_grows(a: &Analysis) -> Finding {
         "seed 003, the Ohio State thesis' memory table",
     );
     let test = format!(
-        "Least squares over the curve's {} probes; reproduces if the 95% interval of the per-example cost lies above zero, else inconclusive. With at least three probes and two batch sizes it can be tested",
+        "Least squares over the curve's {} probes; a directional claim: reproduces if the 95% interval of the per-example cost (t with the probes' residual degrees of freedom) lies above zero, does not reproduce if it lies below zero, inconclusive otherwise. With at least three probes and two batch sizes it can be tested",
         a.model_points
     );
     match a.model {
         Some(fit) if a.model_points >= 3 && fit.slope_se.is_finite() => {
-            let low = fit.slope - Z95 * fit.slope_se;
+            // A line through n probes has n - 2 residual degrees of freedom: with three, the
+            // normal 1.96 would be far too narrow.
+            let t = critical(0.025, (a.model_points - 2) as f64);
+            let (low, high) = (fit.slope - t * fit.slope_se, fit.slope + t * fit.slope_se);
             let outcome = if low > 0.0 {
                 Outcome::reproduces()
+            } else if high < 0.0 {
+                Outcome::does_not_reproduce("memory falls with the batch size")
             } else {
                 Outcome::inconclusive(format!(
                     "growth above {:.3} MiB per example",
-                    Z95 * fit.slope_se
+                    t * fit.slope_se
                 ))
             };
             found(
@@ -55,15 +61,12 @@ fn memory_grows(a: &Analysis) -> Finding {
                 "memory-grows",
                 outcome,
                 format!(
-                    "{:.3} MiB per example (95% interval {:.3} .. {:.3}), R² {:.3}",
-                    fit.slope,
-                    low,
-                    fit.slope + Z95 * fit.slope_se,
-                    fit.r_squared
+                    "{:.3} MiB per example (95% interval {low:.3} .. {high:.3}), R² {:.3}",
+                    fit.slope, fit.r_squared
                 ),
                 format!(
                     "{test}; at this noise the test detects growth above {:.3} MiB per example",
-                    Z95 * fit.slope_se
+                    t * fit.slope_se
                 ),
             )
             .with_quantities([

@@ -175,14 +175,24 @@ fn linear(a: &Analysis, margin: f64) -> Finding {
         ("slope_high_se", high.slope_se),
         ("margin", margin),
     ];
+    let df = (half - 2).min(ok.len() - half - 2) as f64;
     if low.slope <= 0.0 || high.slope <= 0.0 {
-        let outcome =
-            Outcome::does_not_reproduce("the step time does not grow over a half of the sweep");
+        // A cost per example that is not positive: the data refute a growing line only where
+        // a half's upper bound stays at or below zero; a flat half with noise is open.
+        let t = critical(ALPHA, df);
+        let refuted = [low, high].iter().any(|f| f.slope + t * f.slope_se <= 0.0);
+        let outcome = if refuted {
+            Outcome::does_not_reproduce("the step time does not grow over a half of the sweep")
+        } else {
+            Outcome::inconclusive(format!(
+                "a half's cost per example bounded within ±{:.3} ms",
+                t * low.slope_se.max(high.slope_se)
+            ))
+        };
         return Finding::new(claim, "linear", outcome, measured, test).with_quantities(quantities);
     }
     let ratio = high.slope / low.slope;
     let se = ((low.slope_se / low.slope).powi(2) + (high.slope_se / high.slope).powi(2)).sqrt();
-    let df = (half - 2).min(ok.len() - half - 2) as f64;
     let half_width = critical(ALPHA, df) * se;
     let (lo, hi) = (
         (ratio.ln() - half_width).exp(),

@@ -31,7 +31,7 @@ fn each_claim_is_judged_from_the_curves() {
         claim("mlp/sgd", ThreeRegimes, None),
         claim(momentum, ExtendsPerfectScaling, sgd),
         claim("mlp/sgd", ExtendsPerfectScaling, Some(momentum)),
-        claim("mlp/sgd", MatchesSearch, Some(momentum)),
+        claim("mlp/sgd", MatchesSearch(1.1), Some(momentum)),
         claim("mlp/adam", ThreeRegimes, None),
         // B_crit 256 against 128: a ratio of 2.
         claim(momentum, MaxUsefulBatch(Differs, 1.25), sgd),

@@ -64,7 +64,9 @@ impl TargetRule {
         match self {
             TargetRule::MaxUsefulBatchDiffers
             | TargetRule::MaxUsefulBatchNotLarger
-            | TargetRule::MaxUsefulBatchEqual => Some(Margin::Factor),
+            | TargetRule::MaxUsefulBatchEqual
+            // Without one, the study's evaluate_growth (its resolution).
+            | TargetRule::MatchesSearch => Some(Margin::Factor),
             TargetRule::BestErrorEqual | TargetRule::RegularizationHelpsAtLargeBatch => {
                 Some(Margin::Error)
             }
@@ -99,20 +101,24 @@ pub struct TargetClaimConfig {
     /// The workload it is compared with (every rule but `three-regimes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub versus: Option<String>,
-    /// The factor within which two maximum useful batch sizes count as the same (the
-    /// `max-useful-batch-*` rules only; above 1).
+    /// The factor within which two maximum useful batch sizes (the `max-useful-batch-*`
+    /// rules) or two searches' steps to result (`matches-search`) count as the same; above 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub margin: Option<f64>,
 }
 
 impl TargetClaimConfig {
-    /// The rule as the report judges it.
-    pub fn report_rule(&self) -> TargetClaimRule {
+    /// The rule as the report judges it; `resolution` is the study's `budget.evaluate_growth`,
+    /// the factor two steps to result must differ by to be told apart, which `matches-search`
+    /// takes as its margin where the entry names none (configs written before it had one).
+    pub fn report_rule(&self, resolution: f64) -> TargetClaimRule {
         let margin = self.margin.unwrap_or(1.0);
         match self.rule {
             TargetRule::ThreeRegimes => TargetClaimRule::ThreeRegimes,
             TargetRule::ExtendsPerfectScaling => TargetClaimRule::ExtendsPerfectScaling,
-            TargetRule::MatchesSearch => TargetClaimRule::MatchesSearch,
+            TargetRule::MatchesSearch => {
+                TargetClaimRule::MatchesSearch(self.margin.unwrap_or(resolution))
+            }
             TargetRule::MaxUsefulBatchDiffers => {
                 TargetClaimRule::MaxUsefulBatch(RatioClaim::Differs, margin)
             }
@@ -164,6 +170,7 @@ impl TargetClaimConfig {
                     format!("expected points of validation error between 0 and 100, got {m}"),
                 ))
             }
+            (Some(Margin::Factor), None) if self.rule == TargetRule::MatchesSearch => {}
             (Some(Margin::Factor), None) => {
                 return Err(source.error(
                     &key("margin"),

@@ -335,7 +335,7 @@ pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<R
                 claim: c.claim.clone(),
                 source: c.source.clone(),
                 workload: c.workload.clone(),
-                rule: c.report_rule(),
+                rule: c.report_rule(config.budget.evaluate_growth),
                 versus: c.versus.clone(),
             })
             .collect(),

@@ -25,8 +25,9 @@ pub enum TargetClaimRule {
     /// A claim about the ratio of the workload's maximum useful batch size to `versus`'s, with
     /// the factor within which two count as the same.
     MaxUsefulBatch(RatioClaim, f64),
-    /// The workload's steps to result is as low as `versus`'s at every batch size both have.
-    MatchesSearch,
+    /// The workload's steps to result is as low as `versus`'s at every batch size both have,
+    /// within the factor given (the ratio of the two bounded below it).
+    MatchesSearch(f64),
     /// The best learning rate follows no simple rule in the batch size (`lr_rule`).
     NoSimpleLrScaling,
     /// Every batch size's best final validation error is within the margin (a fraction of
@@ -44,7 +45,7 @@ impl TargetClaimRule {
             TargetClaimRule::ThreeRegimes => "three-regimes",
             TargetClaimRule::ExtendsPerfectScaling => RatioClaim::Larger.rule(),
             TargetClaimRule::MaxUsefulBatch(claim, _) => claim.rule(),
-            TargetClaimRule::MatchesSearch => "matches-search",
+            TargetClaimRule::MatchesSearch(_) => "matches-search",
             TargetClaimRule::NoSimpleLrScaling => "no-simple-lr-scaling",
             TargetClaimRule::NoDegradation(_) => "best-error-equal",
             TargetClaimRule::RegularizationHelps(_) => "regularization-helps-at-large-batch",
@@ -100,7 +101,7 @@ fn verdict<'a>(
         (Some(w), NoSimpleLrScaling, _) => learning_rate_rule(w, space(&c.workload)),
         (Some(w), NoDegradation(margin), _) => no_degradation(w, margin),
         (Some(_), _, None) => missing(c.versus.as_deref().unwrap_or("(none named)")),
-        (Some(w), MatchesSearch, Some(v)) => matches(w, v),
+        (Some(w), MatchesSearch(margin), Some(v)) => matches(w, v, margin),
         (Some(w), RegularizationHelps(margin), Some(v)) => regularization(w, v, margin),
         (Some(w), ExtendsPerfectScaling, Some(v)) => ratio(w, v, RatioClaim::Larger, 1.0),
         (Some(w), MaxUsefulBatch(claim, margin), Some(v)) => ratio(w, v, claim, margin),
@@ -401,64 +402,84 @@ fn ratio(w: &Workload, v: &Workload, claim: RatioClaim, margin: f64) -> Parts {
     (measured, verdict, test)
 }
 
-fn matches(w: &Workload, v: &Workload) -> Parts {
+fn matches(w: &Workload, v: &Workload, margin: f64) -> Parts {
+    let (cw, cv) = (&w.intervals, &v.intervals);
+    let n = cw.replicate_count().min(cv.replicate_count());
     let mut parts = vec![];
-    let (mut compared, mut as_good) = (0, 0);
-    let mut widths = vec![];
-    for (k, &b) in v.intervals.batch_sizes.iter().enumerate() {
-        let Some(j) = w.intervals.batch_sizes.iter().position(|&x| x == b) else {
+    let (mut shown, mut refuted, mut open) = (vec![], vec![], vec![]);
+    let mut widest: f64 = 0.0;
+    for (k, &b) in cv.batch_sizes.iter().enumerate() {
+        let Some(j) = cw.batch_sizes.iter().position(|&x| x == b) else {
             continue;
         };
-        let (sv, (_, hi)) = (v.intervals.steps[k], v.intervals.intervals[k]);
-        let sw = w.intervals.steps[j];
-        if !sv.is_finite() {
+        let (sw, sv) = (cw.steps[j], cv.steps[k]);
+        if !sv.is_finite() && !sw.is_finite() {
             continue;
         }
-        compared += 1;
-        let good = sw.is_finite() && sw <= hi;
-        as_good += usize::from(good);
-        let steps = |x: f64| {
-            if x.is_finite() {
-                format!("{x:.0}")
-            } else {
-                "none".into()
-            }
-        };
+        // Replicates of the two searches are independent draws (each workload resamples
+        // from its own stream): their ratio's interval is that of a ratio of two estimates.
+        let (lo, hi) = bounded_interval((0..n).map(|r| {
+            let ((wl, wh), (vl, vh)) = (cw.replicate_steps(r, j), cv.replicate_steps(r, k));
+            (wl / vh, wh / vl)
+        }));
+        let batch = b as u32;
+        if hi <= margin {
+            shown.push(batch);
+        } else if lo > margin {
+            refuted.push(batch);
+        } else {
+            open.push(batch);
+            widest = widest.max(hi);
+        }
         parts.push(format!(
-            "batch {b}: {} against {} (interval {}–{})",
-            steps(sw),
-            steps(sv),
-            steps(sv),
-            steps(hi)
+            "batch {batch}: {}x (95% interval {}–{})",
+            ratio_text(sw / sv),
+            ratio_text(lo),
+            ratio_text(hi)
         ));
-        if hi.is_finite() {
-            widths.push(format!("{:.0}% at {b}", 100.0 * (hi / sv - 1.0)));
-        }
     }
-    let verdict = match (compared, as_good) {
-        (0, _) => Outcome::cannot_test("no batch size where both reached the target"),
-        (n, g) if g == n => Outcome::reproduces(),
-        (n, 0) => Outcome::does_not_reproduce(format!("higher at all {n} batch sizes")),
-        (n, g) => Outcome::partly(format!("as low at {g} of {n} batch sizes")),
+    let all = shown.len() + refuted.len() + open.len();
+    let verdict = if all == 0 {
+        Outcome::cannot_test("no batch size where either reached the target")
+    } else if shown.len() == all {
+        Outcome::reproduces_with(format!("within x{margin} at all {all} batch sizes"))
+    } else if refuted.len() == all {
+        Outcome::does_not_reproduce(format!(
+            "more than x{margin} the steps at all {all} batch sizes"
+        ))
+    } else if !shown.is_empty() && !refuted.is_empty() {
+        Outcome::partly(format!(
+            "within x{margin} at {} of {all} batch sizes, beyond it at {}",
+            shown.len(),
+            refuted.len()
+        ))
+    } else {
+        Outcome::inconclusive(format!(
+            "the ratio's interval reaches past x{margin} (up to {}) at {} of {all} batch sizes",
+            ratio_text(widest),
+            open.len()
+        ))
     };
     let test = format!(
-        "{} counts as finding steps to result as low as {} where its value is at most the top of the 95% interval of {}'s (where another search would find its best); it detects a search that does worse by more than that interval's width ({})",
-        w.label,
-        v.label,
-        v.label,
-        if widths.is_empty() {
-            "no interval with an upper end".to_string()
-        } else {
-            widths.join(", ")
-        }
+        "A non-inferiority claim per batch size both searches ran: the ratio of {}'s steps to result to {}'s, with the 95% interval of that ratio over the two searches' bootstrap replicates (independent draws: where another search of as many trials would find its best); as low as within x{margin} (the registry's margin: steps to result are read on evaluations spaced by a factor of budget.evaluate_growth, so closer searches cannot be told apart) when the interval's top is at most x{margin}, worse when its bottom lies above it. Reproduces if every batch size is as low, does not reproduce if every one is worse, partly if some of each, inconclusive otherwise",
+        w.label, v.label
     );
     let measured = format!(
-        "steps to result, {} against {}: {}",
+        "steps to result, {} over {}: {}",
         w.label,
         v.label,
         parts.join("; ")
     );
     (measured, verdict, test)
+}
+
+/// A ratio to two decimals, or "unbounded".
+fn ratio_text(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}")
+    } else {
+        "unbounded".into()
+    }
 }
 
 #[cfg(test)]

@@ -218,6 +218,13 @@ impl CurveIntervals {
             .collect()
     }
 
+    /// Batch size `k`'s steps in replicate `r`, as bounds (low, high): exact, or from the
+    /// last step its trials were seen at up to unbounded.
+    pub fn replicate_steps(&self, r: usize, k: usize) -> (f64, f64) {
+        let s = self.replicates[r][k];
+        (s.low(), s.high())
+    }
+
     /// Replicates drawn.
     pub fn replicate_count(&self) -> usize {
         self.replicates.len()

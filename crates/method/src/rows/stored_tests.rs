@@ -7,11 +7,12 @@ use crate::rows::train::{TrialRecord, TRIALS_HEADER};
 use crate::rows::{append_rows, read_rows};
 
 /// Every kind of field a writer of ours produces: u32 and u64 counts, an f32 loss widened to
-/// f64, f64 times, NaN and infinity, an empty number, text with commas, quotes and a line break.
-const TABLE: &str = "trial,batch_size,examples,loss,seconds,accuracy,offset,message\n\
-b8-s0,8,4294967296,1.9362938404083252,0.027586265000000002,0.4332,-3,\n\
-b16-s0,16,12,0.5,NaN,inf,7,\"out of memory, \"\"really\"\"\nat step 3\"\n\
-b32-s0,32,5,0.25,0.0000001,,0,plain\n";
+/// f64, f64 times, NaN and infinity, an empty number, a clock written to the microsecond, text
+/// with commas, quotes and a line break.
+const TABLE: &str = "trial,batch_size,examples,loss,seconds,accuracy,offset,clock,message\n\
+b8-s0,8,4294967296,1.9362938404083252,0.027586265000000002,0.4332,-3,0.19033,\n\
+b16-s0,16,12,0.5,NaN,inf,7,-0.5,\"out of memory, \"\"really\"\"\nat step 3\"\n\
+b32-s0,32,5,0.25,0.0000001,,0,,plain\n";
 
 #[test]
 fn a_table_reads_back_byte_for_byte_with_each_column_narrowly_typed() {
@@ -36,9 +37,12 @@ fn a_table_reads_back_byte_for_byte_with_each_column_narrowly_typed() {
             DataType::Float64,
             DataType::Float64,
             DataType::Int64,
+            DataType::Int64,
             DataType::String,
         ]
     );
+    // The clock as counts of its last decimal, its scale in the Parquet column's name.
+    assert_eq!(frame.columns()[7].name().as_str(), "clock#1e-5");
     let out = dir.path().join("copy.csv");
     assert!(write_csv_to(&csv, &out).unwrap());
     assert_eq!(fs::read_to_string(out).unwrap(), TABLE);

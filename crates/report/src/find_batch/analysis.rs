@@ -32,6 +32,8 @@ pub struct BatchPoint {
     pub examples_per_s: f64,
     /// Median utilization.
     pub utilization: f64,
+    /// Every timed step's utilization, for the claims' intervals.
+    pub utilization_samples: Vec<f64>,
 }
 
 /// How the search ended, replayed from its probes.
@@ -199,6 +201,7 @@ fn batch_points(probes: &[ProbeRecord]) -> Vec<BatchPoint> {
                 step_ms,
                 examples_per_s: 1000.0 * f64::from(b) / step_ms,
                 utilization: median(&utilization),
+                utilization_samples: utilization,
             }
         })
         .collect()

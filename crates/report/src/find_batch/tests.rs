@@ -213,6 +213,32 @@ fn memory_that_falls_with_the_batch_size_refutes_the_growth_claim() {
     );
 }
 
+/// Utilization whose timed steps scatter widely cannot show a rise of 5 points or its absence:
+/// inconclusive, not refuted.
+#[test]
+fn utilization_that_scatters_leaves_its_claim_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probes.csv");
+    let mut rows = Vec::new();
+    for (i, b) in [1, 2, 4, 8].into_iter().enumerate() {
+        let mut probe = probe("curve", i as u32, b, 100, 0.0);
+        for (k, r) in probe.iter_mut().enumerate() {
+            // 0.5x, 1x and 1.5x the steady CPU time: a spread of about 40 points.
+            r.cpu_ms = r.cpu_ms.map(|c| c * (0.5 + 0.5 * k as f64));
+        }
+        rows.extend(probe);
+    }
+    append_rows(&path, &rows).unwrap();
+    let findings = render_find_batch(&path, dir.path(), &context()).unwrap();
+    let utilization = &findings.claims[1];
+    assert_eq!(utilization.rule, "utilization-saturates");
+    assert_eq!(
+        utilization.outcome.verdict(),
+        Verdict::Inconclusive,
+        "{utilization:?}"
+    );
+}
+
 #[test]
 fn the_prediction_range_covers_the_fit_and_refuses_a_budget_below_the_fixed_part() {
     let fit =

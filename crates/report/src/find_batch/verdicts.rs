@@ -1,9 +1,11 @@
 //! The verdict on each of the seed's claims, by a rule stated beside it, from the analysis.
 
-use super::analysis::Analysis;
+use super::analysis::{Analysis, BatchPoint};
 use super::FindBatchContext;
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
-use batchlab_method::tests_of_claims::critical;
+use batchlab_method::tests_of_claims::{
+    critical, equivalence, increase, Arm, Decision, Difference,
+};
 
 /// Utilization must rise by this much (absolute) from the smallest to the largest curve batch
 /// size to count as rising, and change by less than this over the curve's last step to count
@@ -91,7 +93,7 @@ fn utilization_saturates(a: &Analysis, ctx: &FindBatchContext) -> Finding {
     );
     let rule = "utilization-saturates";
     let test = format!(
-        "Median utilization (CPU time of the process / (wall time x threads)) at the smallest and largest curve batch sizes: rises if it grows by more than {:.0} points; saturates if its change over the curve's last step is under {:.0} points. Reproduces if both, partly if it rises without saturating, does not reproduce if it does not rise",
+        "Utilization (CPU time of the process / (wall time x threads)) of every timed step at the smallest and largest curve batch sizes, and at the last two: rises when the 90% interval (Welch) of its growth lies above {:.0} points, does not when it lies below; saturates when the 90% interval of its change over the curve's last step lies within ±{:.0} points (two one-sided tests), not when it lies beyond. Reproduces if it rises and saturates, partly if it rises and still changes, does not reproduce if it is bounded below the rise, inconclusive otherwise",
         100.0 * UTILIZATION_STEP,
         100.0 * UTILIZATION_STEP
     );
@@ -119,14 +121,39 @@ fn utilization_saturates(a: &Analysis, ctx: &FindBatchContext) -> Finding {
         );
     };
     let before_last = curve.get(curve.len().saturating_sub(2)).unwrap_or(first);
-    let rises = last.utilization - first.utilization > UTILIZATION_STEP;
-    let saturates = (last.utilization - before_last.utilization).abs() < UTILIZATION_STEP;
-    let outcome = match (rises, saturates) {
-        (true, true) => Outcome::reproduces(),
-        (true, false) => {
-            Outcome::partly("rises, not yet saturated at the largest curve batch size")
+    let arm = |p: &BatchPoint| Arm::of(&p.utilization_samples);
+    // Rises: the 90% interval of (last - first) above the step; not: below it. Saturated: the
+    // last step of the curve within ±the step (two one-sided tests); not: beyond it.
+    let rise = Difference::welch(arm(first), arm(last));
+    let settle = Difference::welch(arm(before_last), arm(last));
+    let outcome = match (curve.len(), rise, settle) {
+        (0..=2, ..) => Outcome::cannot_test(format!(
+            "{} curve batch sizes with a utilization; the rule needs 3 (a rise, then a last step)",
+            curve.len()
+        )),
+        (_, Some(rise), Some(settle)) => {
+            let shifted = Difference {
+                diff: rise.diff - UTILIZATION_STEP,
+                ..rise
+            };
+            match (increase(&shifted), equivalence(&settle, UTILIZATION_STEP)) {
+                (Decision::Shown, Decision::Shown) => Outcome::reproduces(),
+                (Decision::Shown, Decision::Refuted) => Outcome::partly(
+                    "rises, and still changes over the curve's last step: not yet saturated",
+                ),
+                (Decision::Refuted, _) => Outcome::does_not_reproduce(format!(
+                    "utilization is bounded below a rise of {:.0} points",
+                    100.0 * UTILIZATION_STEP
+                )),
+                _ => Outcome::inconclusive(format!(
+                    "a rise or a last step of {:.0} points against intervals of ±{:.0} and ±{:.0} points",
+                    100.0 * UTILIZATION_STEP,
+                    100.0 * (rise.interval90().1 - rise.diff),
+                    100.0 * (settle.interval90().1 - settle.diff)
+                )),
+            }
         }
-        (false, _) => Outcome::does_not_reproduce("utilization does not rise"),
+        _ => Outcome::cannot_test("fewer than two timed steps at a curve batch size"),
     };
     let measured = format!(
         "{:.0}% at batch {}, {:.0}% at {}, {:.0}% at {}",

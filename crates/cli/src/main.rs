@@ -101,8 +101,8 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Every registered claim (claims/registry.toml) with the verdict of its test of record's
-    /// newest committed run, or why it is not tested here.
+    /// Every registered claim (claims/registry.toml) with its verdict of record (per machine the
+    /// newest run, of those the most faithful backend's), or why it is not tested here.
     Claims {
         /// The report root whose runs are read.
         #[arg(long, default_value = "reports")]

@@ -45,7 +45,9 @@ fn each_claim_gets_the_verdict_its_rule_and_the_data_give() {
             claim("adam/standard", "steps", holds.clone()),
             claim("adam/standard", "steps", falls.clone()),
             // Time = 0.01 s per step + 0.5 ms per example (+ 1 ms per step and seed): the
-            // per-step overhead is the mechanism, each batch size within 20% of the line.
+            // per-step overhead is the mechanism, but the per-example cost bends the line, and
+            // each batch size against the line of the others (with that line's uncertainty)
+            // lies up to 10% off it: batch 256's interval reaches past -20%.
             claim(
                 "adam/standard",
                 "epochs",
@@ -81,7 +83,7 @@ fn each_claim_gets_the_verdict_its_rule_and_the_data_give() {
             DoesNotReproduce,
             Reproduces,
             Inconclusive,
-            Reproduces,
+            Inconclusive,
             CannotTest,
             CannotTest,
             CannotTest,
@@ -227,6 +229,24 @@ fn time_that_does_not_grow_with_the_steps_refutes_the_steps_mechanism() {
     );
     assert_eq!(row.outcome.verdict(), Verdict::DoesNotReproduce, "{row:?}");
     assert!(row.quantities["seconds_per_step_high95"] < 0.0, "{row:?}");
+}
+
+/// With two numbers of steps a line through both fits each exactly, so no departure could
+/// show: the rule cannot judge that, rather than pass it.
+#[test]
+fn two_numbers_of_steps_cannot_judge_the_steps_mechanism() {
+    let tmp = tempfile::tempdir().unwrap();
+    let row = row_of_one_claim(
+        &out_dir(&tmp, "two-step-counts"),
+        &[100, 128],
+        |b, seed| (20.0 + 0.01 * f64::from(b)) * (1.0 + 0.001 * seed as f64),
+        "time follows the steps",
+        ClaimRule::TimeFollowsSteps {
+            reference: 128,
+            tolerance: 0.03,
+        },
+    );
+    assert_eq!(row.outcome.verdict(), Verdict::CannotTest, "{row:?}");
 }
 
 #[test]

@@ -202,7 +202,7 @@ fn rule_words(rule: &ClaimRule) -> String {
             100.0 * tolerance
         ),
         ClaimRule::TimeFollowsSteps { reference, tolerance } => format!(
-            "A mechanism claim: training time differs between batch sizes because they take different numbers of steps (batch {reference} is the seed's reference). A line of training time on steps through every seed of the line: the mechanism needs a per-step overhead above zero (one-sided 95% lower bound of the slope) and every batch size's mean time on the line within ±{:.0}% (two one-sided tests on the seeds' log ratios to the line). Reproduces if both, partly if the overhead is there but some batch size lies off the line (the steps explain only part of the time), does not reproduce if the slope's upper bound is not above zero, inconclusive otherwise.",
+            "A mechanism claim: training time differs between batch sizes because they take different numbers of steps (batch {reference} is the seed's reference). A line of training time on steps through every seed of the line: the mechanism needs a per-step overhead above zero (one-sided 95% lower bound of the slope) and every batch size's mean time within ±{:.0}% of the line through the other batch sizes (two one-sided tests on the seeds' log ratios to it, with that line's own uncertainty; at least three numbers of steps, else it cannot be judged). Reproduces if both, partly if the overhead is there but some batch size lies off the line (the steps explain only part of the time), does not reproduce if the slope's upper bound is not above zero, inconclusive otherwise.",
             100.0 * tolerance
         ),
     }

@@ -213,25 +213,69 @@ pub(super) fn time_follows_steps(
     let t = critical(ALPHA, df);
     let (low, high) = (fit.slope - t * fit.slope_se, fit.slope + t * fit.slope_se);
     // How far each batch size's mean time lies off the line, relative to the line: the part
-    // of its time the number of steps does not explain.
+    // of its time the number of steps does not explain. The line is fitted without the batch
+    // size it is compared with (a line through a cell's own seeds absorbs its departure: with
+    // two numbers of steps every offset would be zero by construction), and the line's own
+    // uncertainty at that number of steps joins the seeds' (a prediction interval).
     let margin = (1.0 + tolerance).ln();
     let mut tally = Tally::default();
     let mut parts = vec![];
     let mut widest: f64 = 0.0;
+    let distinct = {
+        let mut s: Vec<u64> = steps.iter().map(|x| *x as u64).collect();
+        s.sort_unstable();
+        s.dedup();
+        s.len()
+    };
+    if distinct < 3 {
+        return Judged::untested(
+            format!("{distinct} numbers of steps"),
+            "the line left out of each batch size needs two other numbers of steps: at least three in all",
+        );
+    }
+    // Every ok seed as (batch size, (steps, seconds)).
+    let seeds: Vec<(u32, (f64, f64))> = cells
+        .iter()
+        .flat_map(|(&c, cell)| {
+            analysis
+                .ok_records(cell)
+                .filter(|r| r.train_seconds.is_finite())
+                .map(move |r| (c, (r.steps as f64, r.train_seconds)))
+        })
+        .collect();
     for (&b, cell) in cells {
-        let off: Vec<f64> = analysis
-            .ok_records(cell)
-            .filter(|r| r.train_seconds.is_finite())
-            .map(|r| (r.train_seconds / fit.predict(r.steps as f64)).ln())
+        let of = |inside: bool| -> Vec<(f64, f64)> {
+            seeds
+                .iter()
+                .filter(|(c, _)| (*c == b) == inside)
+                .map(|(_, p)| *p)
+                .collect()
+        };
+        let (mine, others) = (of(true), of(false));
+        let line = Prediction::of(&others);
+        let off: Vec<f64> = mine
+            .iter()
+            .filter_map(|&(x, y)| Some((y / line.as_ref()?.at(x)).ln()))
+            .filter(|v| v.is_finite())
             .collect();
         let arm = Arm::of(&off);
-        let d = Difference::one_sample(arm);
+        let d = Difference::one_sample(arm)
+            .zip(line.as_ref())
+            .map(|(d, line)| {
+                let x = mine.iter().map(|p| p.0).sum::<f64>() / mine.len().max(1) as f64;
+                let relative = line.se_at(x) / line.at(x);
+                Difference {
+                    se: (d.se * d.se + relative * relative).sqrt(),
+                    df: d.df.min(line.df),
+                    ..d
+                }
+            });
         tally.add(d.map_or(Decision::Open, |d| equivalence(&d, margin)));
         if let Some(d) = d {
             widest = widest.max(d.critical() * d.se);
         }
         parts.push(format!(
-            "{b}: {} steps, {} s ({:+.1}% off the line)",
+            "{b}: {} steps, {} s ({:+.1}% off the line of the others)",
             fixed(cell.steps_median, 0),
             fixed(cell.train_seconds_median, 2),
             100.0 * arm.mean.exp_m1()
@@ -330,6 +374,61 @@ pub(super) fn time_predicted(cells: &[&PredictionCheck], tolerance: f64) -> Judg
             ("tolerance", tolerance),
             ("cells", errors.len() as f64),
         ],
+    }
+}
+
+/// A least-squares line through (steps, seconds) points and the standard error of its value at
+/// a number of steps: what a left-out batch size is compared with.
+struct Prediction {
+    intercept: f64,
+    slope: f64,
+    /// Residual standard deviation.
+    s: f64,
+    n: f64,
+    mean_x: f64,
+    sxx: f64,
+    /// Residual degrees of freedom.
+    df: f64,
+}
+
+impl Prediction {
+    /// The line through `points`; `None` with fewer than three points or one number of steps.
+    fn of(points: &[(f64, f64)]) -> Option<Prediction> {
+        let n = points.len() as f64;
+        if points.len() < 3 {
+            return None;
+        }
+        let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
+        let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
+        let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+        if sxx <= 0.0 {
+            return None;
+        }
+        let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+        let slope = sxy / sxx;
+        let intercept = mean_y - slope * mean_x;
+        let rss: f64 = points
+            .iter()
+            .map(|p| (p.1 - intercept - slope * p.0).powi(2))
+            .sum();
+        Some(Prediction {
+            intercept,
+            slope,
+            s: (rss / (n - 2.0)).sqrt(),
+            n,
+            mean_x,
+            sxx,
+            df: n - 2.0,
+        })
+    }
+
+    fn at(&self, x: f64) -> f64 {
+        self.intercept + self.slope * x
+    }
+
+    /// The standard error of the line's mean value at `x`.
+    fn se_at(&self, x: f64) -> f64 {
+        self.s * (1.0 / self.n + (x - self.mean_x).powi(2) / self.sxx).sqrt()
     }
 }
 

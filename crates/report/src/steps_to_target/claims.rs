@@ -163,6 +163,11 @@ fn judge_regimes(b: &BandRegimes) -> Outcome {
         Regime::DiminishingReturns,
         Regime::MaximalDataParallelism,
     ];
+    let names = |rs: &[Regime]| rs.iter().map(|r| r.name()).collect::<Vec<_>>().join(" or ");
+    // One standard: a regime is missing from the claim's sequence only where every window's
+    // interval lies outside its band; a regime no window shows but some could is open.
+    let missing = all.into_iter().filter(|r| !seq.contains(r));
+    let (excluded, open): (Vec<Regime>, Vec<Regime>) = missing.partition(|r| b.excluded(*r));
     if b.out_of_order() {
         Outcome::does_not_reproduce(format!(
             "the windows show {} (out of the claimed order)",
@@ -170,21 +175,32 @@ fn judge_regimes(b: &BandRegimes) -> Outcome {
         ))
     } else if seq.len() == 3 {
         Outcome::reproduces()
+    } else if !excluded.is_empty() && seq.is_empty() {
+        Outcome::does_not_reproduce(format!(
+            "every window's interval lies outside the band of {}",
+            names(&excluded)
+        ))
+    } else if !excluded.is_empty() {
+        Outcome::partly(format!(
+            "{} shown in order; every window's interval lies outside the band of {}{}",
+            words(&seq),
+            names(&excluded),
+            if open.is_empty() {
+                String::new()
+            } else {
+                format!("; {} open ({})", names(&open), resolution(b))
+            }
+        ))
     } else if seq.is_empty() {
         Outcome::inconclusive(format!(
             "no window shows a regime, so none of the three could be told from its neighbours: {}",
             resolution(b)
         ))
     } else {
-        let missing: Vec<Regime> = all.into_iter().filter(|r| !seq.contains(r)).collect();
-        Outcome::partly(format!(
-            "{} shown in order; no window shows {} ({})",
+        Outcome::inconclusive(format!(
+            "{} shown in order; no window shows {}, and none rules it out ({})",
             words(&seq),
-            missing
-                .iter()
-                .map(|r| r.name())
-                .collect::<Vec<_>>()
-                .join(" or "),
+            names(&open),
             resolution(b)
         ))
     }
@@ -195,7 +211,13 @@ fn judge_regimes(b: &BandRegimes) -> Outcome {
 fn within_bounds(judge: impl Fn(Reading) -> Outcome) -> Outcome {
     let (a, b) = (judge(Reading::Optimistic), judge(Reading::Pessimistic));
     if a.verdict() == b.verdict() {
-        judge(Reading::KaplanMeier)
+        // The reading between the bounds words it, when it decides the same.
+        let between = judge(Reading::KaplanMeier);
+        if between.verdict() == a.verdict() {
+            between
+        } else {
+            a
+        }
     } else {
         Outcome::inconclusive(format!(
             "none while the trials stopped before reaching the target are unresolved: the verdict flips between their bounds, \"{}\" read as reaching at their stop, \"{}\" as never reaching",

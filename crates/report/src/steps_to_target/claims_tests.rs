@@ -69,3 +69,42 @@ fn independent_streams_cover_a_ratio_of_equal_workloads_and_a_shared_one_is_too_
         "one stream should make the interval narrower: {shared_width} against {width}"
     );
 }
+
+/// One standard for the three regimes: a regime no window shows counts against the claim only
+/// where every window's interval lies outside its band; otherwise it is open.
+#[test]
+fn a_regime_counts_as_missing_only_where_every_window_rules_it_out() {
+    use crate::steps_to_target::scaling::{BandRegimes, RegimeBands, SlopeWindow};
+    use batchlab_method::findings::Verdict;
+    let bands = RegimeBands::default();
+    let judged = |intervals: &[(f64, f64)]| {
+        let windows = intervals
+            .iter()
+            .enumerate()
+            .map(|(i, &interval)| {
+                let w = SlopeWindow {
+                    first: i,
+                    last: i + 2,
+                    slope: (interval.0 + interval.1) / 2.0,
+                    interval,
+                };
+                (w, bands.classify(interval))
+            })
+            .collect();
+        super::judge_regimes(&BandRegimes { windows, bands }).verdict()
+    };
+    // Diminishing returns everywhere: perfect scaling and the plateau ruled out.
+    assert_eq!(judged(&[(-0.6, -0.4), (-0.55, -0.35)]), Verdict::Partly);
+    // Perfect scaling, then a window that could be diminishing returns or a plateau: open.
+    assert_eq!(judged(&[(-1.1, -0.9), (-0.9, -0.1)]), Verdict::Inconclusive);
+    // Steeper than perfect scaling everywhere: all three ruled out.
+    assert_eq!(
+        judged(&[(-2.0, -1.6), (-1.9, -1.5)]),
+        Verdict::DoesNotReproduce
+    );
+    // All three, in order.
+    assert_eq!(
+        judged(&[(-1.1, -0.9), (-0.6, -0.4), (-0.1, 0.1)]),
+        Verdict::Reproduces
+    );
+}

@@ -57,6 +57,15 @@ impl RegimeBands {
         }
     }
 
+    /// Whether `interval` lies wholly outside `regime`'s band: the window cannot be in it.
+    pub fn excludes(&self, regime: Regime, (lo, hi): (f64, f64)) -> bool {
+        match regime {
+            Regime::PerfectScaling => hi < self.perfect_from || lo > self.perfect_to,
+            Regime::DiminishingReturns => hi <= self.perfect_to || lo >= self.plateau_from,
+            Regime::MaximalDataParallelism => hi < self.plateau_from,
+        }
+    }
+
     /// The bands in words.
     pub fn describe(&self) -> String {
         format!(
@@ -111,6 +120,16 @@ impl BandRegimes {
     /// (perfect, diminishing, plateau): e.g. perfect scaling at batch sizes beyond a plateau.
     pub fn out_of_order(&self) -> bool {
         self.sequence().windows(2).any(|w| w[1] < w[0])
+    }
+
+    /// Whether every window's interval lies outside `regime`'s band: the data rule the regime
+    /// out over the batch sizes swept (not merely fail to show it).
+    pub fn excluded(&self, regime: Regime) -> bool {
+        !self.windows.is_empty()
+            && self
+                .windows
+                .iter()
+                .all(|(w, _)| self.bands.excludes(regime, w.interval))
     }
 
     /// The widest half-width among open windows (what the test could not resolve), if any.

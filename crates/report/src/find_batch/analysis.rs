@@ -34,6 +34,8 @@ pub struct BatchPoint {
     pub utilization: f64,
     /// Every timed step's utilization, for the claims' intervals.
     pub utilization_samples: Vec<f64>,
+    /// Every timed step, ms, for the claims' intervals.
+    pub step_samples: Vec<f64>,
 }
 
 /// How the search ended, replayed from its probes.
@@ -202,6 +204,7 @@ fn batch_points(probes: &[ProbeRecord]) -> Vec<BatchPoint> {
                 examples_per_s: 1000.0 * f64::from(b) / step_ms,
                 utilization: median(&utilization),
                 utilization_samples: utilization,
+                step_samples: steps,
             }
         })
         .collect()

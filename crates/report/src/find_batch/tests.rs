@@ -239,6 +239,46 @@ fn utilization_that_scatters_leaves_its_claim_open() {
     );
 }
 
+/// The plateau by medians is not a plateau by bounds: steps that scatter by ±50% leave the
+/// smaller batch size's place within 5% of the best open.
+#[test]
+fn a_plateau_the_step_times_cannot_bound_leaves_the_largest_batch_claim_open() {
+    let fits = 462;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probes.csv");
+    let mut rows = Vec::new();
+    for (i, b) in [1, 8, 32, 64, 128, 256].into_iter().enumerate() {
+        let mut probe = probe("curve", i as u32, b, fits, 0.0);
+        for (k, r) in probe.iter_mut().enumerate() {
+            r.step_ms = r.step_ms.map(|ms| ms * (0.5 + 0.5 * k as f64));
+        }
+        rows.extend(probe);
+    }
+    let search = BatchSearch {
+        start: 1,
+        cap: 4096,
+    };
+    let mut outcomes = Vec::new();
+    while let Next::Probe(b) = search.next(&outcomes) {
+        rows.extend(probe("search", outcomes.len() as u32, b, fits, 0.0));
+        let fit = if b <= fits {
+            ProbeOutcome::Fits
+        } else {
+            ProbeOutcome::OutOfMemory
+        };
+        outcomes.push((b, fit));
+    }
+    append_rows(&path, &rows).unwrap();
+    let findings = render_find_batch(&path, dir.path(), &context()).unwrap();
+    let largest = &findings.claims[2];
+    assert_eq!(largest.rule, "largest-is-not-right");
+    assert_eq!(
+        largest.outcome.verdict(),
+        Verdict::Inconclusive,
+        "{largest:?}"
+    );
+}
+
 #[test]
 fn the_prediction_range_covers_the_fit_and_refuses_a_budget_below_the_fixed_part() {
     let fit =

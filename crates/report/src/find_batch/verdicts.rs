@@ -18,7 +18,7 @@ pub(super) fn judge(a: &Analysis, ctx: &FindBatchContext) -> Vec<Finding> {
     vec![
         memory_grows(a),
         utilization_saturates(a, ctx),
-        largest_is_not_right(a),
+        largest_is_not_right(a, ctx.throughput_tolerance),
     ]
 }
 
@@ -171,38 +171,75 @@ fn utilization_saturates(a: &Analysis, ctx: &FindBatchContext) -> Finding {
     ])
 }
 
-fn largest_is_not_right(a: &Analysis) -> Finding {
+fn largest_is_not_right(a: &Analysis, tolerance: f64) -> Finding {
     let claim = ClaimText::new(
         "The largest batch size that fits is not automatically the right one",
         "seed 003",
     );
     let rule = "largest-is-not-right";
-    let test = "Compares the largest batch size that fits (with headroom) with the smallest curve batch size that reaches full throughput; reproduces if the second is smaller and a larger curve batch size confirms the plateau, for then the extra memory buys no speed. Accuracy is the other half of the seed's point: see the accuracy studies (sgd-vs-adam, augmentation)".to_string();
-    match (a.largest_with_headroom, a.fastest_smallest) {
-        (Some(largest), Some(fast)) if Some(fast) == a.largest_curve && fast < largest => found(
-            &claim,
-            rule,
-            Outcome::cannot_test("the curve stops before throughput levels off; extend curve.batch_sizes"),
-            format!("throughput still rises at the curve's largest batch size, {fast}; largest with headroom {largest}"),
-            test,
+    let test = format!(
+        "Compares the largest batch size that fits (with headroom) with the smallest curve batch size whose throughput is within {:.0}% of the best (Welch on the log throughput of every timed step, one-sided at 5%). Reproduces if that batch size is smaller than the largest that fits and its throughput is bounded within the tolerance of the best, and a larger curve batch size confirms the plateau: the extra memory buys no speed. Does not reproduce if the curve's largest batch size below the largest that fits is bounded slower than the best by more than the tolerance; inconclusive otherwise. Accuracy is the other half of the seed's point: see the accuracy studies (sgd-vs-adam, augmentation)",
+        100.0 * tolerance
+    );
+    let point = |b: u32| a.points.iter().find(|p| p.batch_size == b && p.ok > 0);
+    let log_throughput = |p: &BatchPoint| {
+        let b = f64::from(p.batch_size);
+        Arm::of(
+            &p.step_samples
+                .iter()
+                .map(|ms| (1000.0 * b / ms).ln())
+                .filter(|x| x.is_finite())
+                .collect::<Vec<_>>(),
+        )
+    };
+    // ln(throughput at `p` / the best's), its 90% interval; exact 0 for the best itself.
+    let against_best = |p: &BatchPoint| -> Option<(f64, f64)> {
+        let best = point(a.best_throughput?)?;
+        if best.batch_size == p.batch_size {
+            return Some((0.0, 0.0));
+        }
+        Difference::welch(log_throughput(best), log_throughput(p)).map(|d| d.interval90())
+    };
+    let slower = (1.0 - tolerance).ln();
+    let outcome =
+        match (a.largest_with_headroom, a.fastest_smallest) {
+            (Some(largest), Some(fast)) if Some(fast) == a.largest_curve && fast < largest => {
+                Outcome::cannot_test(
+                    "the curve stops before throughput levels off; extend curve.batch_sizes",
+                )
+            }
+            (Some(largest), Some(fast)) if fast < largest => {
+                match point(fast).and_then(&against_best) {
+                Some((low, _)) if low > slower => Outcome::reproduces(),
+                _ => Outcome::inconclusive(format!(
+                    "batch {fast}'s throughput is within {:.0}% of the best by its median, not by its bound",
+                    100.0 * tolerance
+                )),
+            }
+            }
+            (Some(largest), Some(_)) => {
+                let below = a
+                    .points
+                    .iter()
+                    .filter(|p| p.in_curve && p.ok > 0 && p.batch_size < largest)
+                    .max_by_key(|p| p.batch_size);
+                match below.map(|p| (p.batch_size, against_best(p))) {
+                Some((_, Some((_, high)))) if high < slower => Outcome::does_not_reproduce(
+                    "throughput still rises up to the largest batch that fits",
+                ),
+                Some((b, _)) => Outcome::inconclusive(format!(
+                    "batch {b}, the curve's largest below the largest that fits, is slower than the best by its median, not by its bound"
+                )),
+                None => Outcome::cannot_test("no curve batch size below the largest that fits"),
+            }
+            }
+            _ => Outcome::cannot_test("the search did not end with a size that fits"),
+        };
+    let measured = match (a.largest_with_headroom, a.fastest_smallest) {
+        (Some(largest), Some(fast)) => format!(
+            "largest with headroom {largest}; within the tolerance of the best measured throughput from {fast}"
         ),
-        (Some(largest), Some(fast)) => found(
-            &claim,
-            rule,
-            if fast < largest {
-                Outcome::reproduces()
-            } else {
-                Outcome::does_not_reproduce("throughput still rises up to the largest batch that fits")
-            },
-            format!("largest with headroom {largest}; within the tolerance of the best measured throughput from {fast}"),
-            test,
-        ),
-        _ => found(
-            &claim,
-            rule,
-            Outcome::cannot_test("the search did not end with a size that fits"),
-            "no largest batch or no throughput",
-            test,
-        ),
-    }
+        _ => "no largest batch or no throughput".to_string(),
+    };
+    found(&claim, rule, outcome, measured, test)
 }

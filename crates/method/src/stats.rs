@@ -70,21 +70,31 @@ pub fn bootstrap_median_ci(xs: &[f64], resamples: usize, level: f64, seed: u64) 
         return (f64::NAN, f64::NAN);
     }
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut resample = vec![0.0; xs.len()];
-    let mut medians: Vec<f64> = (0..resamples)
-        .map(|_| {
-            for slot in resample.iter_mut() {
-                *slot = xs[rng.random_range(0..xs.len())];
-            }
-            resample.sort_by(f64::total_cmp);
-            quantile_sorted(&resample, 0.5)
-        })
+    let medians = (0..resamples)
+        .map(|_| resampled_median(xs, &mut rng))
         .collect();
-    medians.sort_by(f64::total_cmp);
+    percentile_interval(medians, level)
+}
+
+/// The median of one resample of `xs` with replacement.
+fn resampled_median(xs: &[f64], rng: &mut StdRng) -> f64 {
+    let mut resample: Vec<f64> = (0..xs.len())
+        .map(|_| xs[rng.random_range(0..xs.len())])
+        .collect();
+    resample.sort_by(f64::total_cmp);
+    quantile_sorted(&resample, 0.5)
+}
+
+/// The central `level` percentile interval of bootstrap `values` ((NaN, NaN) when empty).
+fn percentile_interval(mut values: Vec<f64>, level: f64) -> (f64, f64) {
+    if values.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    values.sort_by(f64::total_cmp);
     let tail = (1.0 - level.clamp(0.0, 1.0)) / 2.0;
     (
-        quantile_sorted(&medians, tail),
-        quantile_sorted(&medians, 1.0 - tail),
+        quantile_sorted(&values, tail),
+        quantile_sorted(&values, 1.0 - tail),
     )
 }
 
@@ -102,31 +112,15 @@ pub fn bootstrap_median_ratio_ci(
     if a.is_empty() || b.is_empty() || resamples == 0 {
         return (f64::NAN, f64::NAN);
     }
-    let mut streams = [
+    let (mut sa, mut sb) = (
         StdRng::seed_from_u64(seed),
         StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15),
-    ];
-    let median_of = |xs: &[f64], rng: &mut StdRng| {
-        let mut resample: Vec<f64> = (0..xs.len())
-            .map(|_| xs[rng.random_range(0..xs.len())])
-            .collect();
-        resample.sort_by(f64::total_cmp);
-        quantile_sorted(&resample, 0.5)
-    };
-    let [sa, sb] = &mut streams;
-    let mut ratios: Vec<f64> = (0..resamples)
-        .map(|_| median_of(a, sa) / median_of(b, sb))
+    );
+    let ratios = (0..resamples)
+        .map(|_| resampled_median(a, &mut sa) / resampled_median(b, &mut sb))
         .filter(|r| !r.is_nan())
         .collect();
-    if ratios.is_empty() {
-        return (f64::NAN, f64::NAN);
-    }
-    ratios.sort_by(f64::total_cmp);
-    let tail = (1.0 - level.clamp(0.0, 1.0)) / 2.0;
-    (
-        quantile_sorted(&ratios, tail),
-        quantile_sorted(&ratios, 1.0 - tail),
-    )
+    percentile_interval(ratios, level)
 }
 
 /// An ordinary-least-squares line `y = intercept + slope * x`.

@@ -74,23 +74,33 @@ fn context() -> FindBatchContext {
 /// Renders a study whose curve visits `curve` ((batch size, noise) in visiting order) and
 /// whose search finds that 462 fits and 463 does not: (1024 - 100) / 2 = 462.
 fn render_study(curve: &[(u32, f64)]) -> (tempfile::TempDir, FindBatchFindings, String) {
-    let fits = 462;
+    let rows = curve
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &(b, noise))| probe("curve", i as u32, b, FITS, noise))
+        .collect();
+    render_with_search(rows)
+}
+
+/// The largest batch size the synthetic studies' search finds: (1024 - 100) / 2.
+const FITS: u32 = 462;
+
+/// Renders `curve` rows followed by the search that finds [`FITS`] fits and one more does not.
+fn render_with_search(
+    mut rows: Vec<ProbeSample>,
+) -> (tempfile::TempDir, FindBatchFindings, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("probes.csv");
-    let mut rows = Vec::new();
-    for (i, &(b, noise)) in curve.iter().enumerate() {
-        rows.extend(probe("curve", i as u32, b, fits, noise));
-    }
     let search = BatchSearch {
         start: 1,
         cap: 4096,
     };
     let mut outcomes = Vec::new();
     while let Next::Probe(b) = search.next(&outcomes) {
-        rows.extend(probe("search", outcomes.len() as u32, b, fits, 0.0));
+        rows.extend(probe("search", outcomes.len() as u32, b, FITS, 0.0));
         outcomes.push((
             b,
-            if b <= fits {
+            if b <= FITS {
                 ProbeOutcome::Fits
             } else {
                 ProbeOutcome::OutOfMemory
@@ -243,33 +253,15 @@ fn utilization_that_scatters_leaves_its_claim_open() {
 /// smaller batch size's place within 5% of the best open.
 #[test]
 fn a_plateau_the_step_times_cannot_bound_leaves_the_largest_batch_claim_open() {
-    let fits = 462;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("probes.csv");
     let mut rows = Vec::new();
     for (i, b) in [1, 8, 32, 64, 128, 256].into_iter().enumerate() {
-        let mut probe = probe("curve", i as u32, b, fits, 0.0);
+        let mut probe = probe("curve", i as u32, b, FITS, 0.0);
         for (k, r) in probe.iter_mut().enumerate() {
             r.step_ms = r.step_ms.map(|ms| ms * (0.5 + 0.5 * k as f64));
         }
         rows.extend(probe);
     }
-    let search = BatchSearch {
-        start: 1,
-        cap: 4096,
-    };
-    let mut outcomes = Vec::new();
-    while let Next::Probe(b) = search.next(&outcomes) {
-        rows.extend(probe("search", outcomes.len() as u32, b, fits, 0.0));
-        let fit = if b <= fits {
-            ProbeOutcome::Fits
-        } else {
-            ProbeOutcome::OutOfMemory
-        };
-        outcomes.push((b, fit));
-    }
-    append_rows(&path, &rows).unwrap();
-    let findings = render_find_batch(&path, dir.path(), &context()).unwrap();
+    let (_dir, findings, _) = render_with_search(rows);
     let largest = &findings.claims[2];
     assert_eq!(largest.rule, "largest-is-not-right");
     assert_eq!(

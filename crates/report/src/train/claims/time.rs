@@ -377,16 +377,11 @@ pub(super) fn time_predicted(cells: &[&PredictionCheck], tolerance: f64) -> Judg
     }
 }
 
-/// A least-squares line through (steps, seconds) points and the standard error of its value at
-/// a number of steps: what a left-out batch size is compared with.
+/// The least-squares line through (steps, seconds) points ([`linear_fit`]) and the standard
+/// error of its value at a number of steps: what a left-out batch size is compared with.
 struct Prediction {
-    intercept: f64,
-    slope: f64,
-    /// Residual standard deviation.
-    s: f64,
-    n: f64,
+    fit: batchlab_method::stats::LinearFit,
     mean_x: f64,
-    sxx: f64,
     /// Residual degrees of freedom.
     df: f64,
 }
@@ -394,41 +389,26 @@ struct Prediction {
 impl Prediction {
     /// The line through `points`; `None` with fewer than three points or one number of steps.
     fn of(points: &[(f64, f64)]) -> Option<Prediction> {
-        let n = points.len() as f64;
-        if points.len() < 3 {
-            return None;
-        }
-        let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
-        let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
-        let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-        if sxx <= 0.0 {
-            return None;
-        }
-        let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
-        let slope = sxy / sxx;
-        let intercept = mean_y - slope * mean_x;
-        let rss: f64 = points
-            .iter()
-            .map(|p| (p.1 - intercept - slope * p.0).powi(2))
-            .sum();
+        let (x, y): (Vec<f64>, Vec<f64>) = points.iter().copied().unzip();
+        let fit = linear_fit(&x, &y).filter(|f| f.slope_se.is_finite())?;
         Some(Prediction {
-            intercept,
-            slope,
-            s: (rss / (n - 2.0)).sqrt(),
-            n,
-            mean_x,
-            sxx,
-            df: n - 2.0,
+            fit,
+            mean_x: x.iter().sum::<f64>() / x.len() as f64,
+            df: (x.len() - 2) as f64,
         })
     }
 
     fn at(&self, x: f64) -> f64 {
-        self.intercept + self.slope * x
+        self.fit.predict(x)
     }
 
-    /// The standard error of the line's mean value at `x`.
+    /// The standard error of the line's mean value at `x`: s²/n + (x - x̄)² se(slope)², with
+    /// s²/n = se(intercept)² - x̄² se(slope)².
     fn se_at(&self, x: f64) -> f64 {
-        self.s * (1.0 / self.n + (x - self.mean_x).powi(2) / self.sxx).sqrt()
+        let (a, b) = (self.fit.intercept_se, self.fit.slope_se);
+        (a * a + b * b * ((x - self.mean_x).powi(2) - self.mean_x.powi(2)))
+            .max(0.0)
+            .sqrt()
     }
 }
 

@@ -1,6 +1,9 @@
 //! Evaluating a model on a split: mean loss and accuracy, timed apart from training.
 
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use batchlab_datasets::{ImageSet, Loader, Order, Pipeline};
 use batchlab_models::{classification_loss, Model};
@@ -21,7 +24,7 @@ pub(super) fn evaluate<B: AutodiffBackend>(
     batch_size: usize,
     prefetch: usize,
     device: &B::Device,
-) -> Result<(f64, f64, f64), String> {
+) -> Result<(f64, f64, Duration), String> {
     let start = Instant::now();
     let model = model.valid();
     let order = Order {
@@ -57,7 +60,7 @@ pub(super) fn evaluate<B: AutodiffBackend>(
     Ok((
         loss_sum / seen as f64,
         correct as f64 / seen as f64,
-        start.elapsed().as_secs_f64(),
+        start.elapsed(),
     ))
 }
 

@@ -7,7 +7,10 @@
 //! apart and never counted as training.
 
 use batchlab_method::rows::Status;
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use batchlab_datasets::{loader::Epoch, Loader, Order};
 use batchlab_models::{classification_loss, Model, ModelSpec};
@@ -189,7 +192,10 @@ where
     let mut epoch_index = 0u64;
     let mut epoch: Epoch = loader.epoch(epoch_index);
     let (mut step, mut examples) = (0u64, 0u64);
-    let (mut train_seconds, mut data_seconds, mut eval_seconds) = (0.0, 0.0, 0.0);
+    // Clock readings summed as whole nanoseconds, so that every time written is a reading
+    // (at most 9 decimals), not a float sum's rounding noise (docs/ARCHITECTURE.md, storage).
+    let (mut train_time, mut data_time, mut eval_time) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let (mut loss_sum, mut loss_count) = (0.0f64, 0u64);
     let mut first_loss = None;
     let mut norms = Vec::new();
@@ -206,7 +212,7 @@ where
         };
         let n = batch.len() as u64;
         let (images, labels) = batch.to_device::<B>(device);
-        let data_seconds_now = start.elapsed().as_secs_f64();
+        let data_now = start.elapsed();
         if plan.noise_every.is_some_and(|every| step % every == 0) && n >= 2 {
             // Outside the training clock: a measurement, not part of the step.
             norms.push(gradient_norms(&model, &images, &labels, step, device)?);
@@ -221,8 +227,8 @@ where
         model = optimizer.step(lr, model, grads);
         // Reading the loss synchronised the forward pass; sync again so the update is counted.
         B::sync(device).map_err(|e| format!("device sync failed: {e:?}"))?;
-        data_seconds += data_seconds_now;
-        train_seconds += data_seconds_now + compute.elapsed().as_secs_f64();
+        data_time += data_now;
+        train_time += data_now + compute.elapsed();
         step += 1;
         examples += n;
         loss_sum += value;
@@ -235,9 +241,9 @@ where
                 epochs: step as f64 / steps_per_epoch as f64,
                 steps: step,
                 examples,
-                train_seconds,
-                data_seconds,
-                eval_seconds,
+                train_seconds: train_time.as_secs_f64(),
+                data_seconds: data_time.as_secs_f64(),
+                eval_seconds: eval_time.as_secs_f64(),
                 test_seconds: f64::NAN,
                 test_loss: f64::NAN,
                 test_accuracy: f64::NAN,
@@ -246,7 +252,7 @@ where
         }
         if evaluate_at.peek() == Some(&step) {
             evaluate_at.next();
-            let (loss, accuracy, seconds) = evaluate(
+            let (loss, accuracy, took) = evaluate(
                 &model,
                 &data.validation,
                 &data.eval_pipeline,
@@ -254,7 +260,7 @@ where
                 plan.prefetch,
                 device,
             )?;
-            eval_seconds += seconds;
+            eval_time += took;
             let next = on_evaluation(&Evaluation {
                 epoch: step as f64 / steps_per_epoch as f64,
                 step,
@@ -262,9 +268,9 @@ where
                 train_loss: loss_sum / loss_count as f64,
                 loss,
                 accuracy,
-                train_seconds,
-                data_seconds,
-                eval_seconds: seconds,
+                train_seconds: train_time.as_secs_f64(),
+                data_seconds: data_time.as_secs_f64(),
+                eval_seconds: took.as_secs_f64(),
             })?;
             (loss_sum, loss_count) = (0.0, 0);
             if next == Next::Stop {
@@ -281,7 +287,8 @@ where
             plan.eval_batch_size,
             plan.prefetch,
             device,
-        )?
+        )
+        .map(|(loss, accuracy, took)| (loss, accuracy, took.as_secs_f64()))?
     } else {
         (f64::NAN, f64::NAN, f64::NAN)
     };
@@ -291,9 +298,9 @@ where
         epochs: step as f64 / steps_per_epoch as f64,
         steps: step,
         examples,
-        train_seconds,
-        data_seconds,
-        eval_seconds,
+        train_seconds: train_time.as_secs_f64(),
+        data_seconds: data_time.as_secs_f64(),
+        eval_seconds: eval_time.as_secs_f64(),
         test_seconds,
         test_loss,
         test_accuracy,

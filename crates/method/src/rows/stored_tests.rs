@@ -134,3 +134,33 @@ fn a_damaged_parquet_file_is_an_error_naming_it() {
         "{err}"
     );
 }
+
+#[test]
+fn clock_columns_lose_only_float_noise_below_a_nanosecond() {
+    // train_seconds: float sums of nanosecond readings; mean_seconds: not readings (a mean
+    // lies anywhere between two nanoseconds), kept exactly; a NaN stays a NaN.
+    let table = "trial,train_seconds,mean_seconds\n\
+a,0.08887546499999997,0.1234567891234\n\
+b,0.16906489599999994,0.5\n\
+c,NaN,0.25\n\
+d,12.5,0.125\n";
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("results.csv");
+    fs::write(&csv, table).unwrap();
+    assert!(matches!(
+        compact(&csv, 0).unwrap(),
+        Compacted::Parquet { .. }
+    ));
+    let expected = "trial,train_seconds,mean_seconds\n\
+a,0.088875465,0.1234567891234\n\
+b,0.169064896,0.5\n\
+c,NaN,0.25\n\
+d,12.5,0.125\n";
+    assert_eq!(read_text(&csv).unwrap().unwrap(), expected);
+    // A clock column off a whole nanosecond by more than noise is not a clock: kept.
+    let off = "trial,train_seconds\na,0.0888754654\nb,0.5\n";
+    let csv = dir.path().join("off.csv");
+    fs::write(&csv, off).unwrap();
+    compact(&csv, 0).unwrap();
+    assert_eq!(read_text(&csv).unwrap().unwrap(), off);
+}

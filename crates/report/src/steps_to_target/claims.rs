@@ -130,7 +130,7 @@ fn range_text(name: &str, range: Option<(f64, f64)>) -> String {
 /// The rule of the band-judged regimes, for the test column.
 fn band_rule(w: &Workload) -> String {
     format!(
-        "the log-log slope of steps to result fitted over every {WINDOW} neighbouring batch sizes, with a 95% interval from curves drawn per batch size from the {} (values the data cannot bound enter as bounds, not numbers); a window is in a regime only when its whole interval lies inside that regime's band ({})",
+        "the log-log slope of steps to result fitted over every {WINDOW} neighbouring batch sizes, with a nominally 95% interval (its level not checked out of sample) from curves drawn per batch size from the {} (values the data cannot bound enter as bounds, not numbers); a window is in a regime only when its whole interval lies inside that regime's band ({})",
         INTERVAL_WORDS,
         w.bands.bands.describe()
     )

@@ -107,7 +107,7 @@ fn panel(ctx: &TargetContext, w: &Workload, k: usize) -> Chart {
         );
     }
     chart.series.push(
-        workload_series("steps to result, 95% interval", points, k)
+        workload_series("steps to result, interval (nominal 95%)", points, k)
             .with_error_bars(bars)
             .with_line(LineStyle::Solid),
     );

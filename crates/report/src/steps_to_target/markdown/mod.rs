@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::numbers::sig;
 use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::figures::search::COLUMNS;
-use crate::steps_to_target::scaling::INTERVAL_WORDS;
+use crate::steps_to_target::scaling::{INTERVAL_WORDS, LEVEL_WORDS};
 use crate::steps_to_target::TargetContext;
 use crate::verdict::{tally, verdict_table, Finding};
 use reading::{in_short, recorded_line, workload_sentences};
@@ -178,6 +178,7 @@ fn cell_table(study: &Study) -> String {
             row
         })
         .collect();
+    let interval_header = format!("interval ({LEVEL_WORDS})");
     let mut headers = vec![
         "workload", "batch", "trials", "reached", "missed", "diverged", "failed",
     ];
@@ -186,7 +187,7 @@ fn cell_table(study: &Study) -> String {
     }
     headers.extend([
         "steps to result",
-        "95% interval",
+        &interval_header,
         "best trial",
         "learning rate",
         "momentum",
@@ -201,7 +202,7 @@ fn cell_table(study: &Study) -> String {
 fn figures(study: &Study) -> String {
     let mut md = String::new();
     md.push_str("![Steps to result versus batch size](steps_to_result.svg)\n\nSteps to result against batch size on log2-log2 axes, one line per workload. Dashed: perfect scaling (steps halve when the batch size doubles) through each workload's smallest batch size; thin: the fitted S(B) = S_min (1 + B_crit / B), where it is fitted (from at least 5 batch sizes). Dashed vertical lines mark batch sizes where no trial of a workload reached the target.\n\n");
-    md.push_str("![Regimes per workload](regimes.svg)\n\nOne log-log panel per workload, as Shallue et al.'s Figure 1: steps to result with its 95% interval as error bars (where another search would find its best) (an interval the data bound only from below ends at the last step its trials were seen at, marked by a triangle: the top is \"more than that\"; a triangle alone marks a batch size where no trial reached the target), the perfect-scaling line through the smallest batch size (dashed), the fitted S(B) (dotted), and the regimes shaded where the interval rule puts them: green perfect scaling, yellow diminishing returns, red maximal data parallelism.\n\n");
+    md.push_str(&"![Regimes per workload](regimes.svg)\n\nOne log-log panel per workload, as Shallue et al.'s Figure 1: steps to result with its interval as error bars (where another search would find its best; {LEVEL_WORDS}) (an interval the data bound only from below ends at the last step its trials were seen at, marked by a triangle: the top is \"more than that\"; a triangle alone marks a batch size where no trial reached the target), the perfect-scaling line through the smallest batch size (dashed), the fitted S(B) (dotted), and the regimes shaded where the interval rule puts them: green perfect scaling, yellow diminishing returns, red maximal data parallelism.\n\n".replace("{LEVEL_WORDS}", LEVEL_WORDS));
     md.push_str("![Best learning rate versus batch size](best_learning_rate.svg)\n\nThe best trial's learning rate at each batch size with a result (log-log)");
     if study.workloads.iter().any(|w| w.momentum) {
         md.push_str(", and on the right its effective learning rate lr / (1 - momentum) (the same as the learning rate for plain SGD)");

@@ -176,7 +176,7 @@ fn signed(x: f64) -> String {
 /// The rule of the band-judged regimes (`scaling::bands`), in words.
 fn interval_rule(w: &Workload) -> String {
     format!(
-        "judged by positive tests: the log-log slope of steps to result over every 3 neighbouring batch sizes, with a 95% interval from curves drawn per batch size from the {} (How steps to result is measured); a window is in a regime only when its whole interval lies inside the regime's band ({}), else it is open; each regime runs from the first window that shows it to the last",
+        "judged by positive tests: the log-log slope of steps to result over every 3 neighbouring batch sizes, with a nominally 95% interval (its level not checked out of sample) from curves drawn per batch size from the {} (How steps to result is measured); a window is in a regime only when its whole interval lies inside the regime's band ({}), else it is open; each regime runs from the first window that shows it to the last",
         INTERVAL_WORDS,
         w.bands.bands.describe()
     )

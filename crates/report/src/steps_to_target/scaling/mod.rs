@@ -51,7 +51,9 @@ pub use bands::{BandRegimes, RegimeBands};
 pub use censored::{BestOfN, Draw, Reading, Steps};
 pub(crate) use interval::bounded_interval;
 pub use interval::{curve_intervals, CellTrials, CurveIntervals, SlopeWindow, WINDOW};
-pub use rerun::{spreads_below_best, upper_rank, INTERVAL_WORDS, LEVEL};
+pub use rerun::{
+    spreads_below_best, upper_rank, FRESH_COVERAGE, INTERVAL_WORDS, LEVEL, LEVEL_WORDS,
+};
 
 /// The fewest batch sizes with a result that B_crit is fitted from.
 pub const MIN_FIT_POINTS: usize = 5;

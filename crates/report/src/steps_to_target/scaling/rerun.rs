@@ -39,9 +39,23 @@
 /// Level of the intervals: 95%, a prediction interval for a rerun's best.
 pub const LEVEL: f64 = 0.95;
 
+/// How often the intervals held a fresh replicate's value: in
+/// `steps-to-target-coverage-fresh-fmnist`, three searches with new points made after the rank
+/// k and the low-tail model were chosen on `steps-to-target-coverage-fmnist`'s replicates, the
+/// intervals held 45 of their 54 checks (83%, Wilson 95% interval 71-91%). They achieve about
+/// 83%, not their nominal 95%, and [`INTERVAL_WORDS`] says so wherever they are named
+/// (`crates/cli/tests/coverage_level.rs` renders that run and fails when its count differs).
+/// Widening them to reach 95% on the same fresh replicates would choose the method on its check
+/// again; a wider rule waits for replicates it has not seen.
+pub const FRESH_COVERAGE: (usize, usize) = (45, 54);
+
+/// The intervals' level in a few words, for table headers and captions ([`FRESH_COVERAGE`]).
+pub const LEVEL_WORDS: &str = "nominally 95%, measured 83%";
+
 /// What the steps-to-result intervals are, in words, worded once for every sentence, table
-/// and caption that names them.
-pub const INTERVAL_WORDS: &str = "95% interval of where another search of as many trials would find its best (a prediction interval: above the observed best by the trials' ranks, below it by the spacing of the lowest ones; trials stopped before reaching the target read as right-censored by Kaplan-Meier)";
+/// and caption that names them: their nominal level and the level a fresh check measured
+/// ([`FRESH_COVERAGE`]).
+pub const INTERVAL_WORDS: &str = "prediction interval of where another search of as many trials would find its best, nominally 95%, measured 83% (45 of 54 fresh replicate values held: steps-to-target-coverage-fresh-fmnist; above the observed best by the trials' ranks, below it by the spacing of the lowest ones; trials stopped before reaching the target read as right-censored by Kaplan-Meier)";
 
 /// The chance that another search's best of `n` is above this search's trial of (possibly
 /// fractional) rank `rank`: C(n, rank) / C(2n, rank), the ratio of falling factorials,

@@ -40,8 +40,8 @@ fn each_claim_is_judged_from_the_curves() {
         claim(momentum, MaxUsefulBatch(NotLarger, 8.0), sgd),
         claim(momentum, MaxUsefulBatch(Equal, 8.0), sgd),
         claim(momentum, MaxUsefulBatch(Equal, 1.25), sgd),
-        claim("mlp/sgd", NoSimpleLrScaling, None),
-        claim(momentum, NoSimpleLrScaling, None),
+        claim("mlp/sgd", NoSimpleLrScaling(1.1), None),
+        claim(momentum, NoSimpleLrScaling(1.1), None),
     ];
     let findings = render_target(&dir, &ctx).unwrap().claims;
     let verdicts: Vec<Verdict> = findings.iter().map(|f| f.outcome.verdict()).collect();
@@ -69,7 +69,8 @@ fn each_claim_is_judged_from_the_curves() {
             Reproduces,
             Inconclusive,
             // Plain SGD's best rate grows with B to 32, then stays: no power law; momentum's
-            // grows as √B: a power law, not linear scaling.
+            // grows as √B: a power law, not linear scaling (departures beyond x1.1 count; the
+            // regions are x3 to x7 wide, so at x2 neither would be told: see lr_rule's tests).
             Reproduces,
             Partly,
         ],

@@ -13,7 +13,9 @@
 //! versus = "mlp/sgd"                 # the rules but three-regimes and no-simple-lr-scaling
 //!                                    # compare two workloads
 //! # margin = 2.0                     # the max-useful-batch rules: the factor within which two
-//! #                                  # maximum useful batch sizes count as the same (> 1)
+//! #                                  # maximum useful batch sizes count as the same (> 1);
+//! #                                  # no-simple-lr-scaling: within which a best rate follows
+//! #                                  # linear scaling
 //! ```
 
 use batchlab_report::steps_to_target::{RatioClaim, TargetClaimRule};
@@ -49,6 +51,11 @@ pub enum TargetRule {
     RegularizationHelpsAtLargeBatch,
 }
 
+/// `no-simple-lr-scaling`'s margin where an entry names none (configs written before it had
+/// one): the factor within which a best rate follows linear scaling, as claims/registry.toml
+/// fixes it for `no-simple-learning-rate-rule` (a test keeps the two equal).
+pub const LINEAR_SCALING_MARGIN: f64 = 2.0;
+
 /// What a rule's `margin` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Margin {
@@ -66,7 +73,9 @@ impl TargetRule {
             | TargetRule::MaxUsefulBatchNotLarger
             | TargetRule::MaxUsefulBatchEqual
             // Without one, the study's evaluate_growth (its resolution).
-            | TargetRule::MatchesSearch => Some(Margin::Factor),
+            | TargetRule::MatchesSearch
+            // Without one, LINEAR_SCALING_MARGIN.
+            | TargetRule::NoSimpleLrScaling => Some(Margin::Factor),
             TargetRule::BestErrorEqual | TargetRule::RegularizationHelpsAtLargeBatch => {
                 Some(Margin::Error)
             }
@@ -128,7 +137,9 @@ impl TargetClaimConfig {
             TargetRule::MaxUsefulBatchEqual => {
                 TargetClaimRule::MaxUsefulBatch(RatioClaim::Equal, margin)
             }
-            TargetRule::NoSimpleLrScaling => TargetClaimRule::NoSimpleLrScaling,
+            TargetRule::NoSimpleLrScaling => {
+                TargetClaimRule::NoSimpleLrScaling(self.margin.unwrap_or(LINEAR_SCALING_MARGIN))
+            }
             // The report works in fractions of error; the config in points.
             TargetRule::BestErrorEqual => TargetClaimRule::NoDegradation(margin / 100.0),
             TargetRule::RegularizationHelpsAtLargeBatch => {
@@ -170,7 +181,11 @@ impl TargetClaimConfig {
                     format!("expected points of validation error between 0 and 100, got {m}"),
                 ))
             }
-            (Some(Margin::Factor), None) if self.rule == TargetRule::MatchesSearch => {}
+            (Some(Margin::Factor), None)
+                if matches!(
+                    self.rule,
+                    TargetRule::MatchesSearch | TargetRule::NoSimpleLrScaling
+                ) => {}
             (Some(Margin::Factor), None) => {
                 return Err(source.error(
                     &key("margin"),

@@ -8,8 +8,8 @@ use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::lr_rule::{self, SearchSpace};
 use crate::steps_to_target::max_useful::{signed, RatioClaim};
 use crate::steps_to_target::quality;
-use crate::steps_to_target::scaling::INTERVAL_WORDS;
 use crate::steps_to_target::scaling::{bounded_interval, WINDOW};
+use crate::steps_to_target::scaling::{INTERVAL_WORDS, LEVEL_WORDS};
 use crate::steps_to_target::{
     fit_scaling, BandRegimes, CurveIntervals, Reading, Regime, ScalingFitOptions, MIN_FIT_POINTS,
 };
@@ -28,8 +28,9 @@ pub enum TargetClaimRule {
     /// The workload's steps to result is as low as `versus`'s at every batch size both have,
     /// within the factor given (the ratio of the two bounded below it).
     MatchesSearch(f64),
-    /// The best learning rate follows no simple rule in the batch size (`lr_rule`).
-    NoSimpleLrScaling,
+    /// The best learning rate follows no simple rule in the batch size (`lr_rule`), with the
+    /// factor within which a rate follows linear scaling.
+    NoSimpleLrScaling(f64),
     /// Every batch size's best final validation error is within the margin (a fraction of
     /// error) of the smallest batch size's (`quality`).
     NoDegradation(f64),
@@ -46,7 +47,7 @@ impl TargetClaimRule {
             TargetClaimRule::ExtendsPerfectScaling => RatioClaim::Larger.rule(),
             TargetClaimRule::MaxUsefulBatch(claim, _) => claim.rule(),
             TargetClaimRule::MatchesSearch(_) => "matches-search",
-            TargetClaimRule::NoSimpleLrScaling => "no-simple-lr-scaling",
+            TargetClaimRule::NoSimpleLrScaling(_) => "no-simple-lr-scaling",
             TargetClaimRule::NoDegradation(_) => "best-error-equal",
             TargetClaimRule::RegularizationHelps(_) => "regularization-helps-at-large-batch",
         }
@@ -98,7 +99,9 @@ fn verdict<'a>(
     let (measured, verdict, test) = match (find(study, &c.workload), c.rule, versus) {
         (None, _, _) => missing(&c.workload),
         (Some(w), ThreeRegimes, _) => three_regimes(w),
-        (Some(w), NoSimpleLrScaling, _) => learning_rate_rule(w, space(&c.workload)),
+        (Some(w), NoSimpleLrScaling(margin), _) => {
+            learning_rate_rule(w, space(&c.workload), margin)
+        }
         (Some(w), NoDegradation(margin), _) => no_degradation(w, margin),
         (Some(_), _, None) => missing(c.versus.as_deref().unwrap_or("(none named)")),
         (Some(w), MatchesSearch(margin), Some(v)) => search::matches(w, v, margin),
@@ -359,7 +362,7 @@ fn regularization(w: &Workload, v: &Workload, margin: f64) -> Parts {
 }
 
 /// Whether the best learning rate follows a simple rule (`lr_rule`).
-fn learning_rate_rule(w: &Workload, space: Option<&SearchSpace>) -> Parts {
+fn learning_rate_rule(w: &Workload, space: Option<&SearchSpace>, margin: f64) -> Parts {
     let regions = lr_rule::regions(w, space);
     let cells: Vec<String> = regions
         .iter()
@@ -381,10 +384,11 @@ fn learning_rate_rule(w: &Workload, space: Option<&SearchSpace>) -> Parts {
         lr_rule::slopes_text(&regions)
     );
     let test = format!(
-        "per batch size, the effective learning rates of the trials that reached the target within the upper end of its 95% interval of steps to result (≤ or + where they reach the outer {:.0}% of the searched log-range: open on that side); a simple rule is a power law, a line in log-log through every region: reproduces when no line of any slope passes, partly when lines pass but none of slope 1 (linear scaling fails), inconclusive when lines of slope 1 and 0.5 both pass, does not when lines of slope 1 pass and of 0.5 not",
-        100.0 * lr_rule::EDGE_SHARE
+        "per batch size, the effective learning rates of the trials that reached the target within the upper end of its interval of steps to result ({LEVEL_WORDS}) (≤ or + where they reach the outer {:.0}% of the searched log-range: open on that side); a simple rule is a power law, a line in log-log, and a departure counts beyond x{m} (the registry's margin): reproduces when no line of any slope comes within x{m} of every region, partly when lines do but none of slope 1 (linear scaling fails), does not reproduce when a line of slope 1 keeps every region, closed, within x{m} of it, inconclusive otherwise",
+        100.0 * lr_rule::EDGE_SHARE,
+        m = crate::numbers::sig(margin)
     );
-    (measured, lr_rule::judge(&regions), test)
+    (measured, lr_rule::judge(&regions, margin), test)
 }
 
 /// A claim about the ratio of two workloads' maximum useful batch sizes (B_crit).

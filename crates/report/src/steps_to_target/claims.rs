@@ -320,13 +320,13 @@ fn b_crit_ratio(w: &CurveIntervals, v: &CurveIntervals) -> (f64, f64) {
 }
 
 /// The interval and comparison rule of the best-error claims, for the test column.
-const BEST_ERROR_RULE: &str = "per batch size, the lowest validation error at the last evaluation of its ok trials (diverged trials ranked last), with the 95% interval of where another search of as many trials would find its best (the rank law of the steps-to-result intervals); two cells compared by the differences of their intervals' ends";
+const BEST_ERROR_RULE: &str = "per batch size, the lowest validation error at the last evaluation of its ok trials (diverged trials ranked last), with the interval (nominally 95%, its level not checked out of sample) of where another search of as many trials would find its best (the rank law of the steps-to-result intervals); two cells compared by the nominally 95% interval of the difference of two other searches' bests, each drawn from its own cell's law on its own random stream";
 
 /// No degradation of the best error with batch size (`quality`).
 fn no_degradation(w: &Workload, margin: f64) -> Parts {
     let cells = quality::best_errors(w);
     let test = format!(
-        "{BEST_ERROR_RULE}: reproduces when every batch size's worst case lies within {} points of the smallest batch size's best case, does not when some batch size's best case is worse by more",
+        "{BEST_ERROR_RULE}: reproduces when every batch size's difference from the smallest batch size's best error has its interval below {} points, does not when some batch size's lies wholly above",
         crate::numbers::fixed(100.0 * margin, 2)
     );
     (

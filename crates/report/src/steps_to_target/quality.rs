@@ -8,15 +8,23 @@
 //! (where the run evaluated the test split) is the one reported, chosen on validation alone.
 //! The interval is the rank law of `scaling::rerun`, which holds for any quantity a search
 //! minimises: above the best exact from the trials' ranks (diverged trials ranked last), below
-//! it from the spacing of the lowest ones. Differences between two cells take the difference
-//! of their intervals' ends (both 95%, so at least 90% together): conservative.
+//! it from the spacing of the lowest ones. A difference between two cells has the interval of
+//! the difference of two other searches' bests, each drawn from its own cell's law on its own
+//! random stream ([`difference`]): the two searches are independent, so are their draws.
 
 use batchlab_method::findings::Outcome;
+use batchlab_method::stats::quantile_sorted;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
 
 use crate::numbers::fixed;
 use crate::steps_to_target::analysis::workload::Workload;
-use crate::steps_to_target::scaling::{spreads_below_best, upper_rank, LEVEL};
+use crate::steps_to_target::scaling::{spreads_below_best, upper_rank, BestOfN, LEVEL};
 use crate::steps_to_target::steps::TrialOutcome;
+
+/// Draws of each difference: its 2.5% and 97.5% points move by well under a tenth of a point
+/// of error between seeds at this count.
+const DIFFERENCE_DRAWS: usize = 4000;
 
 /// The best final validation error of one (workload, batch size).
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +41,40 @@ pub struct BestError {
     pub chosen: String,
     /// Test error of the chosen trial's final model.
     pub test_error: Option<f64>,
+    /// Another search's best final error, as a law to draw from.
+    pub law: BestOfN,
+    /// This cell's own random stream (its workload's and batch size's).
+    pub stream: u64,
+}
+
+/// The central interval (at [`LEVEL`]) of another search's best at `a` minus another's at `b`,
+/// each drawn on its cell's own stream; a draw with no ok trial is an infinite error. Draws
+/// where both are infinite say nothing and are left out.
+pub(super) fn difference(a: &BestError, b: &BestError) -> (f64, f64) {
+    let (mut ra, mut rb) = (
+        StdRng::seed_from_u64(a.stream),
+        StdRng::seed_from_u64(b.stream),
+    );
+    let mut diffs: Vec<f64> = (0..DIFFERENCE_DRAWS)
+        .map(|_| a.law.sample(&mut ra).high() - b.law.sample(&mut rb).high())
+        .filter(|d| !d.is_nan())
+        .collect();
+    if diffs.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    diffs.sort_by(f64::total_cmp);
+    let tail = (1.0 - LEVEL) / 2.0;
+    (
+        quantile_sorted(&diffs, tail),
+        quantile_sorted(&diffs, 1.0 - tail),
+    )
+}
+
+/// A cell's stream: its workload's, and its batch size within it.
+fn cell_stream(workload: u64, batch_size: u32) -> u64 {
+    workload
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .wrapping_add(u64::from(batch_size))
 }
 
 /// The best error of each batch size of `w` with an ok trial.
@@ -55,6 +97,8 @@ pub(super) fn best_errors(w: &Workload) -> Vec<BestError> {
                 .collect();
             ok.sort_by(|a, b| a.0.total_cmp(&b.0));
             let (best, chosen) = *ok.first()?;
+            let values: Vec<f64> = ok.iter().map(|x| x.0).collect();
+            let law = BestOfN::of_values(&values, n - ok.len(), 0.0);
             let top = upper_rank(n, tail);
             let high = ok.get(top - 1).map_or(f64::INFINITY, |x| x.0);
             let k = top.min(ok.len());
@@ -67,6 +111,8 @@ pub(super) fn best_errors(w: &Workload) -> Vec<BestError> {
                 interval: (low, high),
                 chosen: chosen.id.clone(),
                 test_error: chosen.test_error,
+                law,
+                stream: cell_stream(w.stream, b),
             })
         })
         .collect()
@@ -106,7 +152,7 @@ pub(super) fn cells_text(cells: &[BestError]) -> String {
 }
 
 /// No degradation: every batch size's best error is within `margin` (a fraction of error)
-/// of the smallest batch size's. Compared by the worst and best cases of the two intervals.
+/// of the smallest batch size's, judged by the interval of each difference ([`difference`]).
 pub(super) fn judge_no_degradation(cells: &[BestError], margin: f64) -> Outcome {
     let Some((first, rest)) = cells.split_first() else {
         return Outcome::cannot_test("no batch size with an ok trial");
@@ -114,29 +160,24 @@ pub(super) fn judge_no_degradation(cells: &[BestError], margin: f64) -> Outcome 
     if rest.is_empty() {
         return Outcome::cannot_test("one batch size with an ok trial: nothing to compare");
     }
-    // (batch, worst case, best case) of each degradation against the smallest batch size.
-    let diffs: Vec<(u32, f64, f64)> = rest
+    // (batch, interval) of each degradation against the smallest batch size.
+    let diffs: Vec<(u32, (f64, f64))> = rest
         .iter()
-        .map(|c| {
-            (
-                c.batch_size,
-                c.interval.1 - first.interval.0,
-                c.interval.0 - first.interval.1,
-            )
-        })
+        .map(|c| (c.batch_size, difference(c, first)))
         .collect();
     let m = points(margin);
-    if let Some((b, _, d)) = diffs.iter().find(|(_, _, d)| *d > margin) {
+    if let Some((b, (low, high))) = diffs.iter().find(|(_, (low, _))| *low > margin) {
         return Outcome::does_not_reproduce(format!(
-            "at batch {b} the best error is worse than at {} by at least {} points, beyond the margin of {m}",
+            "at batch {b} the best error is worse than at {} by {} to {} points, beyond the margin of {m}",
             first.batch_size,
-            points(*d)
+            points(*low),
+            points(*high)
         ));
     }
-    let (b, worst, _) = diffs
+    let (b, (_, worst)) = diffs
         .iter()
         .copied()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .max_by(|a, b| a.1 .1.total_cmp(&b.1 .1))
         .expect("rest is not empty");
     if worst <= margin {
         Outcome::reproduces_with(format!(
@@ -145,7 +186,7 @@ pub(super) fn judge_no_degradation(cells: &[BestError], margin: f64) -> Outcome 
         ))
     } else {
         Outcome::inconclusive(format!(
-            "a degradation of up to {} points at batch {b} is within the intervals, against a margin of {m}",
+            "a degradation of up to {} points at batch {b} is within its interval, against a margin of {m}",
             points(worst)
         ))
     }
@@ -161,8 +202,7 @@ pub(super) fn judge_regularization(w: &[BestError], versus: &[BestError], margin
     else {
         return Outcome::cannot_test("no batch size with ok trials of both workloads");
     };
-    let low = without.interval.0 - with.interval.1;
-    let high = without.interval.1 - with.interval.0;
+    let (low, high) = difference(without, with);
     let gain = format!(
         "at batch {}: a gain of {} points ({} to {})",
         with.batch_size,
@@ -190,39 +230,44 @@ mod tests {
     use super::*;
     use batchlab_method::findings::Verdict::*;
 
-    fn cell(batch_size: u32, best: f64, half: f64) -> BestError {
+    /// A cell of 32 trials whose final errors run evenly from `best` to `best + 31 step`, on
+    /// its own stream.
+    fn cell(batch_size: u32, best: f64, step: f64) -> BestError {
+        let values: Vec<f64> = (0..32).map(|i| best + step * f64::from(i)).collect();
         BestError {
             batch_size,
             trials: 32,
             best,
-            interval: (best - half, best + half),
+            interval: (best, best + step),
             chosen: format!("t{batch_size}"),
             test_error: None,
+            law: BestOfN::of_values(&values, 0, 0.0),
+            stream: u64::from(batch_size) + (1000.0 * best) as u64,
         }
     }
 
     #[test]
-    fn no_degradation_by_the_worst_and_best_cases() {
+    fn no_degradation_by_the_interval_of_each_difference() {
         let flat = [
-            cell(16, 0.11, 0.002),
-            cell(256, 0.112, 0.002),
-            cell(4096, 0.113, 0.002),
+            cell(16, 0.11, 0.0005),
+            cell(256, 0.112, 0.0005),
+            cell(4096, 0.113, 0.0005),
         ];
         assert_eq!(judge_no_degradation(&flat, 0.01).verdict(), Reproduces);
-        let worse = [cell(16, 0.11, 0.002), cell(4096, 0.14, 0.002)];
+        let worse = [cell(16, 0.11, 0.0005), cell(4096, 0.14, 0.0005)];
         assert_eq!(
             judge_no_degradation(&worse, 0.01).verdict(),
             DoesNotReproduce
         );
-        let wide = [cell(16, 0.11, 0.01), cell(4096, 0.115, 0.01)];
+        let wide = [cell(16, 0.11, 0.005), cell(4096, 0.115, 0.005)];
         assert_eq!(judge_no_degradation(&wide, 0.01).verdict(), Inconclusive);
         assert_eq!(judge_no_degradation(&flat[..1], 0.01).verdict(), CannotTest);
     }
 
     #[test]
     fn regularization_is_judged_at_the_largest_shared_batch_size() {
-        let with = [cell(16, 0.11, 0.002), cell(4096, 0.12, 0.002)];
-        let without = [cell(16, 0.11, 0.002), cell(4096, 0.14, 0.002)];
+        let with = [cell(16, 0.11, 0.0005), cell(4096, 0.12, 0.0005)];
+        let without = [cell(16, 0.11, 0.0005), cell(4096, 0.14, 0.0005)];
         assert_eq!(
             judge_regularization(&with, &without, 0.01).verdict(),
             Reproduces
@@ -231,10 +276,20 @@ mod tests {
             judge_regularization(&with, &with, 0.01).verdict(),
             DoesNotReproduce
         );
-        let close = [cell(16, 0.11, 0.002), cell(4096, 0.131, 0.005)];
+        let close = [cell(16, 0.11, 0.0005), cell(4096, 0.131, 0.002)];
         assert_eq!(
             judge_regularization(&with, &close, 0.01).verdict(),
             Inconclusive
         );
+    }
+
+    #[test]
+    fn a_difference_draws_each_cell_on_its_own_stream() {
+        // Two cells with the same trials: on one shared stream every draw would be equal and
+        // the difference's interval a point at zero; on their own streams it spreads both ways.
+        let (a, b) = (cell(16, 0.11, 0.001), cell(32, 0.11, 0.001));
+        let (low, high) = difference(&a, &b);
+        assert!(low < -0.001 && high > 0.001, "{low} {high}");
+        assert!((low + high).abs() < 0.001, "symmetric: {low} {high}");
     }
 }

@@ -79,6 +79,8 @@ pub(crate) struct TrialPoint {
 /// One workload, analysed.
 pub(crate) struct Workload {
     pub label: String,
+    /// Its own random stream, its place in the study: no other workload's draws move with its.
+    pub stream: u64,
     /// Whether momentum was searched (any trial with a momentum above 0).
     pub momentum: bool,
     pub trials: Vec<TrialPoint>,
@@ -244,6 +246,7 @@ pub(super) fn workload(
     let time = time::time_to_result(&label, &model, &cells, step_times);
     Ok(Workload {
         label,
+        stream,
         momentum,
         trials: points,
         cells,

@@ -101,6 +101,8 @@ pub struct BestOfN {
     k: usize,
     /// The last step any trial of the cell was seen at.
     support: f64,
+    /// The least value a draw takes: one step; no error.
+    floor: f64,
 }
 
 impl BestOfN {
@@ -161,6 +163,41 @@ impl BestOfN {
             spread,
             k,
             support,
+            floor: 1.0,
+        }
+    }
+
+    /// The distribution of another search's best of N for a quantity a search minimises and
+    /// reads exactly (no censoring): `values` of the trials that gave one, `never` trials that
+    /// gave none (diverged: ranked last). The same law as [`BestOfN::new`] with every trial
+    /// reached or never, where the Kaplan-Meier rank is the plain rank; no draw lies below
+    /// `floor`, the least value the quantity takes (0 for an error).
+    pub fn of_values(values: &[f64], never: usize, floor: f64) -> Self {
+        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len() + never;
+        let k = rerun::upper_rank(n, (1.0 - LEVEL) / 2.0).min(sorted.len());
+        let spread = match k {
+            0 => 0.0,
+            k => sorted[k - 1] - sorted[0],
+        };
+        let support = sorted.last().copied().unwrap_or(0.0);
+        let mut times = sorted.clone();
+        times.dedup();
+        let cdf = times
+            .iter()
+            .map(|&t| {
+                let rank = sorted.iter().filter(|&&v| v <= t).count();
+                1.0 - rerun::beaten_by_rank(n, rank as f64)
+            })
+            .collect();
+        BestOfN {
+            times,
+            cdf,
+            spread,
+            k,
+            support,
+            floor,
         }
     }
 
@@ -180,7 +217,13 @@ impl BestOfN {
             return Steps::Beyond(self.support);
         };
         if u < 0.5 {
-            return Steps::Exact(rerun::below_best_quantile(u, best, self.spread, self.k));
+            return Steps::Exact(rerun::below_best_quantile(
+                u,
+                best,
+                self.spread,
+                self.k,
+                self.floor,
+            ));
         }
         match self.cdf.iter().position(|&p| u < p) {
             Some(i) => Steps::Exact(self.times[i]),
@@ -198,6 +241,30 @@ impl BestOfN {
 mod tests {
     use super::*;
     use rand::rngs::StdRng;
+
+    #[test]
+    fn of_values_is_the_law_of_uncensored_trials() {
+        let by_draws = BestOfN::new(
+            &[
+                Draw::Reached(3),
+                Draw::Reached(5),
+                Draw::Reached(5),
+                Draw::Reached(9),
+                Draw::Never,
+            ],
+            Reading::KaplanMeier,
+        );
+        let by_values = BestOfN::of_values(&[9.0, 5.0, 3.0, 5.0], 1, 1.0);
+        assert_eq!(by_values.times, by_draws.times);
+        assert_eq!(
+            (by_values.spread, by_values.k),
+            (by_draws.spread, by_draws.k)
+        );
+        assert_eq!(by_values.support, by_draws.support);
+        for (a, b) in by_values.cdf.iter().zip(&by_draws.cdf) {
+            assert!((a - b).abs() < 1e-12, "{a} {b}");
+        }
+    }
     use rand::SeedableRng;
 
     #[test]

@@ -83,14 +83,15 @@ pub fn upper_rank(n: usize, tail: f64) -> usize {
         .unwrap_or(n + 1)
 }
 
-/// The steps below which another search's best falls with probability `p` (< 1/2), from the
+/// The value below which another search's best falls with probability `p` (< 1/2), from the
 /// low tail P(Y < best - t x spread) = (1/2) (1 + t)^-(k-1) with `spread` = X(k) - X(1) over
-/// `k` reaching trials (see the module documentation); at least one step, and one step where
-/// `k` < 2 (no spacing to scale the tail by).
-pub fn below_best_quantile(p: f64, best: f64, spread: f64, k: usize) -> f64 {
+/// `k` reaching trials (see the module documentation); at least `floor`, the least value the
+/// quantity takes (one step; no error), and `floor` where `k` < 2 (no spacing to scale the
+/// tail by).
+pub fn below_best_quantile(p: f64, best: f64, spread: f64, k: usize, floor: f64) -> f64 {
     match spreads_below_best(p, k) {
-        Some(t) => (best - t * spread).max(1.0),
-        None => 1.0,
+        Some(t) => (best - t * spread).max(floor),
+        None => floor,
     }
 }
 
@@ -141,12 +142,12 @@ mod tests {
             .filter(|_| {
                 let ours = draw(&mut rng);
                 let theirs = draw(&mut rng)[0];
-                let lo = below_best_quantile(0.025, ours[0], ours[k - 1] - ours[0], k);
+                let lo = below_best_quantile(0.025, ours[0], ours[k - 1] - ours[0], k, 1.0);
                 theirs < lo
             })
             .count() as f64
             / searches as f64;
         assert!((0.018..0.032).contains(&below), "{below}");
-        assert_eq!(below_best_quantile(0.025, 100.0, 50.0, 1), 1.0);
+        assert_eq!(below_best_quantile(0.025, 100.0, 50.0, 1, 1.0), 1.0);
     }
 }

@@ -246,6 +246,9 @@ pub enum ConfigKey {
     Analysis(&'static str, Option<f64>),
     /// A text key of `[analysis]`, with the default a config without it gets.
     AnalysisText(&'static str, &'static str),
+    /// A number key of another table (`[recommendation]`), with the default a config without
+    /// it gets.
+    Table(&'static str, &'static str, f64),
 }
 
 /// Where the config of a claim's test of record carries the registered `param` of a claim of
@@ -276,6 +279,15 @@ pub fn config_key(kind: &str, rule: &str, param: &str) -> Option<ConfigKey> {
         }
         ("step-time", "fluctuates-more", "than") => Some(Analysis("fluctuates_more_than", None)),
         ("step-time", "slower-than", "than") => Some(Analysis("slower_than", None)),
+        ("find-batch", "utilization-saturates", "step") => Some(Analysis(
+            "utilization_step",
+            Some(crate::find_batch::UTILIZATION_STEP),
+        )),
+        ("find-batch", "largest-is-not-right", "tolerance") => Some(Table(
+            "recommendation",
+            "throughput_tolerance",
+            crate::find_batch::RecommendationConfig::default().throughput_tolerance,
+        )),
         ("step-time", "slower-than", "max_ratio") => Some(Analysis(
             "slower_max_ratio",
             Some(defaults.slower_max_ratio),
@@ -330,6 +342,8 @@ impl Registry {
             return;
         };
         self.add_missing_entries(experiment, analysis);
+        // Keys of other tables, set once `analysis` is no longer borrowed.
+        let mut elsewhere = vec![];
         for c in &self.claims {
             for (param, value) in &c.params {
                 match config_key(&c.kind, &c.rule, param) {
@@ -337,6 +351,9 @@ impl Registry {
                         if c.judged_in(experiment) =>
                     {
                         analysis.insert(key.into(), value.clone());
+                    }
+                    Some(ConfigKey::Table(table, key, _)) if c.judged_in(experiment) => {
+                        elsewhere.push((table, key, value.clone()));
                     }
                     Some(key @ (ConfigKey::Entry(_) | ConfigKey::EntryBatch(_))) => {
                         let entries = analysis.get_mut("claims").and_then(|v| v.as_array_mut());
@@ -351,6 +368,15 @@ impl Registry {
                     }
                     _ => {}
                 }
+            }
+        }
+        for (table, key, value) in elsewhere {
+            if let Some(t) = config
+                .entry(table)
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+                .as_table_mut()
+            {
+                t.insert(key.into(), value);
             }
         }
     }
@@ -416,7 +442,7 @@ fn set_entry(entry: &mut toml::Table, key: ConfigKey, value: &toml::Value) {
                 sizes[i] = value.clone();
             }
         }
-        ConfigKey::Analysis(..) | ConfigKey::AnalysisText(..) => {}
+        ConfigKey::Analysis(..) | ConfigKey::AnalysisText(..) | ConfigKey::Table(..) => {}
     }
 }
 

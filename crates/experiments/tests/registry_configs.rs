@@ -23,7 +23,10 @@ fn same(a: &toml::Value, b: &toml::Value) -> bool {
 }
 
 /// The config's value for `key`, for the claim `c` (its `[[analysis.claims]]` entry by id).
-fn value_in(analysis: &toml::Table, c: &RegisteredClaim, key: ConfigKey) -> Option<toml::Value> {
+fn value_in(config: &toml::Table, c: &RegisteredClaim, key: ConfigKey) -> Option<toml::Value> {
+    let config_table = |name: &str| config.get(name).and_then(|t| t.as_table());
+    let empty = toml::Table::new();
+    let analysis = config_table("analysis").unwrap_or(&empty);
     let entry = || {
         analysis
             .get("claims")?
@@ -47,6 +50,11 @@ fn value_in(analysis: &toml::Table, c: &RegisteredClaim, key: ConfigKey) -> Opti
             .get(name)
             .cloned()
             .or(default.map(toml::Value::from)),
+        ConfigKey::Table(table, name, default) => Some(
+            config_table(table)
+                .and_then(|t| t.get(name).cloned())
+                .unwrap_or_else(|| default.into()),
+        ),
         ConfigKey::AnalysisText(name, default) => Some(
             analysis
                 .get(name)
@@ -58,14 +66,9 @@ fn value_in(analysis: &toml::Table, c: &RegisteredClaim, key: ConfigKey) -> Opti
 
 fn mismatches(c: &RegisteredClaim, exp: &str) -> Vec<String> {
     let config = experiment(exp);
-    let analysis = config
-        .get("analysis")
-        .and_then(|a| a.as_table())
-        .cloned()
-        .unwrap_or_default();
     let mut out = vec![];
     if matches!(c.kind.as_str(), "train" | "steps-to-target") {
-        let rule = value_in(&analysis, c, ConfigKey::Entry("rule"));
+        let rule = value_in(&config, c, ConfigKey::Entry("rule"));
         if rule.as_ref().and_then(|r| r.as_str()) != Some(c.rule.as_str()) {
             out.push(format!(
                 "{}: experiments/{exp}.toml has no [[analysis.claims]] with this id and rule {:?}",
@@ -81,7 +84,7 @@ fn mismatches(c: &RegisteredClaim, exp: &str) -> Vec<String> {
             ));
             continue;
         };
-        match value_in(&analysis, c, key) {
+        match value_in(&config, c, key) {
             Some(v) if same(&v, value) => {}
             Some(v) => out.push(format!(
                 "{}: {param} = {value} in the registry, {v} in experiments/{exp}.toml",
@@ -114,9 +117,8 @@ fn a_registry_applied_to_a_config_carries_its_parameters_into_it() {
     let mut config = experiment("sgd-vs-adam-fmnist");
     registry.apply_to("sgd-vs-adam-fmnist", &mut config);
     let holds = registry.get("adam-holds-up-to-64").unwrap();
-    let analysis = config["analysis"].as_table().unwrap();
     assert_eq!(
-        value_in(analysis, holds, ConfigKey::Entry("margin")),
+        value_in(&config, holds, ConfigKey::Entry("margin")),
         Some(toml::Value::from(2.5))
     );
     let text = std::fs::read_to_string(concat!(
@@ -142,9 +144,8 @@ fn a_registry_applied_to_a_config_carries_its_parameters_into_it() {
     .unwrap();
     other.apply_to("sgd-vs-adam-fmnist", &mut config);
     let c = other.get("adam-holds-up-to-64").unwrap();
-    let analysis = config["analysis"].as_table().unwrap();
     assert_eq!(
-        value_in(analysis, c, ConfigKey::Entry("margin")),
+        value_in(&config, c, ConfigKey::Entry("margin")),
         Some(toml::Value::from(0.5))
     );
 }

@@ -62,6 +62,9 @@ pub struct FindBatchConfig {
     /// `[recommendation]`.
     #[serde(default)]
     pub recommendation: RecommendationConfig,
+    /// `[analysis]`: the claims' thresholds (claims/registry.toml holds them).
+    #[serde(default)]
+    pub analysis: FindBatchAnalysisConfig,
     /// `[backend]`.
     #[serde(default)]
     pub backend: BackendConfig,
@@ -159,6 +162,28 @@ impl Default for RecommendationConfig {
     }
 }
 
+/// `[analysis]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FindBatchAnalysisConfig {
+    /// The change of utilization (a fraction, absolute) that counts as rising, and within
+    /// which it counts as saturated (`utilization-saturates`).
+    pub utilization_step: f64,
+}
+
+impl Default for FindBatchAnalysisConfig {
+    fn default() -> Self {
+        Self {
+            utilization_step: UTILIZATION_STEP,
+        }
+    }
+}
+
+/// `[analysis] utilization_step` where a config names none (runs made before it was a key):
+/// the value claims/registry.toml fixes for `utilization-rises-with-batch` (a test keeps them
+/// equal).
+pub const UTILIZATION_STEP: f64 = 0.05;
+
 /// A resolved batch-size finder.
 #[derive(Debug, Clone)]
 pub struct FindBatchStudy {
@@ -222,6 +247,7 @@ impl QuickFind {
             },
             probe: ProbeConfig::default(),
             recommendation: RecommendationConfig::default(),
+            analysis: FindBatchAnalysisConfig::default(),
             backend: BackendConfig {
                 name: self.backend,
                 ..BackendConfig::default()
@@ -290,6 +316,10 @@ impl FindBatchStudy {
             return Err(source.error("probe.samples", "expected at least 1"));
         }
         for (key, value) in [
+            (
+                "analysis.utilization_step",
+                config.analysis.utilization_step,
+            ),
             ("recommendation.headroom", config.recommendation.headroom),
             (
                 "recommendation.throughput_tolerance",

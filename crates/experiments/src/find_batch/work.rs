@@ -314,6 +314,7 @@ pub fn render(study: &FindBatchStudy, dir: &Path) -> Result<Rendered, RunError> 
         search_cap: config.search.max_batch,
         headroom: config.recommendation.headroom,
         throughput_tolerance: config.recommendation.throughput_tolerance,
+        utilization_step: config.analysis.utilization_step,
         utilization_measured,
     };
     let findings = render_find_batch(&dir.join(PROBES), dir, &context)?;

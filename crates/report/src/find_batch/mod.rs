@@ -53,6 +53,9 @@ pub struct FindBatchContext {
     /// The recommended batch size for speed is the smallest within this fraction of the best
     /// throughput.
     pub throughput_tolerance: f64,
+    /// The change of utilization (absolute) that counts as rising, and within which it counts
+    /// as saturated.
+    pub utilization_step: f64,
     /// Whether utilization (CPU time / (wall time x threads)) means what it says on this
     /// backend: on a GPU the host's CPU time says nothing about the device.
     pub utilization_measured: bool,

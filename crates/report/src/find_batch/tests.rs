@@ -48,6 +48,7 @@ fn probe(phase: &str, index: u32, batch: u32, fits_up_to: u32, noise: f64) -> Ve
 
 fn context() -> FindBatchContext {
     FindBatchContext {
+        utilization_step: 0.05,
         about: About {
             experiment: "t".into(),
             description: "test".into(),

@@ -7,12 +7,6 @@ use batchlab_method::tests_of_claims::{
     critical, equivalence, increase, Arm, Decision, Difference,
 };
 
-/// Utilization must rise by this much (absolute) from the smallest to the largest curve batch
-/// size to count as rising, and change by less than this over the curve's last step to count
-/// as saturated. A fixed threshold, stated in the report beside the per-batch-size medians so
-/// that a reader can judge it against their spread.
-const UTILIZATION_STEP: f64 = 0.05;
-
 /// The claims of seed 003 (and the Ohio State thesis it cites), each judged by a stated rule.
 pub(super) fn judge(a: &Analysis, ctx: &FindBatchContext) -> Vec<Finding> {
     vec![
@@ -92,10 +86,12 @@ fn utilization_saturates(a: &Analysis, ctx: &FindBatchContext) -> Finding {
         "seed 003: the batch size that uses the device fully",
     );
     let rule = "utilization-saturates";
+    // The registry's `step` for this claim (claims/registry.toml), through `[analysis]`.
+    let step = ctx.utilization_step;
     let test = format!(
         "Utilization (CPU time of the process / (wall time x threads)) of every timed step at the smallest and largest curve batch sizes, and at the last two: rises when the 90% interval (Welch) of its growth lies above {:.0} points, does not when it lies below; saturates when the 90% interval of its change over the curve's last step lies within ±{:.0} points (two one-sided tests), not when it lies beyond. Reproduces if it rises and saturates, partly if it rises and still changes, does not reproduce if it is bounded below the rise, inconclusive otherwise",
-        100.0 * UTILIZATION_STEP,
-        100.0 * UTILIZATION_STEP
+        100.0 * step,
+        100.0 * step
     );
     let curve: Vec<_> = a
         .points
@@ -133,21 +129,21 @@ fn utilization_saturates(a: &Analysis, ctx: &FindBatchContext) -> Finding {
         )),
         (_, Some(rise), Some(settle)) => {
             let shifted = Difference {
-                diff: rise.diff - UTILIZATION_STEP,
+                diff: rise.diff - step,
                 ..rise
             };
-            match (increase(&shifted), equivalence(&settle, UTILIZATION_STEP)) {
+            match (increase(&shifted), equivalence(&settle, step)) {
                 (Decision::Shown, Decision::Shown) => Outcome::reproduces(),
                 (Decision::Shown, Decision::Refuted) => Outcome::partly(
                     "rises, and still changes over the curve's last step: not yet saturated",
                 ),
                 (Decision::Refuted, _) => Outcome::does_not_reproduce(format!(
                     "utilization is bounded below a rise of {:.0} points",
-                    100.0 * UTILIZATION_STEP
+                    100.0 * step
                 )),
                 _ => Outcome::inconclusive(format!(
                     "a rise or a last step of {:.0} points against intervals of ±{:.0} and ±{:.0} points",
-                    100.0 * UTILIZATION_STEP,
+                    100.0 * step,
                     100.0 * (rise.interval90().1 - rise.diff),
                     100.0 * (settle.interval90().1 - settle.diff)
                 )),

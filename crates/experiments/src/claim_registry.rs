@@ -335,13 +335,37 @@ impl Registry {
     /// keys of the claims this experiment is the test of record for. Re-judging a run with
     /// other margins is rendering it from the config this returns.
     pub fn apply_to(&self, experiment: &str, config: &mut toml::Table) {
+        self.write(experiment, config, true);
+    }
+
+    /// Fills in what `config` (a run's config.toml) lacks and this registry has, never changing
+    /// a value it holds (an empty list of positions is none): an `[[analysis.claims]]` entry for each claim of this experiment
+    /// registered after the run, and the registered parameters its keys lack. So `batchlab
+    /// report DIR` judges the claims registered since, by the registry's parameters, while
+    /// every margin the run was judged by stays as it ran. Whether anything was added.
+    pub fn fill_missing(&self, experiment: &str, config: &mut toml::Table) -> bool {
+        self.write(experiment, config, false)
+    }
+
+    /// [`Self::apply_to`] (`overwrite`) or [`Self::fill_missing`].
+    fn write(&self, experiment: &str, config: &mut toml::Table, overwrite: bool) -> bool {
+        let before = config.clone();
         let analysis = config
             .entry("analysis")
             .or_insert_with(|| toml::Value::Table(toml::Table::new()));
         let Some(analysis) = analysis.as_table_mut() else {
-            return;
+            return false;
         };
         self.add_missing_entries(experiment, analysis);
+        // A resolved config writes `[]` for a list of positions no claim names: as absent.
+        let set = |table: &mut toml::Table, key: &str, value: &toml::Value| {
+            let unset = table
+                .get(key)
+                .is_none_or(|v| v.as_array().is_some_and(|a| a.is_empty()));
+            if overwrite || unset {
+                table.insert(key.into(), value.clone());
+            }
+        };
         // Keys of other tables, set once `analysis` is no longer borrowed.
         let mut elsewhere = vec![];
         for c in &self.claims {
@@ -350,7 +374,7 @@ impl Registry {
                     Some(ConfigKey::Analysis(key, _) | ConfigKey::AnalysisText(key, _))
                         if c.judged_in(experiment) =>
                     {
-                        analysis.insert(key.into(), value.clone());
+                        set(analysis, key, value);
                     }
                     Some(ConfigKey::Table(table, key, _)) if c.judged_in(experiment) => {
                         elsewhere.push((table, key, value.clone()));
@@ -363,12 +387,15 @@ impl Registry {
                                 .find(|t| t.get("id").and_then(|v| v.as_str()) == Some(&c.id))
                         });
                         if let Some(entry) = entry {
-                            set_entry(entry, key, value);
+                            set_entry(entry, key, value, overwrite);
                         }
                     }
                     _ => {}
                 }
             }
+        }
+        if analysis.is_empty() && !before.contains_key("analysis") {
+            config.remove("analysis");
         }
         for (table, key, value) in elsewhere {
             if let Some(t) = config
@@ -376,16 +403,18 @@ impl Registry {
                 .or_insert_with(|| toml::Value::Table(toml::Table::new()))
                 .as_table_mut()
             {
-                t.insert(key.into(), value);
+                set(t, key, &value);
             }
         }
+        *config != before
     }
 }
 
 impl Registry {
-    /// Gives `analysis` an `[[analysis.claims]]` entry for each training claim `experiment` is
-    /// the test of record for and that no entry names: a claim registered after a run still
-    /// judges it when the run is rendered again (its parameters follow in [`Self::apply_to`]).
+    /// Gives `analysis` an `[[analysis.claims]]` entry for each training or steps-to-target
+    /// claim `experiment` is the test of record for and that no entry names: a claim
+    /// registered after a run still judges it when the run is rendered again (its parameters
+    /// follow in [`Self::write`]).
     fn add_missing_entries(&self, experiment: &str, analysis: &mut toml::Table) {
         let named: Vec<String> = analysis
             .get("claims")
@@ -395,7 +424,8 @@ impl Registry {
             .filter_map(|e| e.get("id")?.as_str().map(str::to_string))
             .collect();
         let missing = self.claims.iter().filter(|c| {
-            c.kind == "train"
+            matches!(c.kind.as_str(), "train" | "steps-to-target")
+                && c.untested.is_none()
                 && c.test_of_record.as_deref() == Some(experiment)
                 && !named.contains(&c.id)
         });
@@ -425,11 +455,14 @@ impl Registry {
     }
 }
 
-/// Sets one registered parameter in a claim's config entry.
-fn set_entry(entry: &mut toml::Table, key: ConfigKey, value: &toml::Value) {
+/// Sets one registered parameter in a claim's config entry (where it has none, unless
+/// `overwrite`).
+fn set_entry(entry: &mut toml::Table, key: ConfigKey, value: &toml::Value, overwrite: bool) {
     match key {
         ConfigKey::Entry(name) => {
-            entry.insert(name.into(), value.clone());
+            if overwrite || !entry.contains_key(name) {
+                entry.insert(name.into(), value.clone());
+            }
         }
         ConfigKey::EntryBatch(i) => {
             let sizes = entry
@@ -438,8 +471,9 @@ fn set_entry(entry: &mut toml::Table, key: ConfigKey, value: &toml::Value) {
             if let Some(sizes) = sizes.as_array_mut() {
                 if sizes.len() <= i {
                     sizes.resize(i + 1, value.clone());
+                } else if overwrite {
+                    sizes[i] = value.clone();
                 }
-                sizes[i] = value.clone();
             }
         }
         ConfigKey::Analysis(..) | ConfigKey::AnalysisText(..) | ConfigKey::Table(..) => {}

@@ -217,8 +217,9 @@ pub fn render_report_with(
 ) -> Result<Vec<String>, RunError> {
     // A sharded run: first gather what every shard has finished.
     merge_shards(dir)?;
+    let mut notes = vec![];
     let study = match registry {
-        None => load_from_dir(dir)?,
+        None => load_with_later_claims(dir, &mut notes)?,
         Some(registry) => {
             let source = config_source(dir)?;
             let mut table: toml::Table = source.parse()?;
@@ -232,6 +233,7 @@ pub fn render_report_with(
         }
     };
     let mut findings = render_and_record(study.as_ref(), dir, context, registry)?;
+    findings.extend(notes);
     // Rows cut short are left out of the report; say so rather than drop them silently.
     for name in SHARDED_FILES {
         if let Some(bytes) = cut_tail(&dir.join(name)) {
@@ -269,6 +271,33 @@ fn render_and_record(
     registry.assign_ids(&meta.experiment, &mut rendered.claims);
     write_findings(dir, &meta, &registry.sha256, rendered.claims)?;
     Ok(rendered.lines)
+}
+
+/// The run's study from its config.toml, with what the builtin registry adds that the config
+/// lacks ([`Registry::fill_missing`]: claims registered after the run, parameters it had no
+/// key for). Where the config with them does not load (a claim about a workload this run did
+/// not have), the run renders from its config as it is, and `notes` says why.
+fn load_with_later_claims(dir: &Path, notes: &mut Vec<String>) -> Result<Box<dyn Study>, RunError> {
+    let source = config_source(dir)?;
+    let mut table: toml::Table = source.parse()?;
+    let experiment = Meta::read(dir).map(|m| m.experiment).unwrap_or_default();
+    if !Registry::builtin()?.fill_missing(&experiment, &mut table) {
+        return Ok(load_study(&source)?);
+    }
+    let filled = Source {
+        origin: format!("{} with the claims registered since", source.origin),
+        text: toml::to_string(&table).map_err(|e| RunError::io(dir, e.to_string()))?,
+        overrides: Vec::new(),
+    };
+    match load_study(&filled) {
+        Ok(study) => Ok(study),
+        Err(e) => {
+            notes.push(format!(
+                "claims registered after this run are not judged on it: {e}"
+            ));
+            Ok(load_study(&source)?)
+        }
+    }
 }
 
 pub(crate) fn load_from_dir(dir: &Path) -> Result<Box<dyn Study>, RunError> {

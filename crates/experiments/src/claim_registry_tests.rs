@@ -99,3 +99,61 @@ fn a_verdict_is_post_hoc_in_the_parameters_fixed_after_its_run() {
     let err = parse(&local).unwrap_err().to_string();
     assert!(err.contains("is not a UTC timestamp"), "{err}");
 }
+
+#[test]
+fn filling_adds_later_claims_and_missing_keys_but_never_changes_a_value() {
+    let registry = parse(
+        r#"
+version = 1
+[[claim]]
+id = "jumps"
+quote = "q"
+source = "seed 000"
+kind = "step-time"
+rule = "no-jumps-at"
+test_of_record = "sweep"
+[claim.params]
+positions = [16, 32]
+margin = 0.02
+[claim.provenance]
+positions = "the seed's text"
+margin = "a stated convention"
+[[claim]]
+id = "regimes"
+quote = "q"
+source = "seed 004"
+kind = "steps-to-target"
+rule = "three-regimes"
+test_of_record = "study"
+[claim.params]
+workload = "mlp/wide"
+[claim.provenance]
+workload = "a label"
+"#,
+    )
+    .unwrap();
+    // A resolved sweep config: no positions named (`[]`), its own margin.
+    let mut sweep: toml::Table =
+        toml::from_str("[analysis]\nno_jumps_at = []\nno_jumps_margin = 0.05\n").unwrap();
+    assert!(registry.fill_missing("sweep", &mut sweep));
+    let analysis = sweep["analysis"].as_table().unwrap();
+    assert_eq!(analysis["no_jumps_at"], toml::Value::from(vec![16, 32]));
+    assert_eq!(analysis["no_jumps_margin"], toml::Value::from(0.05));
+    // Nothing left to fill: unchanged, and another experiment's config is left alone.
+    assert!(!registry.fill_missing("sweep", &mut sweep));
+    let mut other: toml::Table = toml::from_str("[analysis]\nno_jumps_at = []\n").unwrap();
+    assert!(!registry.fill_missing("other", &mut other));
+    // A steps-to-target study that ran before the claim was registered gets its entry.
+    let mut study: toml::Table = toml::from_str("[analysis]\n").unwrap();
+    assert!(registry.fill_missing("study", &mut study));
+    let entry = &study["analysis"]["claims"][0];
+    assert_eq!(entry["id"].as_str(), Some("regimes"));
+    assert_eq!(entry["workload"].as_str(), Some("mlp/wide"));
+    assert_eq!(entry["rule"].as_str(), Some("three-regimes"));
+    // Applying the registry instead overwrites the run's margin.
+    registry.apply_to("sweep", &mut sweep);
+    assert_eq!(
+        sweep["analysis"]["no_jumps_margin"],
+        toml::Value::from(0.02)
+    );
+}

@@ -1,6 +1,6 @@
 //! The optimizers a config can name. Defaults follow Keras, the framework of the seeds
 //! (SGD lr 0.01, Adam lr 0.001, epsilon 1e-7), and burn's own differing defaults are overridden
-//! explicitly (burn's momentum dampening 0.1 and Adam epsilon 1e-5; see BURN-NOTES.md).
+//! explicitly (burn 0.21's `MomentumConfig` defaults dampening to 0.1 and `AdamConfig` epsilon to 1e-5, where Keras has 0 and 1e-7).
 //!
 //! With the fast paths on (`backend.fast_paths`, the default) the optimizers are batchlab-fast's,
 //! which compute burn-optim's formulas and update in place on flex and LibTorch; off, they are

@@ -243,7 +243,7 @@ pub fn claims_lines(results: &[ClaimResult]) -> Vec<String> {
 pub fn results_markdown(registry: &Registry, results: &[ClaimResult]) -> String {
     let mut md = String::from("# Results: every registered claim and its verdict\n\n");
     md.push_str(&format!(
-        "Written by `batchlab results` from `{REGISTRY_PATH}` (sha256 `{}`) and the `findings.json` of every committed run under `reports/`; do not edit by hand: `just test` fails when it differs from what they give, and `just batchlab results` writes it again. Each verdict holds for the machine named: rows are never pooled across machines.\n\n{RECORD_RULE}.\n\n",
+        "Written by `batchlab results` from `{REGISTRY_PATH}` (sha256 `{}`) and the `findings.json` of every committed run under `reports/`; do not edit by hand: `just test` fails when it differs from what they give, and `just batchlab results` writes it again. Each verdict holds for the machine named: rows are never pooled across machines. The seeds (000 to 004) are the five source articles, cited in full (author, title, year, address, as each text names itself) in [experiments.md](experiments.md#sources).\n\n{RECORD_RULE}.\n\n",
         registry.sha256
     ));
     let mut counts: Vec<(String, usize)> = vec![];

@@ -29,8 +29,8 @@ fn each_claim_is_judged_from_the_curves() {
     let (momentum, sgd) = ("mlp/sgd-momentum", Some("mlp/sgd"));
     ctx.claims = vec![
         claim("mlp/sgd", ThreeRegimes, None),
-        claim(momentum, ExtendsPerfectScaling, sgd),
-        claim("mlp/sgd", ExtendsPerfectScaling, Some(momentum)),
+        claim(momentum, ExtendsPerfectScaling(2.0), sgd),
+        claim("mlp/sgd", ExtendsPerfectScaling(2.0), Some(momentum)),
         claim("mlp/sgd", MatchesSearch(1.1), Some(momentum)),
         claim("mlp/adam", ThreeRegimes, None),
         // B_crit 256 against 128: a ratio of 2.

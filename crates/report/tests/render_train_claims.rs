@@ -23,7 +23,11 @@ fn each_claim_gets_the_verdict_its_rule_and_the_data_give() {
         budget: budget.into(),
         rule,
     };
-    let falls = ClaimRule::AccuracyFalls { from: 16, to: 128 };
+    let falls = ClaimRule::AccuracyFalls {
+        from: 16,
+        to: 128,
+        margin: 0.0,
+    };
     let holds = ClaimRule::AccuracyHolds {
         from: 16,
         to: 128,

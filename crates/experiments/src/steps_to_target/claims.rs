@@ -56,6 +56,11 @@ pub enum TargetRule {
 /// fixes it for `no-simple-learning-rate-rule` (a test keeps the two equal).
 pub const LINEAR_SCALING_MARGIN: f64 = 2.0;
 
+/// `extends-perfect-scaling`'s margin where an entry names none: the factor within which two
+/// maximum useful batch sizes count as the same, as claims/registry.toml fixes it for the
+/// max-useful-batch claims (a test keeps the registered ones equal).
+pub const SAME_MAX_USEFUL_BATCH: f64 = 2.0;
+
 /// What a rule's `margin` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Margin {
@@ -70,6 +75,8 @@ impl TargetRule {
     pub fn margin(self) -> Option<Margin> {
         match self {
             TargetRule::MaxUsefulBatchDiffers
+            // Without one, SAME_MAX_USEFUL_BATCH.
+            | TargetRule::ExtendsPerfectScaling
             | TargetRule::MaxUsefulBatchNotLarger
             | TargetRule::MaxUsefulBatchEqual
             // Without one, the study's evaluate_growth (its resolution).
@@ -124,7 +131,9 @@ impl TargetClaimConfig {
         let margin = self.margin.unwrap_or(1.0);
         match self.rule {
             TargetRule::ThreeRegimes => TargetClaimRule::ThreeRegimes,
-            TargetRule::ExtendsPerfectScaling => TargetClaimRule::ExtendsPerfectScaling,
+            TargetRule::ExtendsPerfectScaling => {
+                TargetClaimRule::ExtendsPerfectScaling(self.margin.unwrap_or(SAME_MAX_USEFUL_BATCH))
+            }
             TargetRule::MatchesSearch => {
                 TargetClaimRule::MatchesSearch(self.margin.unwrap_or(resolution))
             }
@@ -184,7 +193,9 @@ impl TargetClaimConfig {
             (Some(Margin::Factor), None)
                 if matches!(
                     self.rule,
-                    TargetRule::MatchesSearch | TargetRule::NoSimpleLrScaling
+                    TargetRule::MatchesSearch
+                        | TargetRule::NoSimpleLrScaling
+                        | TargetRule::ExtendsPerfectScaling
                 ) => {}
             (Some(Margin::Factor), None) => {
                 return Err(source.error(

@@ -15,7 +15,8 @@
 //!                              # time-follows-steps | time-predicted-from-step-time
 //! versus = "sgd"               # falls-less-than, accuracy-higher-than: the other line
 //! batch_sizes = [64, 128]      # the accuracy rules: from, to
-//! margin = 1.0                 # accuracy-holds, accuracy-does-not-fall: points (required)
+//! margin = 1.0                 # accuracy-holds, accuracy-does-not-fall: points (required);
+//!                               # accuracy-falls: the size of fall the claim states (optional)
 //! id = "..."                   # the claim's id in claims/registry.toml, if registered
 //! ```
 
@@ -211,9 +212,10 @@ impl ClaimConfig {
             self.rule,
             RuleName::AccuracyHolds | RuleName::AccuracyDoesNotFall
         );
+        let takes_margin = margined || self.rule == RuleName::AccuracyFalls;
         match (self.margin, margined) {
-            (Some(m), true) if m > 0.0 && m < 100.0 => {}
-            (Some(m), true) => {
+            (Some(m), _) if takes_margin && m > 0.0 && m < 100.0 => {}
+            (Some(m), _) if takes_margin => {
                 return Err(source.error(
                     &key("margin"),
                     format!("{m} is not a margin in accuracy points in (0, 100)"),
@@ -225,10 +227,10 @@ impl ClaimConfig {
                     "an equivalence or non-inferiority rule needs its margin in accuracy points, with where it comes from in a comment",
                 ))
             }
-            (Some(_), false) => {
+            (Some(_), _) => {
                 return Err(source.error(
                     &key("margin"),
-                    "only used by accuracy-holds and accuracy-does-not-fall",
+                    "only used by accuracy-holds, accuracy-does-not-fall and accuracy-falls (the size of a fall the claim states)",
                 ))
             }
             (None, false) => {}
@@ -270,9 +272,11 @@ impl ClaimConfig {
             series: self.series.clone(),
             budget: self.budget.clone(),
             rule: match self.rule {
+                // Without a margin, a bare direction: any fall.
                 RuleName::AccuracyFalls => ClaimRule::AccuracyFalls {
                     from: pair(0),
                     to: pair(1),
+                    margin: self.margin.unwrap_or(0.0),
                 },
                 RuleName::AccuracyRises => ClaimRule::AccuracyRises {
                     from: pair(0),

@@ -21,7 +21,7 @@ pub enum TargetClaimRule {
     ThreeRegimes,
     /// The workload's perfect scaling reaches a larger batch size than `versus`'s: the ratio
     /// of their maximum useful batch sizes lies above 1 ([`RatioClaim::Larger`]).
-    ExtendsPerfectScaling,
+    ExtendsPerfectScaling(f64),
     /// A claim about the ratio of the workload's maximum useful batch size to `versus`'s, with
     /// the factor within which two count as the same.
     MaxUsefulBatch(RatioClaim, f64),
@@ -44,7 +44,7 @@ impl TargetClaimRule {
     pub fn name(self) -> &'static str {
         match self {
             TargetClaimRule::ThreeRegimes => "three-regimes",
-            TargetClaimRule::ExtendsPerfectScaling => RatioClaim::Larger.rule(),
+            TargetClaimRule::ExtendsPerfectScaling(_) => RatioClaim::Larger.rule(),
             TargetClaimRule::MaxUsefulBatch(claim, _) => claim.rule(),
             TargetClaimRule::MatchesSearch(_) => "matches-search",
             TargetClaimRule::NoSimpleLrScaling(_) => "no-simple-lr-scaling",
@@ -106,7 +106,9 @@ fn verdict<'a>(
         (Some(_), _, None) => missing(c.versus.as_deref().unwrap_or("(none named)")),
         (Some(w), MatchesSearch(margin), Some(v)) => search::matches(w, v, margin),
         (Some(w), RegularizationHelps(margin), Some(v)) => regularization(w, v, margin),
-        (Some(w), ExtendsPerfectScaling, Some(v)) => ratio(w, v, RatioClaim::Larger, 1.0),
+        (Some(w), ExtendsPerfectScaling(margin), Some(v)) => {
+            ratio(w, v, RatioClaim::Larger, margin)
+        }
         (Some(w), MaxUsefulBatch(claim, margin), Some(v)) => ratio(w, v, claim, margin),
     };
     Finding::new(claim, rule, verdict, measured, test)

@@ -48,14 +48,14 @@ impl RatioClaim {
         let m = signed(margin);
         let inv = signed(1.0 / margin);
         match self {
-            RatioClaim::Larger => "reproduces when it lies above 1, does not when below".into(),
+            RatioClaim::Larger => format!("reproduces when it lies above {m} (larger by more than the margin {m}x, within which two count as the same), does not when it lies below {m}"),
             RatioClaim::Differs => format!("reproduces when it lies outside [{inv}, {m}] (a difference of more than the margin {m}x either way), does not when it lies inside it (the same within the margin)"),
             RatioClaim::NotLarger => format!("reproduces when it lies below {m} (not larger by the margin {m}x), does not when it lies above {m}"),
             RatioClaim::Equal => format!("reproduces when it lies inside [{inv}, {m}] (the same within the margin {m}x), does not when it lies outside it"),
         }
     }
 
-    /// The verdict from the interval (lo, hi) of r; `margin` is ignored by [`RatioClaim::Larger`].
+    /// The verdict from the interval (lo, hi) of r against the registry's `margin`.
     pub fn judge(self, (lo, hi): (f64, f64), margin: f64) -> Outcome {
         let interval = format!("ratio interval {}–{}", signed(lo), signed(hi));
         let (inv, m) = (1.0 / margin, margin);
@@ -65,16 +65,11 @@ impl RatioClaim {
             ))
         };
         match self {
-            RatioClaim::Larger if lo > 1.0 => Outcome::reproduces(),
-            RatioClaim::Larger if hi < 1.0 => Outcome::does_not_reproduce(format!(
-                "its critical batch size is smaller ({interval})"
+            RatioClaim::Larger if lo > m => Outcome::reproduces_with(interval),
+            RatioClaim::Larger if hi <= m => Outcome::does_not_reproduce(format!(
+                "not larger by more than the margin ({interval})"
             )),
-            RatioClaim::Larger => Outcome::inconclusive(format!(
-                "the ratio's interval {}–{} holds 1: it could show only a ratio above {}",
-                signed(lo),
-                signed(hi),
-                signed(hi)
-            )),
+            RatioClaim::Larger => open(format!("a ratio clearly above or below {}", signed(m))),
             RatioClaim::Differs if lo > m || hi < inv => Outcome::reproduces_with(interval),
             RatioClaim::Differs if inv <= lo && hi <= m => {
                 Outcome::does_not_reproduce(format!("the same within the margin ({interval})"))
@@ -117,13 +112,15 @@ mod tests {
     #[test]
     fn each_claim_by_where_the_interval_lies_against_its_margin() {
         use RatioClaim::*;
+        // Larger is larger beyond the margin within which two count as the same: a ratio
+        // bounded above 1 but inside x2 is the same size, not larger (as Differs reads it).
         assert_eq!(
             verdicts(Larger),
             [
                 Reproduces,
-                Reproduces,
+                DoesNotReproduce,
+                DoesNotReproduce,
                 Inconclusive,
-                Reproduces,
                 DoesNotReproduce
             ]
         );

@@ -82,6 +82,9 @@ pub enum ClaimRule {
         from: u32,
         /// The batch size it falls to.
         to: u32,
+        /// The fall (points) the claim states ("sharply"): it reproduces only beyond it; 0
+        /// for a bare direction.
+        margin: f64,
     },
     /// A directional claim: the mean test accuracy at batch `to` is higher than at `from`
     /// (one-sided Welch test at 5%).

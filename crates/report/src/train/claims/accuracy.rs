@@ -194,6 +194,29 @@ pub(super) fn accuracy(
             Decision::Refuted => Outcome::does_not_reproduce("it falls"),
             Decision::Open => Outcome::inconclusive(format!("a rise of {} points", fixed(half, 2))),
         },
+        ClaimRule::AccuracyFalls { margin, .. } if *margin > 0.0 => {
+            // A fall beyond the stated size: (to - from) + margin below zero.
+            let beyond = Difference {
+                diff: d.diff + margin,
+                ..d
+            };
+            match decrease(&beyond) {
+                Decision::Shown => Outcome::reproduces_with(format!(
+                    "a fall of more than {} points",
+                    margin_text(*margin)
+                )),
+                Decision::Refuted => Outcome::does_not_reproduce(format!(
+                    "the fall is bounded below {} points (at most {} points)",
+                    margin_text(*margin),
+                    fixed(-low, 2)
+                )),
+                Decision::Open => Outcome::inconclusive(format!(
+                    "a fall of {} points either side of the stated {}",
+                    fixed(half, 2),
+                    margin_text(*margin)
+                )),
+            }
+        }
         _ => match decrease(&d) {
             Decision::Shown => Outcome::reproduces(),
             Decision::Refuted => Outcome::does_not_reproduce("it rises"),
@@ -296,7 +319,14 @@ pub(super) fn best_batch(analysis: &Analysis, line: &Line, claimed: u32) -> Judg
     if !line.contains_key(&claimed) {
         return Judged::untested("not measured", format!("batch {claimed} was not run"));
     }
-    let others = line.len().saturating_sub(1).max(1) as f64;
+    if line.len() < 2 {
+        // The one batch size run is the best by construction: a test that cannot fail.
+        return Judged::untested(
+            "one batch size",
+            "one batch size was run: it is the best by construction, nothing to compare it with",
+        );
+    }
+    let others = (line.len() - 1) as f64;
     let alpha = ALPHA / others;
     let (mut possible, mut widest, mut parts) = (vec![], 0.0f64, vec![]);
     for (&b, &c) in line {

@@ -88,7 +88,7 @@ fn judge_rule(
     let line = line_cells(&claim.series, &claim.budget, analysis).map_err(missing)?;
     let versus = |name: &str| line_cells(name, &claim.budget, analysis).map_err(missing);
     Ok(match &claim.rule {
-        ClaimRule::AccuracyFalls { from, to }
+        ClaimRule::AccuracyFalls { from, to, .. }
         | ClaimRule::AccuracyRises { from, to }
         | ClaimRule::AccuracyHolds { from, to, .. }
         | ClaimRule::AccuracyDoesNotFall { from, to, .. } => {
@@ -163,7 +163,11 @@ fn line_cells<'a>(
 fn rule_words(rule: &ClaimRule) -> String {
     let welch = "the difference of the test accuracies, paired by seed where both cells have the same seeds (else Welch's standard error and degrees of freedom)";
     match rule {
-        ClaimRule::AccuracyFalls { from, to } => format!(
+        ClaimRule::AccuracyFalls { from, to, margin } if *margin > 0.0 => format!(
+            "A claim of a fall of a size: {welch}; reproduces when the one-sided 95% upper bound of (accuracy at {to} - accuracy at {from}) lies below -{m} points (the registry's size of the fall the claim states), does not reproduce when the lower bound lies above -{m} (the data bound the fall below that size), inconclusive otherwise.",
+            m = fixed(*margin, 2)
+        ),
+        ClaimRule::AccuracyFalls { from, to, .. } => format!(
             "A directional claim: {welch}; reproduces when the one-sided 95% upper bound of (accuracy at {to} - accuracy at {from}) lies below zero, does not reproduce when the lower bound lies above zero, inconclusive otherwise."
         ),
         ClaimRule::AccuracyRises { from, to } => format!(
@@ -198,7 +202,7 @@ fn rule_words(rule: &ClaimRule) -> String {
             "A directional claim on the training time of the whole (epoch) budget: the seeds' log training times at {to} against {from} (Welch); reproduces when the one-sided 95% upper bound of the ratio lies below 1 (faster at {to}), does not reproduce when the lower bound lies above 1, inconclusive otherwise."
         ),
         ClaimRule::TimePredicted { tolerance } => format!(
-            "An equivalence claim: each cell's median training time (the training loop's clock) against the time the same model's step-time sweep on this machine predicts for its median steps (the prediction check below); two one-sided tests at 5% on the mean of the cells' log errors (t over the cells): reproduces when its 90% interval lies within ±{0:.0}%, does not reproduce when it lies wholly outside, inconclusive otherwise. Cannot be judged without a sweep of the same model on the same machine and build.",
+            "An equivalence claim: each cell's median training time (the training loop's clock) against the time the same model's step-time sweep on this machine predicts for its median steps (the prediction check below); the mean size of the cells' log errors (their absolute values, so that errors of opposite sign do not cancel; t over the cells): reproduces when its one-sided 95% upper bound lies below {0:.0}%, does not reproduce when its lower bound lies above it, inconclusive otherwise. Cannot be judged without a sweep of the same model on the same machine and build.",
             100.0 * tolerance
         ),
         ClaimRule::TimeFollowsSteps { reference, tolerance } => format!(

@@ -49,27 +49,35 @@ struct Tally {
     shown: usize,
     refuted: usize,
     compared: usize,
+    /// Comparisons without a seed spread: no interval, so no test.
+    untestable: usize,
 }
 
 impl Tally {
-    fn add(&mut self, decision: Decision) {
+    fn add(&mut self, decision: Option<Decision>) {
         self.compared += 1;
         match decision {
-            Decision::Shown => self.shown += 1,
-            Decision::Refuted => self.refuted += 1,
-            Decision::Open => {}
+            Some(Decision::Shown) => self.shown += 1,
+            Some(Decision::Refuted) => self.refuted += 1,
+            Some(Decision::Open) => {}
+            None => self.untestable += 1,
         }
     }
 
-    /// All shown: reproduces; all refuted: does not; some refuted: partly; else inconclusive.
+    /// A claim of sameness at every comparison, on one standard with `no-jumps-at`: one
+    /// comparison bounded beyond the margin refutes it; all shown within it: reproduces; none
+    /// testable (no seed spread anywhere): cannot be tested; else inconclusive.
     fn outcome(&self, what: &str, detectable: String) -> Outcome {
         match (self.refuted, self.shown) {
             (0, s) if s == self.compared => Outcome::reproduces(),
-            (r, _) if r == self.compared => {
-                Outcome::does_not_reproduce(format!("{what} in all {r} comparisons"))
-            }
+            (0, _) if self.untestable == self.compared => Outcome::cannot_test(
+                "fewer than two ok seeds in the cells compared: no seed spread, so no interval",
+            ),
             (0, _) => Outcome::inconclusive(detectable),
-            (r, _) => Outcome::partly(format!("{what} in {r} of {} comparisons", self.compared)),
+            (r, _) => Outcome::does_not_reproduce(format!(
+                "{what} in {r} of {} comparisons",
+                self.compared
+            )),
         }
     }
 }
@@ -131,9 +139,8 @@ pub(super) fn powers_of_two(
                     log_clock_arm(analysis, n, clock),
                     log_clock_arm(analysis, cell, clock),
                 );
-                let decision = d.map_or(Decision::Open, |d| equivalence(&d, margin));
-                tally.add(decision);
-                let (text, half) = d.map_or(("no seed spread".to_string(), f64::INFINITY), |d| {
+                tally.add(d.map(|d| equivalence(&d, margin)));
+                let (text, half) = d.map_or(("no seed spread".to_string(), 0.0), |d| {
                     let (lo, hi) = d.interval90();
                     (
                         format!(
@@ -270,7 +277,7 @@ pub(super) fn time_follows_steps(
                     ..d
                 }
             });
-        tally.add(d.map_or(Decision::Open, |d| equivalence(&d, margin)));
+        tally.add(d.map(|d| equivalence(&d, margin)));
         if let Some(d) = d {
             widest = widest.max(d.critical() * d.se);
         }
@@ -334,7 +341,13 @@ pub(super) fn time_predicted(cells: &[&PredictionCheck], tolerance: f64) -> Judg
         .map(|c| (c.predicted.0 / c.measured).ln())
         .filter(|e| e.is_finite())
         .collect();
-    let Some(d) = Difference::one_sample(Arm::of(&errors)) else {
+    // The size of each cell's error: signed errors of +15% and -14% would cancel in a mean
+    // and call a prediction that misses every cell "right on average".
+    let sizes: Vec<f64> = errors.iter().map(|e| e.abs()).collect();
+    let (Some(signed), Some(d)) = (
+        Difference::one_sample(Arm::of(&errors)),
+        Difference::one_sample(Arm::of(&sizes)),
+    ) else {
         return Judged::untested(
             format!("{} cells with a prediction", errors.len()),
             "fewer than two cells have a step-time prediction: no sweep of this model on this machine and build was found (the prediction check below says where it looked)",
@@ -342,24 +355,33 @@ pub(super) fn time_predicted(cells: &[&PredictionCheck], tolerance: f64) -> Judg
     };
     let (low, high) = d.interval90();
     let bound = (1.0 + tolerance).ln();
-    let pct = |x: f64| format!("{:+.1}%", 100.0 * (x.exp() - 1.0));
-    let largest = errors.iter().copied().fold(0.0, |m: f64, e| m.max(e.abs()));
+    let pct = |x: f64| format!("{:.1}%", 100.0 * (x.exp() - 1.0));
+    let signed_pct = |x: f64| format!("{:+.1}%", 100.0 * (x.exp() - 1.0));
+    let largest = sizes.iter().copied().fold(0.0, f64::max);
     let measured = format!(
-        "mean error {} (90% interval {} to {}) over {} cells; the largest {}",
+        "mean size of the error {} (90% interval {} to {}) over {} cells; mean signed error {}; the largest {}",
         pct(d.diff),
         pct(low),
         pct(high),
         errors.len(),
+        signed_pct(signed.diff),
         fixed(100.0 * (largest.exp() - 1.0), 1) + "%"
     );
-    let within = format!("±{:.0}%", 100.0 * tolerance);
-    let outcome = match equivalence(&d, bound) {
-        Decision::Shown => Outcome::reproduces_with(format!("within {within} on average")),
+    let within = format!("{:.0}%", 100.0 * tolerance);
+    // One-sided bounds of the mean size against the tolerance.
+    let against = Difference {
+        diff: d.diff - bound,
+        ..d
+    };
+    let outcome = match decrease(&against) {
+        Decision::Shown => {
+            Outcome::reproduces_with(format!("off by less than {within} on average"))
+        }
         Decision::Refuted => Outcome::does_not_reproduce(format!(
             "the prediction is off by more than {within} on average"
         )),
         Decision::Open => Outcome::inconclusive(format!(
-            "an average error inside {within} would show when the interval ({} to {}) narrows inside it",
+            "a mean error of {within} either way lies inside the interval ({} to {})",
             pct(low),
             pct(high)
         )),
@@ -368,9 +390,10 @@ pub(super) fn time_predicted(cells: &[&PredictionCheck], tolerance: f64) -> Judg
         outcome,
         measured,
         quantities: vec![
-            ("mean_log_error", d.diff),
-            ("log_error_low90", low),
-            ("log_error_high90", high),
+            ("mean_abs_log_error", d.diff),
+            ("abs_log_error_low90", low),
+            ("abs_log_error_high90", high),
+            ("mean_log_error", signed.diff),
             ("tolerance", tolerance),
             ("cells", errors.len() as f64),
         ],
@@ -437,14 +460,45 @@ mod tests {
     }
 
     #[test]
-    fn a_prediction_is_judged_by_its_mean_error_against_the_tolerance() {
+    fn a_prediction_is_judged_by_its_mean_error_size_against_the_tolerance() {
         use batchlab_method::findings::Verdict::*;
         assert_eq!(verdict(&[0.02, -0.01, 0.03, 0.0, 0.01, -0.02]), Reproduces);
         assert_eq!(
             verdict(&[0.30, 0.28, 0.33, 0.31, 0.29, 0.32]),
             DoesNotReproduce
         );
-        assert_eq!(verdict(&[0.2, -0.15, 0.18, -0.2, 0.25, 0.1]), Inconclusive);
+        // Off by 14-15% in every cell, alternately up and down: a signed mean near zero, but
+        // no cell within 10%.
+        assert_eq!(
+            verdict(&[0.15, -0.14, 0.15, -0.14, 0.15, -0.14, 0.15, -0.14]),
+            DoesNotReproduce
+        );
+        assert_eq!(
+            verdict(&[0.05, -0.12, 0.15, -0.08, 0.11, -0.14]),
+            Inconclusive
+        );
         assert_eq!(verdict(&[0.02]), CannotTest);
+    }
+
+    #[test]
+    fn one_comparison_bounded_beyond_the_margin_refutes_sameness() {
+        use batchlab_method::findings::Verdict::*;
+        let tally = |decisions: &[Option<Decision>]| {
+            let mut t = Tally::default();
+            decisions.iter().for_each(|d| t.add(*d));
+            t.outcome("a difference", "±5%".into()).verdict()
+        };
+        use Decision::*;
+        // Three pairs open and one bounded beyond the margin: refuted, not "partly".
+        assert_eq!(
+            tally(&[Some(Open), Some(Open), Some(Open), Some(Refuted)]),
+            DoesNotReproduce
+        );
+        assert_eq!(tally(&[Some(Shown), Some(Refuted)]), DoesNotReproduce);
+        assert_eq!(tally(&[Some(Shown), Some(Shown)]), Reproduces);
+        assert_eq!(tally(&[Some(Shown), Some(Open)]), Inconclusive);
+        assert_eq!(tally(&[Some(Shown), None]), Inconclusive);
+        // No seed spread anywhere: no interval, no test.
+        assert_eq!(tally(&[None, None]), CannotTest);
     }
 }

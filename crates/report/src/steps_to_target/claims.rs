@@ -403,7 +403,7 @@ fn ratio(w: &Workload, v: &Workload, claim: RatioClaim, margin: f64) -> Parts {
     let km = b_crit_ratio(&w.intervals, &v.intervals);
     let (lo, hi) = km;
     let measured = format!(
-        "{}, {}; ratio {} / {}: 95% interval {}–{}",
+        "{}, {}; ratio {} / {}: nominally 95% interval {}–{}",
         fitted(w),
         fitted(v),
         w.label,
@@ -422,7 +422,7 @@ fn ratio(w: &Workload, v: &Workload, claim: RatioClaim, margin: f64) -> Parts {
         }),
     };
     let test = format!(
-        "the critical batch size B_crit of S(B) = S_min (1 + B_crit / B), fitted to each bootstrap replicate of both curves (at least {MIN_FIT_POINTS} batch sizes drawn exactly), compared by the 95% interval of the ratio B_crit({}) / B_crit({}): {}",
+        "the critical batch size B_crit of S(B) = S_min (1 + B_crit / B), fitted to each bootstrap replicate of both curves (at least {MIN_FIT_POINTS} batch sizes drawn exactly), compared by the nominally 95% interval of the ratio B_crit({}) / B_crit({}) (drawn from the cells' intervals, {LEVEL_WORDS}; the ratio's own level not checked out of sample): {}",
         w.label,
         v.label,
         claim.words(margin)

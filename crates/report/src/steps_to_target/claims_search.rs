@@ -66,7 +66,7 @@ pub(super) fn matches(w: &Workload, v: &Workload, margin: f64) -> Parts {
         ))
     };
     let test = format!(
-        "A non-inferiority claim per batch size both searches ran: the ratio of {}'s steps to result to {}'s, with the 95% interval of that ratio over the two searches' bootstrap replicates (independent draws: where another search of as many trials would find its best); as low as within x{margin} (the registry's margin: steps to result are read on evaluations spaced by a factor of budget.evaluate_growth, so closer searches cannot be told apart) when the interval's top is at most x{margin}, worse when its bottom lies above it. Reproduces if every batch size is as low, does not reproduce if every one is worse, partly if some of each, inconclusive otherwise",
+        "A non-inferiority claim per batch size both searches ran: the ratio of {}'s steps to result to {}'s, with the nominally 95% interval of that ratio over the two searches' bootstrap replicates (drawn from the cells' intervals, measured at 83% on fresh replicates) (independent draws: where another search of as many trials would find its best); as low as within x{margin} (the registry's margin: steps to result are read on evaluations spaced by a factor of budget.evaluate_growth, so closer searches cannot be told apart) when the interval's top is at most x{margin}, worse when its bottom lies above it. Reproduces if every batch size is as low, does not reproduce if every one is worse, partly if some of each, inconclusive otherwise",
         w.label, v.label
     );
     let measured = format!(

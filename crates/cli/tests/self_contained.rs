@@ -3,7 +3,9 @@
 //! written from, the seeds' local file names, a cargo cache path). The seeds are cited as the
 //! articles they are (docs/experiments.md, "Sources"), the studies as docs/experiments.md's.
 
-use std::{fs, path::Path, process::Command};
+mod common;
+
+use std::fs;
 
 /// Names of files outside the repository, spelled in pieces so that this file does not match.
 fn outside() -> Vec<String> {
@@ -38,17 +40,10 @@ fn names_a_seed_file(text: &str) -> bool {
 
 #[test]
 fn no_tracked_file_names_a_file_outside_the_repository() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let listed = Command::new("git")
-        .args(["ls-files", "-z"])
-        .current_dir(&root)
-        .output()
-        .expect("git runs in the checkout");
-    assert!(listed.status.success(), "git ls-files failed: {listed:?}");
+    let (root, names) = common::tracked_files();
     let outside = outside();
     let mut found = vec![];
-    for name in listed.stdout.split(|&b| b == 0).filter(|n| !n.is_empty()) {
-        let name = String::from_utf8_lossy(name).into_owned();
+    for name in names {
         // Binary files, and the records of where a library was loaded from on a machine.
         if [".parquet", ".png", ".ttf", ".svg"]
             .iter()

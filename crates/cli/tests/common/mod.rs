@@ -8,6 +8,24 @@ use std::{
     process::Command,
 };
 
+/// The repository's root and the paths git tracks in it (the tree that travels).
+pub fn tracked_files() -> (PathBuf, Vec<String>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let listed = Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(&root)
+        .output()
+        .expect("git runs in the checkout");
+    assert!(listed.status.success(), "git ls-files failed: {listed:?}");
+    let names = listed
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|name| !name.is_empty())
+        .map(|name| String::from_utf8_lossy(name).into_owned())
+        .collect();
+    (root, names)
+}
+
 /// `batchlab run CONFIG --out OUT EXTRA...`, from the repository root.
 pub fn run_command(config: &Path, out: &Path, extra: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_batchlab"));

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use batchlab_experiments::{
     cluster::{sharded_status, submit_study, SubmitRequest, Submitted},
     load_study,
-    shard::status::{ReportState, RunStatus},
+    shard::status::{ReportState, ShardState, ShardedStatus},
     slurm::SlurmOptions,
 };
 
@@ -104,7 +104,7 @@ pub fn status(dir: &Path) -> Result<()> {
 }
 
 /// The status as a table, then the totals and the report's state.
-fn describe(dir: &Path, s: &RunStatus) -> String {
+fn describe(dir: &Path, s: &ShardedStatus) -> String {
     let mut text = format!(
         "{}: {} trial(s) planned, {} shard director{}\n\n",
         dir.display(),
@@ -114,15 +114,15 @@ fn describe(dir: &Path, s: &RunStatus) -> String {
     );
     text += "shard      state        own  done  failed  in flight  not started\n";
     for shard in &s.shards {
-        let in_flight = match (shard.in_flight.len(), shard.state.as_str()) {
+        let in_flight = match (shard.in_flight.len(), shard.state) {
             (0, _) => "0".to_string(),
-            (n, "running") => n.to_string(),
+            (n, ShardState::Running) => n.to_string(),
             (n, _) => format!("{n} stale"),
         };
         text += &format!(
             "{:<10} {:<12} {:>3}  {:>4}  {:>6}  {:>9}  {:>11}\n",
             format!("{}/{}", shard.shard.index, shard.shard.count),
-            shard.state,
+            shard.state.name(),
             shard.own,
             shard.done,
             shard.failed,
@@ -150,7 +150,7 @@ fn describe(dir: &Path, s: &RunStatus) -> String {
     let stale = s
         .shards
         .iter()
-        .any(|x| x.state != "running" && !x.in_flight.is_empty());
+        .any(|x| x.state != ShardState::Running && !x.in_flight.is_empty());
     if stale {
         text += "stale claims (their shard stopped mid-trial) are taken over by a running shard, or by the shard's next run (submit the study again)\n";
     }

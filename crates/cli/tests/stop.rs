@@ -12,6 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use batchlab_experiments::run_dir::RunStatus;
 use common::{run_command as batchlab, STEP_TIME, TRAIN};
 
 /// The one run directory under `out/<experiment>`.
@@ -25,7 +26,7 @@ fn run_dir(out: &Path, experiment: &str) -> PathBuf {
     runs[0].clone()
 }
 
-fn status(dir: &Path) -> String {
+fn status(dir: &Path) -> RunStatus {
     batchlab_experiments::run_dir::Meta::read(dir)
         .unwrap()
         .status
@@ -67,7 +68,7 @@ fn sigterm_stops_a_run_as_interrupted_and_resume_finishes_it() {
     assert_eq!(output.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("continue with --resume"), "{stderr}");
     let dir = run_dir(&out, "crash-step-time");
-    assert_eq!(status(&dir), "interrupted");
+    assert_eq!(status(&dir), RunStatus::Interrupted);
     assert!(!out.join("crash-step-time/latest").exists());
     let text = common::table(&dir.join("results.csv"));
     let rows = text.lines().count() - 1;
@@ -86,7 +87,7 @@ fn sigterm_stops_a_run_as_interrupted_and_resume_finishes_it() {
         "{}",
         String::from_utf8_lossy(&resumed.stderr)
     );
-    assert_eq!(status(&dir), "complete");
+    assert_eq!(status(&dir), RunStatus::Complete);
     let text = common::table(&dir.join("results.csv"));
     assert_eq!(text.lines().count() - 1, 24 * 40 * 4);
     assert!(out.join("crash-step-time/latest").exists());
@@ -116,7 +117,7 @@ fn a_run_whose_every_trial_failed_exits_non_zero_as_failed() {
     assert!(stderr.contains("every trial failed (4 of 4)"), "{stderr}");
     assert!(stderr.contains("would not retry them"), "{stderr}");
     let dir = run_dir(&out, "crash-train");
-    assert_eq!(status(&dir), "failed");
+    assert_eq!(status(&dir), RunStatus::Failed);
     assert!(!out.join("crash-train/latest").exists());
 }
 
@@ -161,5 +162,8 @@ fn sigterm_stops_a_silent_long_unit_at_once() {
         stopped_in < Duration::from_secs(10),
         "took {stopped_in:?} to stop"
     );
-    assert_eq!(status(&run_dir(&out, "crash-step-time")), "interrupted");
+    assert_eq!(
+        status(&run_dir(&out, "crash-step-time")),
+        RunStatus::Interrupted
+    );
 }

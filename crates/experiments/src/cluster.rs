@@ -13,7 +13,7 @@ use crate::{
     session::load_from_dir,
     shard::{
         sharded_run_name,
-        status::{status, RunStatus},
+        status::{status, ShardedStatus},
     },
     slurm::{find_sbatch, script, slurm_dir, submit, SlurmOptions, TaskPaths},
     study::Study,
@@ -119,7 +119,7 @@ pub fn submit_study(study: &dyn Study, request: &SubmitRequest) -> Result<Submit
 }
 
 /// Where the sharded run in `dir` stands.
-pub fn sharded_status(dir: &Path) -> Result<RunStatus, RunError> {
+pub fn sharded_status(dir: &Path) -> Result<ShardedStatus, RunError> {
     let study = load_from_dir(dir)?;
     if !study.shardable() {
         return Err(RunError::io(

@@ -22,6 +22,35 @@ use crate::{
 /// burn's version, as pinned in the workspace's Cargo.toml (a test keeps the two equal).
 pub const BURN_VERSION: &str = "0.21.0";
 
+/// Where a run stands, as meta.json's `status` spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// Started and not finished (or its process was killed: nothing else wrote the end).
+    Running,
+    /// Every unit done, the report written.
+    Complete,
+    /// Stopped by an error.
+    Failed,
+    /// Stopped by the user (an interrupt), resumable.
+    Interrupted,
+    /// The shared directory of a sharded run, which its shards fill.
+    Sharded,
+}
+
+impl RunStatus {
+    /// The word meta.json and `batchlab status` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Sharded => "sharded",
+        }
+    }
+}
+
 /// `meta.json`: where, when and how a run was made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Meta {
@@ -86,8 +115,8 @@ pub struct Meta {
     pub ended: Option<String>,
     /// Times the run was resumed.
     pub resumed: Vec<String>,
-    /// `running`, `complete` or `failed`.
-    pub status: String,
+    /// Where the run stands.
+    pub status: RunStatus,
     /// Why the run failed, if it did.
     pub error: Option<String>,
 }
@@ -121,7 +150,7 @@ impl Meta {
             started: sysinfo::rfc3339(sysinfo::unix_seconds()),
             ended: None,
             resumed: Vec::new(),
-            status: "running".into(),
+            status: RunStatus::Running,
             error: None,
         }
     }
@@ -207,7 +236,7 @@ pub fn unfinished_run(experiment_dir: &Path, resolved: &str) -> Result<PathBuf, 
     let newest = runs
         .into_iter()
         .rev()
-        .find(|dir| Meta::read(dir).is_ok_and(|m| m.status != "complete"))
+        .find(|dir| Meta::read(dir).is_ok_and(|m| m.status != RunStatus::Complete))
         .ok_or_else(|| {
             RunError::Other(format!(
                 "nothing to resume: every run under {} is complete (drop --resume to start a new one)",

@@ -24,6 +24,7 @@ use crate::{
     registry::load_study,
     run_dir::{
         new_run_dir, point_latest_at, unfinished_run, write_atomically, write_findings, Meta,
+        RunStatus,
     },
     shard::{merge_shards, sharded_run_name, Shard, SHARDED_FILES},
     study::Study,
@@ -83,7 +84,7 @@ pub fn run_study(
     let mut meta = if options.resume {
         let mut meta = Meta::read(&dir)?;
         meta.resumed.push(sysinfo::rfc3339(sysinfo::unix_seconds()));
-        meta.status = "running".into();
+        meta.status = RunStatus::Running;
         meta.error = None;
         progress.note(&format!("resuming {}", dir.display()));
         meta
@@ -99,14 +100,14 @@ pub fn run_study(
     meta.kernel_cache = meta.kernel_cache.take().map(sysinfo::KernelCache::at_end);
     match outcome {
         Ok(findings) => {
-            meta.status = "complete".into();
+            meta.status = RunStatus::Complete;
             meta.write(&dir)?;
             point_latest_at(&experiment_dir, &dir)?;
             compact_run(&dir)?;
             Ok(Finished { dir, findings })
         }
         Err(e) => {
-            meta.status = status_of(&e).into();
+            meta.status = status_of(&e);
             meta.error = Some(e.to_string());
             meta.write(&dir)?;
             Err(with_resume_hint(e, &dir))
@@ -115,10 +116,10 @@ pub fn run_study(
 }
 
 /// What meta.json records for a run that stopped with `e`.
-fn status_of(e: &RunError) -> &'static str {
+fn status_of(e: &RunError) -> RunStatus {
     match e {
-        RunError::Interrupted => "interrupted",
-        _ => "failed",
+        RunError::Interrupted => RunStatus::Interrupted,
+        _ => RunStatus::Failed,
     }
 }
 
@@ -170,22 +171,21 @@ fn run_shard(
         }
         Err(_) => Meta::new(study.header(), study.backend()),
     };
-    meta.status = "running".into();
+    meta.status = RunStatus::Running;
     meta.error = None;
     meta.write(&dir)?;
     let outcome = study.run(&dir, context, progress);
     meta.ended = Some(sysinfo::rfc3339(sysinfo::unix_seconds()));
     meta.kernel_cache = meta.kernel_cache.take().map(sysinfo::KernelCache::at_end);
     meta.status = match &outcome {
-        Ok(()) => "complete",
+        Ok(()) => RunStatus::Complete,
         Err(e) => status_of(e),
-    }
-    .into();
+    };
     meta.error = outcome.as_ref().err().map(ToString::to_string);
     meta.write(&dir)?;
     outcome?;
     // The shared directory's meta.json tells the report which backend and device ran.
-    meta.status = "sharded".into();
+    meta.status = RunStatus::Sharded;
     meta.write(&top)?;
     let findings = render_report(&top, context)?;
     // The last shard to finish stores the whole run compactly; it needs every shard idle.

@@ -12,8 +12,12 @@ use batchlab_report::train::{PredictionInputs, StepTimes};
 use serde::Deserialize;
 
 use crate::{
-    backend, config::BackendConfig, error::RunError, optim::label, optim::OptimizerConfig,
-    run_dir::Meta,
+    backend,
+    config::BackendConfig,
+    error::RunError,
+    optim::label,
+    optim::OptimizerConfig,
+    run_dir::{Meta, RunStatus},
 };
 
 /// The tables of a step-time run's config.toml a prediction needs (the rest is ignored).
@@ -174,11 +178,11 @@ pub fn read_sweep(dir: &Path) -> Result<Sweep, String> {
         ));
     }
     let meta = Meta::read(dir).map_err(|e| e.to_string())?;
-    if meta.status != "complete" {
+    if meta.status != RunStatus::Complete {
         return Err(format!(
             "{}: expected a complete run, meta.json says {:?}",
             dir.display(),
-            meta.status
+            meta.status.name()
         ));
     }
     let samples: Vec<StepSample> =
@@ -257,7 +261,8 @@ pub fn newest_run_on(root: &Path, name: &str, machine: &Machine) -> Option<PathB
                 && batchlab_method::rows::stored::exists(&dir.join("results.csv"))
         })
         .filter(|dir| {
-            Meta::read(dir).is_ok_and(|m| m.status == "complete" && Machine::of(m) == *machine)
+            Meta::read(dir)
+                .is_ok_and(|m| m.status == RunStatus::Complete && Machine::of(m) == *machine)
         })
         .collect();
     runs.sort();

@@ -8,7 +8,7 @@ use batchlab_models::ModelSpec;
 use serde::Deserialize;
 
 use crate::config::{ExperimentHeader, Source};
-use crate::run_dir::Meta;
+use crate::run_dir::{Meta, RunStatus};
 use crate::sweeps::{sweeps, Machine};
 use crate::sysinfo::parse_rfc3339;
 
@@ -72,7 +72,7 @@ fn runs_of(dir: &Path) -> Vec<(Machine, Option<u64>)> {
     runs.sort();
     runs.iter()
         .filter_map(|run| Meta::read(run).ok())
-        .filter(|meta| meta.status == "complete")
+        .filter(|meta| meta.status == RunStatus::Complete)
         .map(|meta| {
             let took = meta
                 .ended

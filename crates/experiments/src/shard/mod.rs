@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     error::RunError,
     lock::IdleLock,
-    run_dir::{write_atomically, Meta},
+    run_dir::{write_atomically, Meta, RunStatus},
     sysinfo,
 };
 
@@ -288,7 +288,7 @@ pub fn prune_merged(run_dir: &Path) -> Result<bool, RunError> {
         .filter_map(|d| shard_of(d).ok().flatten())
         .map(|s| s.count)
         .collect();
-    let complete = |d: &PathBuf| Meta::read(d).is_ok_and(|m| m.status == "complete");
+    let complete = |d: &PathBuf| Meta::read(d).is_ok_and(|m| m.status == RunStatus::Complete);
     if dirs.is_empty()
         || counts.len() != 1
         || counts.first() != Some(&dirs.len())

@@ -14,17 +14,19 @@ use batchlab_method::rows::Status;
 use batchlab_method::rows::{read_rows_so_far, train::TrialRecord};
 
 use super::{claims::owner_dir, shard_of, Shard};
-use crate::{error::RunError, lock::IdleLock, run_dir::Meta};
+use crate::{
+    error::RunError,
+    lock::IdleLock,
+    run_dir::{Meta, RunStatus},
+};
 
 /// One shard of a sharded run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShardStatus {
     /// The shard (from its shard.json).
     pub shard: Shard,
-    /// `running` while its process lives; else its meta.json's status (`complete`,
-    /// `interrupted`, `failed`), `killed` when meta.json still says running but no process
-    /// holds the shard, `not started` without meta.json.
-    pub state: String,
+    /// Where the shard stands.
+    pub state: ShardState,
     /// Trials of its own slice.
     pub own: usize,
     /// Trials it recorded in trials.csv (its own and those it took from others), and how many
@@ -50,9 +52,35 @@ pub enum ReportState {
     UpToDate,
 }
 
+/// Where one shard stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardState {
+    /// A process holds the shard's directory.
+    Running,
+    /// Its meta.json still says running, but no process holds it.
+    Killed,
+    /// No meta.json yet.
+    NotStarted,
+    /// No process holds it, and its meta.json says how it ended (`complete`, `interrupted`,
+    /// `failed`).
+    Ended(RunStatus),
+}
+
+impl ShardState {
+    /// The word `batchlab status` prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShardState::Running => "running",
+            ShardState::Killed => "killed",
+            ShardState::NotStarted => "not started",
+            ShardState::Ended(status) => status.name(),
+        }
+    }
+}
+
 /// A sharded run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunStatus {
+pub struct ShardedStatus {
     /// Trials the study plans.
     pub planned: usize,
     /// Every shard that has a directory, by index.
@@ -73,7 +101,7 @@ pub struct RunStatus {
 
 /// The status of the sharded run in `run` (its top directory), whose study plans the trial
 /// ids `planned`, in order.
-pub fn status(run: &Path, planned: &[String]) -> Result<RunStatus, RunError> {
+pub fn status(run: &Path, planned: &[String]) -> Result<ShardedStatus, RunError> {
     let dirs = shard_dirs(run)?;
     if dirs.is_empty() {
         return Err(RunError::io(
@@ -134,7 +162,7 @@ pub fn status(run: &Path, planned: &[String]) -> Result<RunStatus, RunError> {
         .iter()
         .filter(|id| recorded.contains_key(*id))
         .count();
-    Ok(RunStatus {
+    Ok(ShardedStatus {
         planned: planned.len(),
         counts: shards.iter().map(|s| s.shard.count).collect(),
         done,
@@ -187,15 +215,15 @@ fn read_claims(run: &Path) -> Result<BTreeMap<String, Option<PathBuf>>, RunError
         .collect())
 }
 
-/// `running` if a process holds the shard's directory, else what its meta.json says.
-fn state_of(dir: &Path) -> Result<String, RunError> {
+/// Running if a process holds the shard's directory, else what its meta.json says.
+fn state_of(dir: &Path) -> Result<ShardState, RunError> {
     if IdleLock::of_idle(dir)?.is_none() {
-        return Ok("running".into());
+        return Ok(ShardState::Running);
     }
     Ok(match Meta::read(dir) {
-        Ok(meta) if meta.status == "running" => "killed".into(),
-        Ok(meta) => meta.status,
-        Err(_) => "not started".into(),
+        Ok(meta) if meta.status == RunStatus::Running => ShardState::Killed,
+        Ok(meta) => ShardState::Ended(meta.status),
+        Err(_) => ShardState::NotStarted,
     })
 }
 
@@ -256,7 +284,7 @@ mod tests {
         assert_eq!((s.shards[0].done, s.shards[0].failed), (2, 1));
         assert_eq!(s.shards[0].not_started, 1, "t4");
         assert_eq!(s.shards[1].in_flight, ["t3"]);
-        assert_eq!(s.shards[1].state, "not started");
+        assert_eq!(s.shards[1].state, ShardState::NotStarted);
         assert_eq!(s.report, ReportState::NotRendered);
         assert!(s.recorded_twice.is_empty());
         assert!(status(&run.path().join("shards"), &planned).is_err());

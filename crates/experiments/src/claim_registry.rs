@@ -14,15 +14,13 @@ use batchlab_report::step_time::{Gap, StepTimeRules};
 use batchlab_report::steps_to_target::RegimeBands;
 
 use crate::config::{ConfigError, Source};
+use crate::kind::Kind;
 
 /// The registry's text as committed.
 const BUILTIN: &str = include_str!("../../../claims/registry.toml");
 
 /// Where [`BUILTIN`] lives in the repository, for errors.
 pub const REGISTRY_PATH: &str = "claims/registry.toml";
-
-/// The kinds of study a claim can be judged by.
-const KINDS: [&str; 4] = ["step-time", "train", "find-batch", "steps-to-target"];
 
 /// `claims/registry.toml`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -52,7 +50,7 @@ pub struct RegisteredClaim {
     /// Seed, file and section.
     pub source: String,
     /// The kind of study that judges it.
-    pub kind: String,
+    pub kind: Kind,
     /// The rule that judges it.
     pub rule: String,
     /// The experiment whose committed runs judge it.
@@ -151,12 +149,6 @@ impl Registry {
             if !ids.insert(c.id.as_str()) {
                 return Err(source.error(&key("id"), format!("{:?} is registered twice", c.id)));
             }
-            if !KINDS.contains(&c.kind.as_str()) {
-                return Err(source.error(
-                    &key("kind"),
-                    format!("{:?}: expected one of {}", c.kind, KINDS.join(", ")),
-                ));
-            }
             match (&c.test_of_record, &c.untested) {
                 (Some(_), None) | (None, Some(_)) => {}
                 _ => {
@@ -253,46 +245,47 @@ pub enum ConfigKey {
 
 /// Where the config of a claim's test of record carries the registered `param` of a claim of
 /// `kind` judged by `rule`; `None` for a parameter no config key carries (no rule reads it).
-pub fn config_key(kind: &str, rule: &str, param: &str) -> Option<ConfigKey> {
+pub fn config_key(kind: Kind, rule: &str, param: &str) -> Option<ConfigKey> {
     use ConfigKey::*;
     let defaults = StepTimeRules::default();
+    use Kind::{FindBatch, StepTime, StepsToTarget, Train};
     match (kind, rule, param) {
-        ("train" | "steps-to-target", _, "from" | "batch_size") => Some(EntryBatch(0)),
-        ("train" | "steps-to-target", _, "to") => Some(EntryBatch(1)),
-        ("train", _, p) => TRAIN_KEYS.into_iter().find(|k| *k == p).map(Entry),
-        ("step-time", "jumps-at" | "jump-below-ratio", "positions") => {
+        (Train | StepsToTarget, _, "from" | "batch_size") => Some(EntryBatch(0)),
+        (Train | StepsToTarget, _, "to") => Some(EntryBatch(1)),
+        (Train, _, p) => TRAIN_KEYS.into_iter().find(|k| *k == p).map(Entry),
+        (StepTime, "jumps-at" | "jump-below-ratio", "positions") => {
             Some(Analysis("claimed_jumps", None))
         }
-        ("step-time", "jump-below-ratio", "max_ratio") => Some(Analysis("max_jump_ratio", None)),
-        ("step-time", "jumps-at" | "jump-below-ratio", "margin") => {
+        (StepTime, "jump-below-ratio", "max_ratio") => Some(Analysis("max_jump_ratio", None)),
+        (StepTime, "jumps-at" | "jump-below-ratio", "margin") => {
             Some(Analysis("jump_margin", Some(defaults.jump_margin)))
         }
-        ("step-time", "jumps-at" | "jump-below-ratio" | "no-jumps-at", "gap") => {
+        (StepTime, "jumps-at" | "jump-below-ratio" | "no-jumps-at", "gap") => {
             Some(AnalysisText("jump_gap", Gap::default().name()))
         }
-        ("step-time", "no-jumps-at", "positions") => Some(Analysis("no_jumps_at", None)),
-        ("step-time", "no-jumps-at", "margin") => {
+        (StepTime, "no-jumps-at", "positions") => Some(Analysis("no_jumps_at", None)),
+        (StepTime, "no-jumps-at", "margin") => {
             Some(Analysis("no_jumps_margin", Some(defaults.no_jumps_margin)))
         }
-        ("step-time", "linear", "margin") => {
+        (StepTime, "linear", "margin") => {
             Some(Analysis("linear_margin", Some(defaults.linear_margin)))
         }
-        ("step-time", "fluctuates-more", "than") => Some(Analysis("fluctuates_more_than", None)),
-        ("step-time", "slower-than", "than") => Some(Analysis("slower_than", None)),
-        ("find-batch", "utilization-saturates", "step") => Some(Analysis(
+        (StepTime, "fluctuates-more", "than") => Some(Analysis("fluctuates_more_than", None)),
+        (StepTime, "slower-than", "than") => Some(Analysis("slower_than", None)),
+        (FindBatch, "utilization-saturates", "step") => Some(Analysis(
             "utilization_step",
             Some(crate::find_batch::UTILIZATION_STEP),
         )),
-        ("find-batch", "largest-is-not-right", "tolerance") => Some(Table(
+        (FindBatch, "largest-is-not-right", "tolerance") => Some(Table(
             "recommendation",
             "throughput_tolerance",
             crate::find_batch::RecommendationConfig::default().throughput_tolerance,
         )),
-        ("step-time", "slower-than", "max_ratio") => Some(Analysis(
+        (StepTime, "slower-than", "max_ratio") => Some(Analysis(
             "slower_max_ratio",
             Some(defaults.slower_max_ratio),
         )),
-        ("steps-to-target", "three-regimes", p) => {
+        (StepsToTarget, "three-regimes", p) => {
             let bands = RegimeBands::default();
             match p {
                 "perfect_slope_from" => {
@@ -305,7 +298,7 @@ pub fn config_key(kind: &str, rule: &str, param: &str) -> Option<ConfigKey> {
                 _ => TARGET_KEYS.into_iter().find(|k| *k == p).map(Entry),
             }
         }
-        ("steps-to-target", _, p) => TARGET_KEYS.into_iter().find(|k| *k == p).map(Entry),
+        (StepsToTarget, _, p) => TARGET_KEYS.into_iter().find(|k| *k == p).map(Entry),
         _ => None,
     }
 }
@@ -370,7 +363,7 @@ impl Registry {
         let mut elsewhere = vec![];
         for c in &self.claims {
             for (param, value) in &c.params {
-                match config_key(&c.kind, &c.rule, param) {
+                match config_key(c.kind, &c.rule, param) {
                     Some(ConfigKey::Analysis(key, _) | ConfigKey::AnalysisText(key, _))
                         if c.judged_in(experiment) =>
                     {
@@ -424,7 +417,7 @@ impl Registry {
             .filter_map(|e| e.get("id")?.as_str().map(str::to_string))
             .collect();
         let missing = self.claims.iter().filter(|c| {
-            matches!(c.kind.as_str(), "train" | "steps-to-target")
+            matches!(c.kind, Kind::Train | Kind::StepsToTarget)
                 && c.untested.is_none()
                 && c.test_of_record.as_deref() == Some(experiment)
                 && !named.contains(&c.id)

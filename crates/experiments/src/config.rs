@@ -211,7 +211,7 @@ pub struct ExperimentHeader {
     /// Names the report directory `reports/<name>/`; letters, digits, `-`, `_`.
     pub name: String,
     /// Which runner (see `batchlab list`, or the registry's `RUNNERS` table).
-    pub kind: String,
+    pub kind: crate::kind::Kind,
     /// One or two sentences for `batchlab list` and report.md.
     #[serde(default)]
     pub description: String,

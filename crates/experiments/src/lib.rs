@@ -32,6 +32,7 @@ pub mod estimate;
 pub mod fast_check;
 pub mod find_batch;
 pub mod isolate;
+pub mod kind;
 pub mod loader_bench;
 pub mod lock;
 pub mod optim;

@@ -4,7 +4,9 @@
 
 use crate::{
     config::{ConfigError, HeaderOnly, Source},
-    find_batch, step_time, steps_to_target,
+    find_batch,
+    kind::Kind,
+    step_time, steps_to_target,
     study::Study,
     train,
 };
@@ -12,7 +14,7 @@ use crate::{
 /// A runner: the `kind` a config names, what it does, and how it reads its config.
 pub struct Runner {
     /// The value of `experiment.kind`.
-    pub kind: &'static str,
+    pub kind: Kind,
     /// One line for `batchlab list`.
     pub doc: &'static str,
     /// Parses and resolves a config of this kind.
@@ -22,44 +24,40 @@ pub struct Runner {
 /// The runners, by kind.
 pub const RUNNERS: &[Runner] = &[
     Runner {
-        kind: "find-batch",
+        kind: Kind::FindBatch,
         doc: "memory per batch size in fresh processes, its model, the largest batch under a budget (doubling, then bisection), utilization and a recommendation",
         load: find_batch::load,
     },
     Runner {
-        kind: "step-time",
+        kind: Kind::StepTime,
         doc: "time of one training step per batch size, in shuffled rounds; jumps, linear fit, throughput",
         load: step_time::load,
     },
     Runner {
-        kind: "steps-to-target",
+        kind: Kind::StepsToTarget,
         doc: "steps to a target validation error per batch size, with a quasi-random metaparameter search (Shallue et al. 2018)",
         load: steps_to_target::load,
     },
     Runner {
-        kind: "train",
+        kind: Kind::Train,
         doc: "real training over batch sizes x optimizers x data variants x budgets x seeds; accuracy, time",
         load: train::load,
     },
 ];
 
+/// The runner of `kind`: every kind has one (a test checks).
+pub fn runner(kind: Kind) -> &'static Runner {
+    RUNNERS
+        .iter()
+        .find(|r| r.kind == kind)
+        .expect("every kind has a runner (registry's tests)")
+}
+
 /// Reads `[experiment].kind`, then lets that runner parse and resolve the whole document.
 pub fn load_study(source: &Source) -> Result<Box<dyn Study>, ConfigError> {
     let header: HeaderOnly = source.parse()?;
-    let runner = RUNNERS
-        .iter()
-        .find(|r| r.kind == header.experiment.kind)
-        .ok_or_else(|| {
-            let kinds: Vec<&str> = RUNNERS.iter().map(|r| r.kind).collect();
-            source.error(
-                "experiment.kind",
-                format!(
-                    "unknown kind {:?}; expected one of: {}",
-                    header.experiment.kind,
-                    kinds.join(", ")
-                ),
-            )
-        })?;
+    // An unknown kind is an error at experiment.kind already (Kind's Deserialize).
+    let runner = runner(header.experiment.kind);
     header.experiment.validate(source)?;
     (runner.load)(source)
 }
@@ -69,6 +67,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_kind_has_one_runner_and_every_runner_a_kind() {
+        for kind in Kind::ALL {
+            let n = RUNNERS.iter().filter(|r| r.kind == kind).count();
+            assert_eq!(n, 1, "{kind}: {n} runners in RUNNERS");
+        }
+        assert_eq!(RUNNERS.len(), Kind::ALL.len());
+    }
+
+    #[test]
     fn unknown_kind_lists_the_known_ones() {
         let source = Source {
             origin: "x.toml".into(),
@@ -76,8 +83,12 @@ mod tests {
             overrides: vec![],
         };
         let err = load_study(&source).err().unwrap();
-        assert_eq!(err.location, Some((3, 1)));
-        assert!(err.message.contains("step-time"), "{err}");
+        // At the value that names no kind.
+        assert_eq!(err.location, Some((3, 8)));
+        assert!(
+            err.message.contains("unknown kind \"magic\"") && err.message.contains("step-time"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -274,7 +274,7 @@ pub fn results_markdown(registry: &Registry, results: &[ClaimResult]) -> String 
             .join(", "),
     );
     md.push_str(".\n");
-    for kind in ["step-time", "train", "find-batch", "steps-to-target"] {
+    for kind in crate::kind::Kind::ALL {
         let rows: Vec<Vec<String>> = results
             .iter()
             .filter(|r| r.claim.kind == kind)

@@ -308,7 +308,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let header = ExperimentHeader {
             name: "x".into(),
-            kind: "step-time".into(),
+            kind: crate::kind::Kind::StepTime,
             description: String::new(),
             reproduces: None,
             claim: None,

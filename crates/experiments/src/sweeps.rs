@@ -23,14 +23,14 @@ use crate::{
 /// The tables of a step-time run's config.toml a prediction needs (the rest is ignored).
 #[derive(Debug, Deserialize)]
 struct SweepConfig {
-    experiment: Kind,
+    experiment: KindOnly,
     model: ModelSpec,
     optimizer: OptimizerConfig,
 }
 
 #[derive(Debug, Deserialize)]
-struct Kind {
-    kind: String,
+struct KindOnly {
+    kind: crate::kind::Kind,
 }
 
 /// Where a sweep ran: what a prediction must match.
@@ -170,9 +170,9 @@ pub fn read_sweep(dir: &Path) -> Result<Sweep, String> {
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let config: SweepConfig =
         toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.message()))?;
-    if config.experiment.kind != "step-time" {
+    if config.experiment.kind != crate::kind::Kind::StepTime {
         return Err(format!(
-            "{}: expected a step-time run, found kind {:?}",
+            "{}: expected a step-time run, found kind {}",
             dir.display(),
             config.experiment.kind
         ));

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use batchlab_experiments::claim_registry::{config_key, ConfigKey, RegisteredClaim, Registry};
+use batchlab_experiments::kind::Kind;
 
 fn experiment(name: &str) -> toml::Table {
     let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments"))
@@ -67,7 +68,7 @@ fn value_in(config: &toml::Table, c: &RegisteredClaim, key: ConfigKey) -> Option
 fn mismatches(c: &RegisteredClaim, exp: &str) -> Vec<String> {
     let config = experiment(exp);
     let mut out = vec![];
-    if matches!(c.kind.as_str(), "train" | "steps-to-target") {
+    if matches!(c.kind, Kind::Train | Kind::StepsToTarget) {
         let rule = value_in(&config, c, ConfigKey::Entry("rule"));
         if rule.as_ref().and_then(|r| r.as_str()) != Some(c.rule.as_str()) {
             out.push(format!(
@@ -77,7 +78,7 @@ fn mismatches(c: &RegisteredClaim, exp: &str) -> Vec<String> {
         }
     }
     for (param, value) in &c.params {
-        let Some(key) = config_key(&c.kind, &c.rule, param) else {
+        let Some(key) = config_key(c.kind, &c.rule, param) else {
             out.push(format!(
                 "{}: {param} is registered but no rule reads it",
                 c.id

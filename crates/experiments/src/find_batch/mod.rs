@@ -224,7 +224,7 @@ impl QuickFind {
         let config = FindBatchConfig {
             experiment: ExperimentHeader {
                 name: format!("find-batch-{}-{c}x{h}x{w}", self.model.architecture),
-                kind: "find-batch".into(),
+                kind: crate::kind::Kind::FindBatch,
                 description: format!(
                     "The largest batch size of {} at {c}x{h}x{w} under a memory budget of {}, and the right one (batchlab find-batch)",
                     self.model.architecture, self.memory_budget

@@ -47,7 +47,7 @@ pub fn suggestions(experiments: &Path, root: &Path, model: &ModelSpec) -> Vec<Su
         .filter_map(|path| {
             let head: Head = Source::from_file(path).ok()?.parse().ok()?;
             let spec = head.model?;
-            let kind_fits = head.experiment.kind == "step-time";
+            let kind_fits = head.experiment.kind == crate::kind::Kind::StepTime;
             (kind_fits && spec.architecture == model.architecture).then(|| Suggestion {
                 runs: runs_of(&root.join(&head.experiment.name)),
                 name: head.experiment.name,

@@ -13,7 +13,9 @@ use batchlab_experiments::{
     config::BackendKind,
     find_batch::QuickFind,
     isolate::{POINT_FAILED_EXIT, UNIT_DONE_EXIT},
-    load_study, render_report_with, run_study, run_worker,
+    load_study,
+    optim::OptimizerKind,
+    render_report_with, run_study, run_worker,
     shard::Shard,
     Isolation, RunContext, RunOptions, Source, Study, WorkerExit,
 };
@@ -305,8 +307,8 @@ pub struct FindBatchArgs {
     #[arg(long, default_value_t = 10)]
     classes: usize,
     /// The optimizer (its state is part of the memory).
-    #[arg(long, default_value = "sgd", value_parser = ["sgd", "adam", "adamw"])]
-    optimizer: String,
+    #[arg(long, default_value = "sgd", value_parser = OptimizerKind::parse)]
+    optimizer: OptimizerKind,
     /// The memory budget, e.g. 4GiB or 512MiB; "available": the memory available now.
     #[arg(long, default_value = "available")]
     memory_budget: String,

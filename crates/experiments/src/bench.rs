@@ -55,7 +55,7 @@ pub struct Timing {
 pub fn standard_cases() -> Vec<Case> {
     let sgd = OptimizerConfig::default();
     let adam = OptimizerConfig {
-        name: "adam".into(),
+        name: crate::optim::OptimizerKind::Adam,
         ..OptimizerConfig::default()
     };
     let mut mlp = ModelSpec::new(Architecture::Mlp, [1, 28, 28], 10);

@@ -24,7 +24,7 @@ use crate::config::{ConfigError, Source};
 #[serde(deny_unknown_fields, default)]
 pub struct OptimizerConfig {
     /// `sgd`, `adam` or `adamw`.
-    pub name: String,
+    pub name: OptimizerKind,
     /// Step size; `None` takes the Keras default of the optimizer (SGD 0.01, Adam/AdamW 0.001).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub learning_rate: Option<f64>,
@@ -42,7 +42,7 @@ impl Default for OptimizerConfig {
     fn default() -> Self {
         Self {
             // Plain SGD is what the step-time seed trained VGG16 with.
-            name: "sgd".into(),
+            name: OptimizerKind::Sgd,
             learning_rate: None,
             momentum: 0.0,
             nesterov: false,
@@ -52,7 +52,8 @@ impl Default for OptimizerConfig {
     }
 }
 
-/// Which optimizer, after validation.
+/// Which optimizer: what `optimizer.name` deserializes into (an unknown name is an error at
+/// its value), compared as a value everywhere after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OptimizerKind {
     /// Stochastic gradient descent, optionally with (Nesterov) momentum.
@@ -63,30 +64,66 @@ pub enum OptimizerKind {
     AdamW,
 }
 
+impl OptimizerKind {
+    /// Every optimizer a config can name.
+    pub const ALL: [OptimizerKind; 3] = [
+        OptimizerKind::Sgd,
+        OptimizerKind::Adam,
+        OptimizerKind::AdamW,
+    ];
+
+    /// The name configs, trial ids and figures spell it with.
+    pub fn name(self) -> &'static str {
+        match self {
+            OptimizerKind::Sgd => "sgd",
+            OptimizerKind::Adam => "adam",
+            OptimizerKind::AdamW => "adamw",
+        }
+    }
+
+    /// The optimizer named `name`, or an error listing the names.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        OptimizerKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| format!("expected \"sgd\", \"adam\" or \"adamw\", got {name:?}"))
+    }
+}
+
+impl std::fmt::Display for OptimizerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for OptimizerKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for OptimizerKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        OptimizerKind::parse(&name).map_err(serde::de::Error::custom)
+    }
+}
+
 impl OptimizerConfig {
     /// Tensors of state the optimizer keeps per parameter tensor: Adam's two moments, SGD's
     /// velocity when it has momentum (an analytic memory estimate counts them).
     pub fn state_per_parameter(&self) -> usize {
-        match self.name.as_str() {
-            "adam" | "adamw" => 2,
-            _ if self.momentum > 0.0 => 1,
-            _ => 0,
+        match self.name {
+            OptimizerKind::Adam | OptimizerKind::AdamW => 2,
+            OptimizerKind::Sgd if self.momentum > 0.0 => 1,
+            OptimizerKind::Sgd => 0,
         }
     }
 
-    /// Checks names and ranges once, with errors pointing at `[optimizer]`.
+    /// Checks ranges once, with errors pointing at `[optimizer]` (the name was checked when
+    /// the config was read).
     pub fn resolve(&self, source: &Source) -> Result<OptimizerKind, ConfigError> {
-        let kind = match self.name.as_str() {
-            "sgd" => OptimizerKind::Sgd,
-            "adam" => OptimizerKind::Adam,
-            "adamw" => OptimizerKind::AdamW,
-            other => {
-                return Err(source.error(
-                    "optimizer.name",
-                    format!("expected \"sgd\", \"adam\" or \"adamw\", got {other:?}"),
-                ))
-            }
-        };
+        let kind = self.name;
         if let Some(lr) = self.learning_rate {
             if !(lr > 0.0 && lr.is_finite()) {
                 return Err(source.error(
@@ -115,9 +152,9 @@ impl OptimizerConfig {
 
     /// The learning rate used: the configured one or the Keras default of the optimizer.
     pub fn learning_rate(&self) -> f64 {
-        self.learning_rate.unwrap_or(match self.name.as_str() {
-            "sgd" => 0.01,
-            _ => 0.001,
+        self.learning_rate.unwrap_or(match self.name {
+            OptimizerKind::Sgd => 0.01,
+            OptimizerKind::Adam | OptimizerKind::AdamW => 0.001,
         })
     }
 }
@@ -159,14 +196,14 @@ where
         epsilon: config.epsilon as f32,
         decay,
     };
-    match config.name.as_str() {
-        "adam" => task.run(OptimizerAdaptor::from(adam(
+    match config.name {
+        OptimizerKind::Adam => task.run(OptimizerAdaptor::from(adam(
             decay.map_or(fast::Decay::None, fast::Decay::Coupled),
         ))),
-        "adamw" => task.run(OptimizerAdaptor::from(adam(fast::Decay::Decoupled(
+        OptimizerKind::AdamW => task.run(OptimizerAdaptor::from(adam(fast::Decay::Decoupled(
             config.weight_decay as f32,
         )))),
-        _ => task.run(OptimizerAdaptor::from(fast::Sgd {
+        OptimizerKind::Sgd => task.run(OptimizerAdaptor::from(fast::Sgd {
             momentum: (config.momentum > 0.0).then_some(fast::Momentum {
                 momentum: config.momentum,
                 dampening: 0.0,
@@ -186,20 +223,20 @@ where
 {
     let decay =
         (config.weight_decay > 0.0).then(|| WeightDecayConfig::new(config.weight_decay as f32));
-    match config.name.as_str() {
-        "adam" => task.run(
+    match config.name {
+        OptimizerKind::Adam => task.run(
             AdamConfig::new()
                 .with_epsilon(config.epsilon as f32)
                 .with_weight_decay(decay)
                 .init(),
         ),
-        "adamw" => task.run(
+        OptimizerKind::AdamW => task.run(
             AdamWConfig::new()
                 .with_epsilon(config.epsilon as f32)
                 .with_weight_decay(config.weight_decay as f32)
                 .init(),
         ),
-        _ => {
+        OptimizerKind::Sgd => {
             let momentum = (config.momentum > 0.0).then_some(MomentumConfig {
                 momentum: config.momentum,
                 dampening: 0.0,
@@ -218,7 +255,7 @@ where
 /// How an optimizer is named in trial ids and figures: its name, `-momentum` or `-nesterov`, and
 /// its learning rate when not the default.
 pub fn label(optimizer: &OptimizerConfig) -> String {
-    let mut label = optimizer.name.clone();
+    let mut label = optimizer.name.name().to_string();
     if optimizer.nesterov {
         label.push_str("-nesterov");
     } else if optimizer.momentum > 0.0 {
@@ -261,7 +298,7 @@ mod tests {
         assert_eq!(sgd.resolve(&source()).unwrap(), OptimizerKind::Sgd);
         assert_eq!(sgd.learning_rate(), 0.01);
         let adam = OptimizerConfig {
-            name: "adam".into(),
+            name: OptimizerKind::Adam,
             ..sgd
         };
         assert_eq!(adam.learning_rate(), 0.001);
@@ -270,13 +307,23 @@ mod tests {
 
     #[test]
     fn bad_values_are_refused_with_the_key() {
-        let bad = OptimizerConfig {
-            name: "adagrad".into(),
-            ..Default::default()
+        #[derive(Debug, Deserialize)]
+        struct Only {
+            #[allow(dead_code)]
+            optimizer: OptimizerConfig,
+        }
+        let bad = Source {
+            origin: "t.toml".into(),
+            text: "[optimizer]\nname = \"adagrad\"\n".into(),
+            overrides: vec![],
         };
-        let err = bad.resolve(&source()).unwrap_err();
+        let err = bad.parse::<Only>().unwrap_err();
         assert_eq!(err.key.as_deref(), Some("optimizer.name"));
-        assert_eq!(err.location, Some((2, 1)));
+        assert!(
+            err.message
+                .contains("expected \"sgd\", \"adam\" or \"adamw\", got \"adagrad\""),
+            "{err}"
+        );
         let nesterov_without_momentum = OptimizerConfig {
             nesterov: true,
             ..Default::default()

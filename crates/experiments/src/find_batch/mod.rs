@@ -206,8 +206,8 @@ pub fn load(source: &Source) -> Result<Box<dyn Study>, ConfigError> {
 pub struct QuickFind {
     /// The model.
     pub model: ModelSpec,
-    /// `sgd`, `adam` or `adamw`.
-    pub optimizer: String,
+    /// The optimizer.
+    pub optimizer: crate::optim::OptimizerKind,
     /// A size, or `available`.
     pub memory_budget: String,
     /// The curve's batch sizes.
@@ -234,7 +234,7 @@ impl QuickFind {
             },
             model: self.model.clone(),
             optimizer: OptimizerConfig {
-                name: self.optimizer.clone(),
+                name: self.optimizer,
                 ..OptimizerConfig::default()
             },
             curve: CurveConfig {

@@ -270,15 +270,6 @@ impl TrainConfig {
             }
             labels.push(l);
         }
-        if !["constant", "linear", "cosine"].contains(&self.schedule.kind.as_str()) {
-            return Err(source.error(
-                "schedule.kind",
-                format!(
-                    "expected constant, linear or cosine, got {:?}",
-                    self.schedule.kind
-                ),
-            ));
-        }
         if !(0.0..=1.0).contains(&self.schedule.end_factor) {
             return Err(source.error("schedule.end_factor", "expected a fraction in [0, 1]"));
         }

@@ -9,16 +9,65 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields, default)]
 pub struct ScheduleConfig {
     /// `constant`, `linear` or `cosine`.
-    pub kind: String,
+    pub kind: ScheduleKind,
     /// The rate at the last step as a fraction of the initial one.
     pub end_factor: f64,
+}
+
+/// The shape of a schedule: what `schedule.kind` deserializes into (an unknown name is an
+/// error at its value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScheduleKind {
+    /// The optimizer's rate throughout.
+    Constant,
+    /// A straight line to `end_factor` times it.
+    Linear,
+    /// Half a cosine to `end_factor` times it.
+    Cosine,
+}
+
+impl ScheduleKind {
+    const ALL: [ScheduleKind; 3] = [
+        ScheduleKind::Constant,
+        ScheduleKind::Linear,
+        ScheduleKind::Cosine,
+    ];
+
+    /// The name configs spell it with.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScheduleKind::Constant => "constant",
+            ScheduleKind::Linear => "linear",
+            ScheduleKind::Cosine => "cosine",
+        }
+    }
+}
+
+impl Serialize for ScheduleKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for ScheduleKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        ScheduleKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "expected constant, linear or cosine, got {name:?}"
+                ))
+            })
+    }
 }
 
 impl Default for ScheduleConfig {
     fn default() -> Self {
         // The seeds used none.
         Self {
-            kind: "constant".into(),
+            kind: ScheduleKind::Constant,
             end_factor: 0.0,
         }
     }
@@ -33,20 +82,24 @@ impl ScheduleConfig {
             step as f64 / (total - 1) as f64
         };
         let end = initial * self.end_factor;
-        match self.kind.as_str() {
-            "linear" => initial + (end - initial) * progress,
-            "cosine" => {
+        match self.kind {
+            ScheduleKind::Linear => initial + (end - initial) * progress,
+            ScheduleKind::Cosine => {
                 end + (initial - end) * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos())
             }
-            _ => initial,
+            ScheduleKind::Constant => initial,
         }
     }
 
     /// For the protocol line.
     pub fn describe(&self) -> String {
-        match self.kind.as_str() {
-            "constant" => "constant".into(),
-            kind => format!("{kind} decay to {} of the initial rate", self.end_factor),
+        match self.kind {
+            ScheduleKind::Constant => "constant".into(),
+            kind => format!(
+                "{} decay to {} of the initial rate",
+                kind.name(),
+                self.end_factor
+            ),
         }
     }
 }
@@ -58,14 +111,14 @@ mod tests {
     #[test]
     fn schedules_start_at_the_rate_and_end_at_the_factor() {
         let linear = ScheduleConfig {
-            kind: "linear".into(),
+            kind: ScheduleKind::Linear,
             end_factor: 0.1,
         };
         assert_eq!(linear.rate(1.0, 0, 11), 1.0);
         assert!((linear.rate(1.0, 10, 11) - 0.1).abs() < 1e-12);
         assert!((linear.rate(1.0, 5, 11) - 0.55).abs() < 1e-12);
         let cosine = ScheduleConfig {
-            kind: "cosine".into(),
+            kind: ScheduleKind::Cosine,
             end_factor: 0.0,
         };
         assert!((cosine.rate(2.0, 5, 11) - 1.0).abs() < 1e-12);

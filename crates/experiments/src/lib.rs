@@ -35,6 +35,7 @@ pub mod isolate;
 pub mod kind;
 pub mod loader_bench;
 pub mod lock;
+pub mod machine_id;
 pub mod optim;
 pub mod predict;
 pub mod progress;

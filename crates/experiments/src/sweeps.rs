@@ -15,6 +15,7 @@ use crate::{
     backend,
     config::BackendConfig,
     error::RunError,
+    machine_id::{Autotune, FastPaths},
     optim::label,
     optim::OptimizerConfig,
     run_dir::{Meta, RunStatus},
@@ -46,12 +47,13 @@ pub struct Machine {
     /// differently, so a sweep predicts only runs made with the same ones. Empty in runs
     /// made before it was recorded (all of them built without the AVX-512 kernels).
     pub kernels: String,
-    /// batchlab's fast paths (meta.json `fast_paths`): they change the step time, so a sweep
-    /// predicts only runs made with the same ones. Empty in runs made before they existed.
-    pub fast_paths: String,
+    /// batchlab's fast paths (meta.json `fast_paths`), by identity: they change the step time,
+    /// so a sweep predicts only runs made with the same ones. None in runs made before they
+    /// existed.
+    pub fast_paths: FastPaths,
     /// CubeCL's autotune level (meta.json `autotune`): it decides the kernels on cuda and wgpu.
-    /// Empty on the CPU backends and in runs made before it was recorded.
-    pub autotune: String,
+    /// None on the CPU backends and in runs made before it was recorded.
+    pub autotune: Autotune,
     /// The memory allocator (meta.json `allocator`): the system's malloc page-faults large
     /// tensors in afresh, so a sweep predicts only runs made with the same one. Empty in runs
     /// made before it was recorded, which read as the system's malloc.
@@ -66,8 +68,8 @@ impl Machine {
             device: backend::device_name(config),
             threads: backend::threads(config),
             kernels: backend::kernels(config),
-            fast_paths: backend::fast_paths(config),
-            autotune: backend::autotune(config),
+            fast_paths: FastPaths::read(&backend::fast_paths(config)),
+            autotune: Autotune::read(&backend::autotune(config)),
             allocator: crate::sysinfo::allocator().into(),
         }
     }
@@ -89,10 +91,10 @@ impl Machine {
     pub fn build_words(&self) -> String {
         let mut words = String::new();
         if !self.fast_paths.is_empty() {
-            words += &format!("; fast paths: {}", self.fast_paths);
+            words += &format!("; fast paths: {}", self.fast_paths.words());
         }
         if !self.autotune.is_empty() {
-            words += &format!("; autotune: {}", self.autotune);
+            words += &format!("; autotune: {}", self.autotune.words());
         }
         words + &format!("; allocator: {}", self.allocator)
     }
@@ -121,8 +123,8 @@ impl Machine {
             device: meta.device,
             threads: meta.threads,
             kernels: meta.flex_kernels,
-            fast_paths: meta.fast_paths,
-            autotune: meta.autotune,
+            fast_paths: FastPaths::read(&meta.fast_paths),
+            autotune: Autotune::read(&meta.autotune),
             allocator: if meta.allocator.is_empty() {
                 crate::sysinfo::SYSTEM_ALLOCATOR.into()
             } else {
@@ -349,6 +351,7 @@ pub fn prediction_inputs(
 #[cfg(test)]
 mod tests {
     use super::Machine;
+    use crate::machine_id::{Autotune, FastPaths};
 
     fn machine() -> Machine {
         Machine {
@@ -356,8 +359,8 @@ mod tests {
             device: "AMD EPYC".into(),
             threads: 1,
             kernels: "avx512".into(),
-            fast_paths: "in-place optimizers".into(),
-            autotune: String::new(),
+            fast_paths: FastPaths::read("in-place optimizers (SGD, Adam, AdamW)"),
+            autotune: Autotune::default(),
             allocator: "mimalloc".into(),
         }
     }
@@ -369,7 +372,9 @@ mod tests {
         assert!(here.differences(&machine()).is_empty());
         let other = Machine {
             threads: 2,
-            fast_paths: "in-place optimizers; 2x2 max-pooling".into(),
+            fast_paths: FastPaths::read(
+                "in-place optimizers (SGD, Adam, AdamW); 2x2 max-pooling with its own backward",
+            ),
             ..machine()
         };
         assert_eq!(here.differences(&other), ["threads", "fast paths"]);
@@ -379,8 +384,8 @@ mod tests {
             device: "Xeon".into(),
             threads: 2,
             kernels: "avx2".into(),
-            fast_paths: String::new(),
-            autotune: "balanced".into(),
+            fast_paths: FastPaths::default(),
+            autotune: Autotune::read("balanced (cubecl's default)"),
             allocator: "system malloc".into(),
         };
         assert_eq!(here.differences(&every).len(), 7);

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use batchlab_report::train::{ClaimRule, TrainClaim};
 
 use crate::config::{ConfigError, Source};
+use crate::train::plan::Budget;
 
 /// The rules a claim can be judged by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,7 +73,7 @@ pub struct ClaimConfig {
     pub series: String,
     /// The budget whose cells judge it.
     #[serde(default = "default_budget")]
-    pub budget: String,
+    pub budget: Budget,
     /// How it is judged.
     pub rule: RuleName,
     /// The accuracy rules' two batch sizes: from, to.
@@ -96,8 +97,8 @@ pub struct ClaimConfig {
     pub versus: Option<String>,
 }
 
-fn default_budget() -> String {
-    "epochs".into()
+fn default_budget() -> Budget {
+    Budget::Epochs
 }
 
 /// What the grid offers a claim: whether the steps budget runs, and the names a series may
@@ -132,15 +133,8 @@ impl ClaimConfig {
                 ),
             ));
         }
-        match self.budget.as_str() {
-            "epochs" => {}
-            "steps" if axes.steps_matched => {}
-            "steps" => {
-                return Err(
-                    source.error(&key("budget"), "\"steps\" needs grid.steps_matched = true")
-                )
-            }
-            _ => return Err(source.error(&key("budget"), "expected \"epochs\" or \"steps\"")),
+        if self.budget == Budget::Steps && !axes.steps_matched {
+            return Err(source.error(&key("budget"), "\"steps\" needs grid.steps_matched = true"));
         }
         // Batch sizes outside the grid are allowed (a `--set grid.batch_sizes=...` may narrow
         // it): the report then says the claim cannot be tested and why.
@@ -270,7 +264,7 @@ impl ClaimConfig {
             claim: self.claim.clone(),
             source: self.source.clone(),
             series: self.series.clone(),
-            budget: self.budget.clone(),
+            budget: self.budget.as_str().to_string(),
             rule: match self.rule {
                 // Without a margin, a bare direction: any fall.
                 RuleName::AccuracyFalls => ClaimRule::AccuracyFalls {

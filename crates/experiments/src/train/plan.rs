@@ -25,6 +25,25 @@ impl Budget {
     }
 }
 
+impl serde::Serialize for Budget {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A claim's `budget` key: an unknown name is an error at its value.
+impl<'de> serde::Deserialize<'de> for Budget {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        [Budget::Epochs, Budget::Steps]
+            .into_iter()
+            .find(|b| b.as_str() == name)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!("expected \"epochs\" or \"steps\", got {name:?}"))
+            })
+    }
+}
+
 /// One training run of the grid.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trial {
@@ -149,6 +168,22 @@ pub fn evaluation_steps(total: u64, count: usize) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_budget_reads_from_its_name_and_refuses_others() {
+        #[derive(serde::Deserialize)]
+        struct Claim {
+            budget: Budget,
+        }
+        let read = |text: &str| toml::from_str::<Claim>(text).map(|c| c.budget);
+        assert_eq!(read("budget = \"steps\"").unwrap(), Budget::Steps);
+        assert_eq!(read("budget = \"epochs\"").unwrap(), Budget::Epochs);
+        let err = read("budget = \"weeks\"").err().unwrap().to_string();
+        assert!(
+            err.contains("expected \"epochs\" or \"steps\", got \"weeks\""),
+            "{err}"
+        );
+    }
 
     #[test]
     fn epoch_budgets_give_large_batches_fewer_steps_and_evaluations_fall_on_epoch_ends() {

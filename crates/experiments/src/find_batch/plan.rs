@@ -8,15 +8,15 @@ use std::collections::HashSet;
 
 use batchlab_method::{
     batch_search::{BatchSearch, Next, ProbeOutcome},
-    rows::find_batch::{ProbeSample, CURVE, SEARCH},
+    rows::find_batch::{ProbePhase, ProbeSample},
 };
 use rand::{rngs::StdRng, seq::SliceRandom, SeedableRng};
 
 /// One probe: a batch size run in a process of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Probe {
-    /// [`CURVE`] or [`SEARCH`].
-    pub phase: &'static str,
+    /// Which phase.
+    pub phase: ProbePhase,
     /// Index within the phase.
     pub index: u32,
     /// The batch size.
@@ -28,7 +28,7 @@ pub struct Probe {
 impl Probe {
     /// The unit id of the worker protocol: `c3-b16-r1` (curve), `s5-b384` (search).
     pub fn id(&self) -> String {
-        if self.phase == CURVE {
+        if self.phase == ProbePhase::Curve {
             format!("c{}-b{}-r{}", self.index, self.batch_size, self.repeat)
         } else {
             format!("s{}-b{}", self.index, self.batch_size)
@@ -38,16 +38,16 @@ impl Probe {
     /// Parses [`Probe::id`].
     pub fn parse_id(id: &str) -> Option<Self> {
         let (phase, rest) = match id.split_at_checked(1)? {
-            ("c", rest) => (CURVE, rest),
-            ("s", rest) => (SEARCH, rest),
+            ("c", rest) => (ProbePhase::Curve, rest),
+            ("s", rest) => (ProbePhase::Search, rest),
             _ => return None,
         };
         let mut parts = rest.split('-');
         let index = parts.next()?.parse().ok()?;
         let batch_size = parts.next()?.strip_prefix('b')?.parse().ok()?;
         let repeat = match (phase, parts.next()) {
-            (CURVE, Some(r)) => r.strip_prefix('r')?.parse().ok()?,
-            (SEARCH, None) => 0,
+            (ProbePhase::Curve, Some(r)) => r.strip_prefix('r')?.parse().ok()?,
+            (ProbePhase::Search, None) => 0,
             _ => return None,
         };
         parts.next().is_none().then_some(Self {
@@ -70,7 +70,7 @@ pub fn curve(batch_sizes: &[u32], repeats: u32, seed: u64) -> Vec<Probe> {
         .into_iter()
         .enumerate()
         .map(|(i, (batch_size, repeat))| Probe {
-            phase: CURVE,
+            phase: ProbePhase::Curve,
             index: i as u32,
             batch_size,
             repeat,
@@ -83,7 +83,7 @@ pub fn search_outcomes(done: &[ProbeSample]) -> Vec<(u32, ProbeOutcome)> {
     let mut seen = HashSet::new();
     let mut probes: Vec<(u32, u32, ProbeOutcome)> = done
         .iter()
-        .filter(|r| r.phase == SEARCH && seen.insert(r.probe))
+        .filter(|r| r.phase == ProbePhase::Search && seen.insert(r.probe))
         .map(|r| {
             let outcome = match r.status {
                 Status::Ok => ProbeOutcome::Fits,
@@ -101,7 +101,7 @@ pub fn search_outcomes(done: &[ProbeSample]) -> Vec<(u32, ProbeOutcome)> {
 pub fn next_probe(curve: &[Probe], search: BatchSearch, done: &[ProbeSample]) -> Option<Probe> {
     let curve_done: HashSet<u32> = done
         .iter()
-        .filter(|r| r.phase == CURVE)
+        .filter(|r| r.phase == ProbePhase::Curve)
         .map(|r| r.probe)
         .collect();
     if let Some(probe) = curve.iter().find(|p| !curve_done.contains(&p.index)) {
@@ -110,7 +110,7 @@ pub fn next_probe(curve: &[Probe], search: BatchSearch, done: &[ProbeSample]) ->
     let outcomes = search_outcomes(done);
     match search.next(&outcomes) {
         Next::Probe(batch_size) => Some(Probe {
-            phase: SEARCH,
+            phase: ProbePhase::Search,
             index: outcomes.len() as u32,
             batch_size,
             repeat: 0,
@@ -123,10 +123,10 @@ pub fn next_probe(curve: &[Probe], search: BatchSearch, done: &[ProbeSample]) ->
 mod tests {
     use super::*;
 
-    fn row(phase: &str, probe: u32, batch_size: u32, status: &str) -> ProbeSample {
+    fn row(phase: ProbePhase, probe: u32, batch_size: u32, status: &str) -> ProbeSample {
         let status: Status = status.parse().unwrap();
         ProbeSample {
-            phase: phase.into(),
+            phase,
             probe,
             batch_size,
             repeat: 0,
@@ -151,7 +151,7 @@ mod tests {
             assert_eq!(Probe::parse_id(&probe.id()), Some(probe));
         }
         let s = Probe {
-            phase: SEARCH,
+            phase: ProbePhase::Search,
             index: 5,
             batch_size: 384,
             repeat: 0,
@@ -171,14 +171,17 @@ mod tests {
         let mut done = Vec::new();
         for p in &plan {
             assert_eq!(next_probe(&plan, search, &done).as_ref(), Some(p));
-            done.push(row(CURVE, p.index, p.batch_size, "ok"));
+            done.push(row(ProbePhase::Curve, p.index, p.batch_size, "ok"));
         }
         // Two samples of one probe are one probe.
-        done.push(row(SEARCH, 0, 1, "ok"));
-        done.push(row(SEARCH, 0, 1, "ok"));
+        done.push(row(ProbePhase::Search, 0, 1, "ok"));
+        done.push(row(ProbePhase::Search, 0, 1, "ok"));
         let next = next_probe(&plan, search, &done).unwrap();
-        assert_eq!((next.phase, next.index, next.batch_size), (SEARCH, 1, 2));
-        done.push(row(SEARCH, 1, 2, "oom"));
+        assert_eq!(
+            (next.phase, next.index, next.batch_size),
+            (ProbePhase::Search, 1, 2)
+        );
+        done.push(row(ProbePhase::Search, 1, 2, "oom"));
         assert_eq!(next_probe(&plan, search, &done), None, "found: 1");
     }
 }

@@ -240,7 +240,7 @@ fn crash_row(
 fn base_row(study: &FindBatchStudy, probe: &Probe) -> ProbeSample {
     let config = &study.config;
     ProbeSample {
-        phase: probe.phase.into(),
+        phase: probe.phase,
         probe: probe.index,
         batch_size: probe.batch_size,
         repeat: probe.repeat,
@@ -276,7 +276,7 @@ fn worker_cgroup_name(unit: &str) -> String {
 fn curve_probes_done(done: &[ProbeSample]) -> usize {
     let mut seen: Vec<u32> = done
         .iter()
-        .filter(|r| r.phase == batchlab_method::rows::find_batch::CURVE)
+        .filter(|r| r.phase == batchlab_method::rows::find_batch::ProbePhase::Curve)
         .map(|r| r.probe)
         .collect();
     seen.sort_unstable();

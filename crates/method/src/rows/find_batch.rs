@@ -10,16 +10,42 @@ use super::{check_time, Row, Status};
 /// The header of `probes.csv`, exactly.
 pub const PROBES_HEADER: &str = "phase,probe,batch_size,repeat,sample,step_ms,cpu_ms,status,peak_rss_mb,limited_peak_mb,limit,budget_mb,threads,backend,device,message";
 
-/// The curve phase: the listed batch sizes, each measured `repeats` times, in shuffled order.
-pub const CURVE: &str = "curve";
-/// The search phase: doubling, then bisection, for the largest batch size that fits.
-pub const SEARCH: &str = "search";
+/// The phase a probe belongs to, as `probes.csv` spells it (an unknown name is an error at its
+/// column when the file is read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", try_from = "String")]
+pub enum ProbePhase {
+    /// The listed batch sizes, each measured `repeats` times, in shuffled order.
+    Curve,
+    /// Doubling, then bisection, for the largest batch size that fits.
+    Search,
+}
+
+impl TryFrom<String> for ProbePhase {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        [ProbePhase::Curve, ProbePhase::Search]
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| format!("unknown phase `{s}`; expected curve or search"))
+    }
+}
+
+impl ProbePhase {
+    /// The name `probes.csv` and the reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbePhase::Curve => "curve",
+            ProbePhase::Search => "search",
+        }
+    }
+}
 
 /// One row of `probes.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeSample {
-    /// [`CURVE`] or [`SEARCH`].
-    pub phase: String,
+    /// Which phase.
+    pub phase: ProbePhase,
     /// The probe's index within its phase, from 0 (the search's order of probing).
     pub probe: u32,
     /// Examples per step.
@@ -78,15 +104,6 @@ impl ProbeSample {
 impl Row for ProbeSample {
     const HEADER: &'static str = PROBES_HEADER;
     fn check(&self) -> Result<(), (&'static str, String)> {
-        if self.phase != CURVE && self.phase != SEARCH {
-            return Err((
-                "phase",
-                format!(
-                    "unknown phase `{}`; expected {CURVE} or {SEARCH}",
-                    self.phase
-                ),
-            ));
-        }
         check_cannot_diverge(self.status)?;
         if self.is_ok() && self.step_ms.is_none() {
             return Err(("step_ms", "an ok sample needs its step time".into()));
@@ -111,7 +128,7 @@ mod tests {
 
     fn row() -> ProbeSample {
         ProbeSample {
-            phase: SEARCH.into(),
+            phase: ProbePhase::Search,
             probe: 3,
             batch_size: 64,
             repeat: 0,
@@ -148,9 +165,16 @@ mod tests {
 
     #[test]
     fn impossible_rows_are_refused() {
-        let mut bad = row();
-        bad.phase = "warmup".into();
-        assert_eq!(bad.check().unwrap_err().0, "phase");
+        // A phase of no name is refused where the file is read, naming the column.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("probes.csv");
+        std::fs::write(
+            &path,
+            format!("{PROBES_HEADER}\nwarmup,3,64,0,1,100,150,ok,900.5,880,cgroup-v1,1024,2,flex,cpu,\n"),
+        )
+        .unwrap();
+        let err = read_rows::<ProbeSample>(&path).unwrap_err().to_string();
+        assert!(err.contains("phase") && err.contains("warmup"), "{err}");
         let mut bad = row();
         bad.limited_peak_mb = Some(-1.0);
         assert_eq!(bad.check().unwrap_err().0, "limited_peak_mb");

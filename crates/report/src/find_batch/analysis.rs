@@ -2,6 +2,7 @@
 //! the search ended, the recommendation, and a verdict on each claim by a stated rule.
 
 use batchlab_method::batch_search::{BatchSearch, Next, ProbeOutcome};
+use batchlab_method::rows::find_batch::ProbePhase;
 use batchlab_method::rows::Status;
 use batchlab_method::stats::{linear_fit, median, LinearFit};
 
@@ -118,7 +119,7 @@ impl Analysis {
 
     /// The search's probes, in order.
     pub fn search_probes(&self) -> impl Iterator<Item = &ProbeRecord> {
-        self.probes.iter().filter(|p| p.phase == "search")
+        self.probes.iter().filter(|p| p.phase == ProbePhase::Search)
     }
 }
 
@@ -126,7 +127,7 @@ pub(super) fn analyse(probes: &[ProbeRecord], ctx: &FindBatchContext) -> Analysi
     let points = batch_points(probes);
     let curve: Vec<&ProbeRecord> = probes
         .iter()
-        .filter(|p| p.phase == "curve" && p.is_ok())
+        .filter(|p| p.phase == ProbePhase::Curve && p.is_ok())
         .filter(|p| p.limited_peak_mb.is_some())
         .collect();
     let (x, y): (Vec<f64>, Vec<f64>) = curve
@@ -163,7 +164,7 @@ pub(super) fn analyse(probes: &[ProbeRecord], ctx: &FindBatchContext) -> Analysi
         fastest_smallest,
         largest_curve: probes
             .iter()
-            .filter(|p| p.phase == "curve" && p.is_ok())
+            .filter(|p| p.phase == ProbePhase::Curve && p.is_ok())
             .map(|p| p.batch_size)
             .max(),
         limit,
@@ -197,7 +198,7 @@ fn batch_points(probes: &[ProbeRecord]) -> Vec<BatchPoint> {
                     .filter(|p| !p.is_ok())
                     .map(|p| p.status)
                     .collect(),
-                in_curve: of_b.iter().any(|p| p.phase == "curve"),
+                in_curve: of_b.iter().any(|p| p.phase == ProbePhase::Curve),
                 limited_peak_mb: med(|p| p.limited_peak_mb),
                 peak_rss_mb: med(|p| p.peak_rss_mb),
                 step_ms,
@@ -214,7 +215,7 @@ fn batch_points(probes: &[ProbeRecord]) -> Vec<BatchPoint> {
 fn replay_search(probes: &[ProbeRecord], ctx: &FindBatchContext) -> SearchEnd {
     let outcomes: Vec<(u32, ProbeOutcome)> = probes
         .iter()
-        .filter(|p| p.phase == "search")
+        .filter(|p| p.phase == ProbePhase::Search)
         .map(|p| {
             let outcome = match p.status {
                 Status::Ok => ProbeOutcome::Fits,

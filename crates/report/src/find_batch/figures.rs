@@ -1,6 +1,7 @@
 //! The three figures of a finder's report: memory against batch size, utilization and
 //! throughput against batch size, and the search's probes in order.
 
+use batchlab_method::rows::find_batch::ProbePhase;
 use batchlab_method::rows::Status;
 use std::path::Path;
 
@@ -54,7 +55,7 @@ pub(super) fn draw_memory(
     // rather than an axis stretched to twice the budget.
     chart.x_range = Some((0.0, 1.6 * span.1));
     chart.legend = LegendPosition::LowerRight;
-    let readings = |phase: &str| -> Vec<(f64, f64)> {
+    let readings = |phase: ProbePhase| -> Vec<(f64, f64)> {
         a.probes
             .iter()
             .filter(|p| p.phase == phase && p.is_ok())
@@ -64,15 +65,19 @@ pub(super) fn draw_memory(
     chart.series.push(
         Series::new(
             "curve probes (the fit's data)",
-            readings("curve"),
+            readings(ProbePhase::Curve),
             PALETTE[0],
         )
         .with_line(LineStyle::None),
     );
     chart.series.push(
-        Series::new("search probes that fit", readings("search"), PALETTE[2])
-            .with_line(LineStyle::None)
-            .with_shape(MarkerShape::Triangle),
+        Series::new(
+            "search probes that fit",
+            readings(ProbePhase::Search),
+            PALETTE[2],
+        )
+        .with_line(LineStyle::None)
+        .with_shape(MarkerShape::Triangle),
     );
     if let Some(fit) = a.model {
         let xs = [span.0, span.1];

@@ -1,5 +1,6 @@
 //! A finder's raw rows, `probes.csv`, gathered into one record per probe.
 
+use batchlab_method::rows::find_batch::ProbePhase;
 use batchlab_method::rows::Status;
 use std::path::Path;
 
@@ -12,7 +13,7 @@ use crate::ReportError;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProbeRecord {
     /// `curve` or `search`.
-    pub phase: String,
+    pub phase: ProbePhase,
     /// Index within the phase.
     pub index: u32,
     /// The batch size.
@@ -61,7 +62,7 @@ pub(super) fn gather(rows: &[ProbeSample]) -> Vec<ProbeRecord> {
             Some(record) => record,
             None => {
                 records.push(ProbeRecord {
-                    phase: row.phase.clone(),
+                    phase: row.phase,
                     index: row.probe,
                     batch_size: row.batch_size,
                     status: row.status,

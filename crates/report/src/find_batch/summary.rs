@@ -1,5 +1,6 @@
 //! `summary.csv` of a finder: one row per batch size measured.
 
+use batchlab_method::rows::find_batch::ProbePhase;
 use std::path::Path;
 
 use polars::prelude::*;
@@ -28,7 +29,14 @@ fn frame(points: &[BatchPoint]) -> PolarsResult<DataFrame> {
             "phase".into(),
             points
                 .iter()
-                .map(|p| if p.in_curve { "curve" } else { "search" })
+                .map(|p| {
+                    if p.in_curve {
+                        ProbePhase::Curve
+                    } else {
+                        ProbePhase::Search
+                    }
+                    .name()
+                })
                 .collect::<Vec<&str>>(),
         ),
         Column::new(

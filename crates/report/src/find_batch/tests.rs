@@ -3,6 +3,7 @@
 
 use crate::About;
 use batchlab_method::findings::Verdict;
+use batchlab_method::rows::find_batch::ProbePhase;
 use batchlab_method::rows::Status;
 use batchlab_method::rows::{append_rows, find_batch::ProbeSample};
 
@@ -11,12 +12,18 @@ use super::*;
 
 /// Memory 100 MiB + 2 MiB per example (plus `noise`), a step of 10 ms + 1 ms per example on
 /// two threads, utilization rising to a plateau.
-fn probe(phase: &str, index: u32, batch: u32, fits_up_to: u32, noise: f64) -> Vec<ProbeSample> {
+fn probe(
+    phase: ProbePhase,
+    index: u32,
+    batch: u32,
+    fits_up_to: u32,
+    noise: f64,
+) -> Vec<ProbeSample> {
     let ok = batch <= fits_up_to;
     let step = 10.0 + f64::from(batch);
     let utilization = (0.3 + 0.1 * f64::from(batch).log2()).min(0.9);
     let base = ProbeSample {
-        phase: phase.into(),
+        phase,
         probe: index,
         batch_size: batch,
         repeat: 0,
@@ -78,7 +85,7 @@ fn render_study(curve: &[(u32, f64)]) -> (tempfile::TempDir, FindBatchFindings, 
     let rows = curve
         .iter()
         .enumerate()
-        .flat_map(|(i, &(b, noise))| probe("curve", i as u32, b, FITS, noise))
+        .flat_map(|(i, &(b, noise))| probe(ProbePhase::Curve, i as u32, b, FITS, noise))
         .collect();
     render_with_search(rows)
 }
@@ -98,7 +105,13 @@ fn render_with_search(
     };
     let mut outcomes = Vec::new();
     while let Next::Probe(b) = search.next(&outcomes) {
-        rows.extend(probe("search", outcomes.len() as u32, b, FITS, 0.0));
+        rows.extend(probe(
+            ProbePhase::Search,
+            outcomes.len() as u32,
+            b,
+            FITS,
+            0.0,
+        ));
         outcomes.push((
             b,
             if b <= FITS {
@@ -173,7 +186,7 @@ fn a_flat_memory_line_leaves_the_growth_claim_inconclusive_with_what_it_could_se
         .into_iter()
         .enumerate()
     {
-        let mut probe = probe("curve", i as u32, b, 100, noise);
+        let mut probe = probe(ProbePhase::Curve, i as u32, b, 100, noise);
         for r in &mut probe {
             // Memory that does not depend on the batch size, within its noise.
             r.limited_peak_mb = Some(300.0 + noise);
@@ -208,7 +221,7 @@ fn memory_that_falls_with_the_batch_size_refutes_the_growth_claim() {
         .into_iter()
         .enumerate()
     {
-        let mut probe = probe("curve", i as u32, b, 100, noise);
+        let mut probe = probe(ProbePhase::Curve, i as u32, b, 100, noise);
         for r in &mut probe {
             r.limited_peak_mb = Some(400.0 - 10.0 * f64::from(b) + noise);
         }
@@ -232,7 +245,7 @@ fn utilization_that_scatters_leaves_its_claim_open() {
     let path = dir.path().join("probes.csv");
     let mut rows = Vec::new();
     for (i, b) in [1, 2, 4, 8].into_iter().enumerate() {
-        let mut probe = probe("curve", i as u32, b, 100, 0.0);
+        let mut probe = probe(ProbePhase::Curve, i as u32, b, 100, 0.0);
         for (k, r) in probe.iter_mut().enumerate() {
             // 0.5x, 1x and 1.5x the steady CPU time: a spread of about 40 points.
             r.cpu_ms = r.cpu_ms.map(|c| c * (0.5 + 0.5 * k as f64));
@@ -256,7 +269,7 @@ fn utilization_that_scatters_leaves_its_claim_open() {
 fn a_plateau_the_step_times_cannot_bound_leaves_the_largest_batch_claim_open() {
     let mut rows = Vec::new();
     for (i, b) in [1, 8, 32, 64, 128, 256].into_iter().enumerate() {
-        let mut probe = probe("curve", i as u32, b, FITS, 0.0);
+        let mut probe = probe(ProbePhase::Curve, i as u32, b, FITS, 0.0);
         for (k, r) in probe.iter_mut().enumerate() {
             r.step_ms = r.step_ms.map(|ms| ms * (0.5 + 0.5 * k as f64));
         }

@@ -7,7 +7,7 @@ use batchlab_report::About;
 use std::path::PathBuf;
 
 use batchlab_method::rows::append_rows;
-use batchlab_method::rows::step_time::{StageSample, StepSample};
+use batchlab_method::rows::step_time::{StagePhase, StageSample, StepSample};
 use batchlab_report::figures::svg_problems;
 use batchlab_report::step_time::{render_step_time, StepTimeContext};
 use rand::rngs::StdRng;
@@ -46,26 +46,28 @@ fn stage_rows(rng: &mut StdRng) -> Vec<StageSample> {
     for round in 0..4 {
         for batch_size in [31, 32, 33] {
             for sample in 0..3 {
-                let mut row = |stage_index: usize, stage: &str, phase: &str, ms: f64| {
+                let mut row = |stage_index: usize, stage: &str, phase: StagePhase, ms: f64| {
                     rows.push(StageSample {
                         batch_size,
                         round,
                         sample,
                         stage_index: stage_index as u32,
                         stage: stage.into(),
-                        phase: phase.into(),
+                        phase,
                         ms,
                     });
                 };
                 let mut step = 1.0;
                 for (index, stage) in STAGES.iter().enumerate() {
-                    for phase in ["forward", "backward"] {
-                        let jump =
-                            if *stage == "conv2+relu" && phase == "backward" && batch_size == 32 {
-                                3.0
-                            } else {
-                                0.0
-                            };
+                    for phase in [StagePhase::Forward, StagePhase::Backward] {
+                        let jump = if *stage == "conv2+relu"
+                            && phase == StagePhase::Backward
+                            && batch_size == 32
+                        {
+                            3.0
+                        } else {
+                            0.0
+                        };
                         let ms = 0.1
                             * f64::from(batch_size)
                             * (1.0 + 0.04 * (rng.random::<f64>() - 0.5))
@@ -75,8 +77,8 @@ fn stage_rows(rng: &mut StdRng) -> Vec<StageSample> {
                     }
                 }
                 let update = 0.5 * (1.0 + 0.04 * (rng.random::<f64>() - 0.5));
-                row(0, "optimizer", "optimizer", update);
-                row(0, "step", "step", step + update);
+                row(0, "optimizer", StagePhase::Optimizer, update);
+                row(0, "step", StagePhase::Step, step + update);
             }
         }
     }
@@ -128,7 +130,7 @@ fn the_anatomy_section_names_the_stage_that_jumps_and_its_figure_hides_nothing()
     let responsible: Vec<(&str, &str)> = anatomy
         .responsible()
         .iter()
-        .map(|p| (p.stage.as_str(), p.phase.as_str()))
+        .map(|p| (p.stage.as_str(), p.phase.name()))
         .collect();
     assert_eq!(responsible, [("conv2+relu", "backward")]);
 

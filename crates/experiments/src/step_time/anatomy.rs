@@ -2,7 +2,7 @@
 //! or suspected jump b and its neighbours b - 1 and b + 1, in shuffled rounds of their own after
 //! the sweep's, written to `stages.csv` (the report attributes the jump to layers from it).
 
-use batchlab_method::rows::step_time::StageSample;
+use batchlab_method::rows::step_time::{StagePhase, StageSample};
 use batchlab_models::ModelSpec;
 use serde::{Deserialize, Serialize};
 
@@ -85,23 +85,29 @@ impl AnatomyConfig {
 /// The rows of one dissecting visit: every stage's forward and backward, the optimizer and the
 /// whole step, for every repetition.
 pub fn stage_rows(batch_size: u32, round: u32, d: &Dissection) -> Vec<StageSample> {
-    let row = |sample: usize, index: usize, stage: &str, phase: &str, ms: f64| StageSample {
+    let row = |sample: usize, index: usize, stage: &str, phase: StagePhase, ms: f64| StageSample {
         batch_size,
         round,
         sample: sample as u32,
         stage_index: index as u32,
         stage: stage.into(),
-        phase: phase.into(),
+        phase,
         ms,
     };
     let mut rows = vec![];
     for (k, s) in d.samples.iter().enumerate() {
         for (i, name) in d.stages.iter().enumerate() {
-            rows.push(row(k, i, name, "forward", s.forward_ms[i]));
-            rows.push(row(k, i, name, "backward", s.backward_ms[i]));
+            rows.push(row(k, i, name, StagePhase::Forward, s.forward_ms[i]));
+            rows.push(row(k, i, name, StagePhase::Backward, s.backward_ms[i]));
         }
-        rows.push(row(k, 0, "optimizer", "optimizer", s.optimizer_ms));
-        rows.push(row(k, 0, "step", "step", s.step_ms));
+        rows.push(row(
+            k,
+            0,
+            "optimizer",
+            StagePhase::Optimizer,
+            s.optimizer_ms,
+        ));
+        rows.push(row(k, 0, "step", StagePhase::Step, s.step_ms));
     }
     rows
 }

@@ -87,6 +87,56 @@ impl Row for WarmupSample {
     }
 }
 
+/// Which part of a step a `stages.csv` row times, as the file spells it (an unknown one is an
+/// error at its column when the file is read); ordered as a step runs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", try_from = "String")]
+pub enum StagePhase {
+    /// A stage's forward pass.
+    Forward,
+    /// A stage's backward pass.
+    Backward,
+    /// The optimizer's update.
+    Optimizer,
+    /// The whole step the parts are compared with.
+    Step,
+}
+
+impl StagePhase {
+    /// The word `stages.csv` and the anatomy use.
+    pub fn name(self) -> &'static str {
+        match self {
+            StagePhase::Forward => "forward",
+            StagePhase::Backward => "backward",
+            StagePhase::Optimizer => "optimizer",
+            StagePhase::Step => "step",
+        }
+    }
+}
+
+impl TryFrom<String> for StagePhase {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        [
+            StagePhase::Forward,
+            StagePhase::Backward,
+            StagePhase::Optimizer,
+            StagePhase::Step,
+        ]
+        .into_iter()
+        .find(|p| p.name() == s)
+        .ok_or_else(|| {
+            format!("unknown phase `{s}`; expected forward, backward, optimizer or step")
+        })
+    }
+}
+
+impl std::fmt::Display for StagePhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The header of `stages.csv`, exactly.
 pub const STAGES_HEADER: &str = "batch_size,round,sample,stage_index,stage,phase,ms";
 
@@ -104,8 +154,8 @@ pub struct StageSample {
     pub stage_index: u32,
     /// The stage's name, e.g. `conv+relu`; `optimizer` or `step` for those phases.
     pub stage: String,
-    /// `forward`, `backward`, `optimizer` or `step`.
-    pub phase: String,
+    /// Which part of the step.
+    pub phase: StagePhase,
     /// Wall time in milliseconds.
     pub ms: f64,
 }
@@ -113,15 +163,6 @@ pub struct StageSample {
 impl Row for StageSample {
     const HEADER: &'static str = STAGES_HEADER;
     fn check(&self) -> Result<(), (&'static str, String)> {
-        if !["forward", "backward", "optimizer", "step"].contains(&self.phase.as_str()) {
-            return Err((
-                "phase",
-                format!(
-                    "unknown phase `{}`; expected forward, backward, optimizer or step",
-                    self.phase
-                ),
-            ));
-        }
         check_time("ms", self.ms)
     }
 }
@@ -186,7 +227,7 @@ mod tests {
             sample: 1,
             stage_index: 2,
             stage: "dense+relu".into(),
-            phase: "backward".into(),
+            phase: StagePhase::Backward,
             ms: 1.5,
         };
         assert_eq!(serde_header(&row), STAGES_HEADER);
@@ -194,10 +235,11 @@ mod tests {
         let path = dir.path().join("stages.csv");
         append_rows(&path, std::slice::from_ref(&row)).unwrap();
         assert_eq!(read_rows::<StageSample>(&path).unwrap(), vec![row.clone()]);
-        let odd = StageSample {
-            phase: "sideways".into(),
-            ..row
-        };
-        assert!(odd.check().unwrap_err().1.contains("unknown phase"));
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("backward", "sideways");
+        std::fs::write(&path, text).unwrap();
+        let err = read_rows::<StageSample>(&path).unwrap_err().to_string();
+        assert!(err.contains("unknown phase `sideways`"), "{err}");
     }
 }

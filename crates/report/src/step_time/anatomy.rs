@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use batchlab_method::rows::step_time::StageSample;
+use batchlab_method::rows::step_time::{StagePhase, StageSample};
 use batchlab_method::stats::{median, quantile_sorted};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -52,7 +52,7 @@ pub struct Part {
     /// The stage's name (`optimizer`, `step` for those).
     pub stage: String,
     /// `forward`, `backward`, `optimizer` or `step`.
-    pub phase: String,
+    pub phase: StagePhase,
     /// Median ms at b - 1, b, b + 1.
     pub medians: [f64; 3],
     /// b against b - 1.
@@ -122,25 +122,19 @@ fn change(at: &[f64], neighbour: &[f64], rng: &mut StdRng) -> Change {
 /// the whole step.
 pub fn anatomy(samples: &[StageSample], centre: u32, seed: u64) -> Option<Anatomy> {
     let sizes = [centre.checked_sub(1)?, centre, centre + 1];
-    // (stage index, phase order, stage, phase) -> per batch size, the times.
-    let mut groups: BTreeMap<(u32, u8, String, String), [Vec<f64>; 3]> = BTreeMap::new();
+    // (stage index, phase (in the order a step runs them), stage) -> per batch size, the times.
+    let mut groups: BTreeMap<(u32, StagePhase, String), [Vec<f64>; 3]> = BTreeMap::new();
     for s in samples {
         let Some(k) = sizes.iter().position(|&b| b == s.batch_size) else {
             continue;
         };
-        let order = match s.phase.as_str() {
-            "forward" => 0,
-            "backward" => 1,
-            "optimizer" => 2,
-            _ => 3,
-        };
-        let key = (s.stage_index, order, s.stage.clone(), s.phase.clone());
+        let key = (s.stage_index, s.phase, s.stage.clone());
         groups.entry(key).or_default()[k].push(s.ms);
     }
     let mut rng = StdRng::seed_from_u64(seed ^ u64::from(centre));
     let mut parts = vec![];
     let mut step = None;
-    for ((stage_index, order, stage, phase), times) in groups {
+    for ((stage_index, phase, stage), times) in groups {
         if times.iter().any(Vec::is_empty) {
             continue;
         }
@@ -152,14 +146,20 @@ pub fn anatomy(samples: &[StageSample], centre: u32, seed: u64) -> Option<Anatom
             below: change(&times[1], &times[0], &mut rng),
             above: change(&times[1], &times[2], &mut rng),
         };
-        if order == 3 {
+        if phase == StagePhase::Step {
             step = Some(part);
         } else {
             parts.push(part);
         }
     }
     // Network order, the optimizer last.
-    parts.sort_by_key(|p| (p.phase == "optimizer", p.stage_index, p.phase != "forward"));
+    parts.sort_by_key(|p| {
+        (
+            p.phase == StagePhase::Optimizer,
+            p.stage_index,
+            p.phase != StagePhase::Forward,
+        )
+    });
     Some(Anatomy {
         centre,
         step: step?,
@@ -179,29 +179,29 @@ mod tests {
             for sample in 0..12u32 {
                 let wobble = 1.0 + 0.02 * ((sample * 7 % 5) as f64 - 2.0) / 2.0;
                 let mut step = 0.0;
-                let mut push = |index: u32, stage: &str, phase: &str, ms: f64| {
+                let mut push = |index: u32, stage: &str, phase: StagePhase, ms: f64| {
                     rows.push(StageSample {
                         batch_size,
                         round: 0,
                         sample,
                         stage_index: index,
                         stage: stage.into(),
-                        phase: phase.into(),
+                        phase,
                         ms,
                     });
                 };
                 for (index, stage) in ["a", "b", "c"].iter().enumerate() {
-                    for phase in ["forward", "backward"] {
+                    for phase in [StagePhase::Forward, StagePhase::Backward] {
                         let mut ms = 0.01 * f64::from(batch_size) * wobble;
-                        if *stage == "b" && phase == "backward" && batch_size == 128 {
+                        if *stage == "b" && phase == StagePhase::Backward && batch_size == 128 {
                             ms += 2.0;
                         }
                         step += ms;
                         push(index as u32, stage, phase, ms);
                     }
                 }
-                push(0, "optimizer", "optimizer", 0.5 * wobble);
-                push(0, "step", "step", step + 0.5 * wobble);
+                push(0, "optimizer", StagePhase::Optimizer, 0.5 * wobble);
+                push(0, "step", StagePhase::Step, step + 0.5 * wobble);
             }
         }
         rows
@@ -212,14 +212,14 @@ mod tests {
         let a = anatomy(&synthetic(), 128, 0).unwrap();
         assert_eq!(a.parts.len(), 7);
         assert_eq!(
-            (a.parts[0].stage.as_str(), a.parts[0].phase.as_str()),
-            ("a", "forward")
+            (a.parts[0].stage.as_str(), a.parts[0].phase),
+            ("a", StagePhase::Forward)
         );
-        assert_eq!(a.parts[6].phase, "optimizer");
+        assert_eq!(a.parts[6].phase, StagePhase::Optimizer);
         let responsible = a.responsible();
         assert_eq!(responsible.len(), 1, "{responsible:?}");
         let b = responsible[0];
-        assert_eq!((b.stage.as_str(), b.phase.as_str()), ("b", "backward"));
+        assert_eq!((b.stage.as_str(), b.phase), ("b", StagePhase::Backward));
         assert!(b.below.low < 2.0 && b.below.high > 1.9, "{b:?}");
         assert!(a.step.exceeds_noise(), "{:?}", a.step);
         // Its share of the step's change is all of it, within the wobble.

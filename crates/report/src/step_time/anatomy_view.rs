@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use batchlab_method::rows::read_rows;
-use batchlab_method::rows::step_time::StageSample;
+use batchlab_method::rows::step_time::{StagePhase, StageSample};
 
 use super::anatomy::{anatomy, Anatomy, Change, Part};
 use super::markdown::ms;
@@ -35,9 +35,9 @@ pub(super) fn read(dir: &Path, seed: u64) -> Result<Vec<Anatomy>, ReportError> {
 }
 
 fn part_name(p: &Part) -> String {
-    match p.phase.as_str() {
-        "forward" | "backward" => format!("{} {}", p.stage, p.phase),
-        _ => p.phase.clone(),
+    match p.phase {
+        StagePhase::Forward | StagePhase::Backward => format!("{} {}", p.stage, p.phase),
+        StagePhase::Optimizer | StagePhase::Step => p.phase.name().to_string(),
     }
 }
 

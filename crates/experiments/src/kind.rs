@@ -4,8 +4,6 @@
 
 use std::fmt;
 
-use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
-
 /// A kind of study (`experiment.kind`, a registered claim's `kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
@@ -55,23 +53,10 @@ impl fmt::Display for Kind {
     }
 }
 
-impl Serialize for Kind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-impl<'de> Deserialize<'de> for Kind {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        Kind::parse(&name).ok_or_else(|| {
-            de::Error::custom(format!(
-                "unknown kind {name:?}; expected one of: {}",
-                Kind::names()
-            ))
-        })
-    }
-}
+crate::word_serde!(Kind, name, Kind::ALL, |word| format!(
+    "unknown kind {word:?}; expected one of: {}",
+    Kind::names()
+));
 
 #[cfg(test)]
 mod tests {

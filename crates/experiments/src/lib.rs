@@ -2,8 +2,10 @@
 //! directory every run writes. Layers import only downward (docs/ARCHITECTURE.md, "Layers"):
 //!
 //! 1. Foundations: [`error`], [`config`] (strict TOML, `--set`, located errors, the shared
-//!    tables), [`claim_registry`] (claims/registry.toml, compiled in), [`backend`] (flex or
-//!    CUDA at run time), [`optim`], [`progress`], [`sysinfo`].
+//!    tables), [`kind`] and [`words`] (the kinds of study, and how a word-spelled enum is
+//!    read), [`claim_registry`] (claims/registry.toml, compiled in), [`backend`] (flex or
+//!    CUDA at run time), [`optim`], [`progress`], [`sysinfo`], [`machine_id`] (fast paths and
+//!    tuning by identity).
 //! 2. Processes and the run directory: [`isolate`] (child workers that keep a crashing unit from
 //!    ending the run), [`lock`] (one writer per run directory), [`context`] (what the CLI decided, carried down), [`run_dir`]
 //!    (`meta.json`, write-once run directories, `latest`), [`shard`] (slices of a study's trials,
@@ -53,6 +55,7 @@ pub mod sysinfo;
 pub mod timed_step;
 pub mod train;
 pub mod trial;
+pub mod words;
 
 pub use config::{ConfigError, Source};
 pub use context::RunContext;

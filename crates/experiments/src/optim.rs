@@ -96,18 +96,9 @@ impl std::fmt::Display for OptimizerKind {
     }
 }
 
-impl Serialize for OptimizerKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-impl<'de> Deserialize<'de> for OptimizerKind {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        OptimizerKind::parse(&name).map_err(serde::de::Error::custom)
-    }
-}
+crate::word_serde!(OptimizerKind, name, OptimizerKind::ALL, |word| {
+    OptimizerKind::parse(word).err().unwrap_or_default()
+});
 
 impl OptimizerConfig {
     /// Tensors of state the optimizer keeps per parameter tensor: Adam's two moments, SGD's

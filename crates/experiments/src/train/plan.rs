@@ -25,24 +25,13 @@ impl Budget {
     }
 }
 
-impl serde::Serialize for Budget {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-/// A claim's `budget` key: an unknown name is an error at its value.
-impl<'de> serde::Deserialize<'de> for Budget {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        [Budget::Epochs, Budget::Steps]
-            .into_iter()
-            .find(|b| b.as_str() == name)
-            .ok_or_else(|| {
-                serde::de::Error::custom(format!("expected \"epochs\" or \"steps\", got {name:?}"))
-            })
-    }
-}
+// A claim's `budget` key: an unknown name is an error at its value.
+crate::word_serde!(
+    Budget,
+    as_str,
+    [Budget::Epochs, Budget::Steps],
+    |word| format!("expected \"epochs\" or \"steps\", got {word:?}")
+);
 
 /// One training run of the grid.
 #[derive(Debug, Clone, PartialEq, Eq)]

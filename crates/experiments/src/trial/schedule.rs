@@ -43,25 +43,9 @@ impl ScheduleKind {
     }
 }
 
-impl Serialize for ScheduleKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-impl<'de> Deserialize<'de> for ScheduleKind {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        ScheduleKind::ALL
-            .into_iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| {
-                serde::de::Error::custom(format!(
-                    "expected constant, linear or cosine, got {name:?}"
-                ))
-            })
-    }
-}
+crate::word_serde!(ScheduleKind, name, ScheduleKind::ALL, |word| format!(
+    "expected constant, linear or cosine, got {word:?}"
+));
 
 impl Default for ScheduleConfig {
     fn default() -> Self {

@@ -104,21 +104,38 @@ pub(super) fn regions(w: &Workload, space: Option<&SearchSpace>) -> Vec<RateRegi
     out
 }
 
-/// Whether a line of slope `k` through log(rate) against log(batch size) comes within a factor
-/// `margin` of every region (1: passes through each; open sides constrain nothing).
-fn fits(regions: &[RateRegion], k: f64, margin: f64) -> bool {
-    let m = margin.ln();
+/// Whether one line of slope `k` through log(rate) against log(batch size) lies, at every
+/// region, at or above `floor(region)` and at or below `ceiling(region)` (log values; `None`:
+/// no constraint on that side).
+fn a_line_passes(
+    regions: &[RateRegion],
+    k: f64,
+    floor: impl Fn(&RateRegion) -> Option<f64>,
+    ceiling: impl Fn(&RateRegion) -> Option<f64>,
+) -> bool {
     let (mut from, mut to) = (f64::NEG_INFINITY, f64::INFINITY);
     for r in regions {
         let x = f64::from(r.batch_size).ln();
-        if !r.open_low {
-            from = from.max(r.low.ln() - k * x - m);
+        if let Some(f) = floor(r) {
+            from = from.max(f - k * x);
         }
-        if !r.open_high {
-            to = to.min(r.high.ln() - k * x + m);
+        if let Some(c) = ceiling(r) {
+            to = to.min(c - k * x);
         }
     }
     from <= to + 1e-9
+}
+
+/// Whether a line of slope `k` comes within a factor `margin` of every region (1: passes
+/// through each; open sides constrain nothing).
+fn fits(regions: &[RateRegion], k: f64, margin: f64) -> bool {
+    let m = margin.ln();
+    a_line_passes(
+        regions,
+        k,
+        |r| (!r.open_low).then(|| r.low.ln() - m),
+        |r| (!r.open_high).then(|| r.high.ln() + m),
+    )
 }
 
 /// The range of slopes whose lines come within `margin` of every region (1: pass through
@@ -136,17 +153,14 @@ pub fn fitting_slopes(regions: &[RateRegion], margin: f64) -> Option<(f64, f64)>
 /// closed on both sides, and its low end at least line / margin and its high end at most
 /// line x margin.
 fn bounded(regions: &[RateRegion], k: f64, margin: f64) -> bool {
-    if regions.iter().any(|r| r.open_low || r.open_high) {
-        return false;
-    }
     let m = margin.ln();
-    let (mut from, mut to) = (f64::NEG_INFINITY, f64::INFINITY);
-    for r in regions {
-        let x = f64::from(r.batch_size).ln();
-        from = from.max(r.high.ln() - k * x - m);
-        to = to.min(r.low.ln() - k * x + m);
-    }
-    from <= to + 1e-9
+    !regions.iter().any(|r| r.open_low || r.open_high)
+        && a_line_passes(
+            regions,
+            k,
+            |r| Some(r.high.ln() - m),
+            |r| Some(r.low.ln() + m),
+        )
 }
 
 /// The widest region, as the factor high / low and its batch size; an open one first.

@@ -4,9 +4,12 @@
 # `just gpu-pack` left in gpu/ carried beside the tracked tree:
 #
 #   bash scripts/gpu-campaign.sh [--out DIR] [--budget SECONDS] [--only NAME,...] [--reports ROOT]
-#                                [--cache ROOT]
+#                                [--cache ROOT] [--set KEY=VALUE ...]
 #
-# 1. unpacks gpu/batchlab-cuda.zst and gpu/batchlab-tch-cuda.zst;
+# (--set goes to every run, e.g. `--set sweep.rounds=3` to fit more studies into one go.)
+#
+# 1. unpacks gpu/batchlab-cuda.zst and gpu/batchlab-tch-cuda.zst (zstd, else python3's
+#    zstandard, else the zstandard wheel gpu-pack.sh leaves in gpu/);
 # 2. preflight: the card, driver, memory, clocks and power limit (nvidia-smi), PyTorch, CUDA and
 #    cuDNN (python3), the libtorch directory tch-cuda runs on (LD_LIBRARY_PATH, which meta.json
 #    records); `batchlab check-fast-paths` on each backend, so that tch-cuda's libtorch
@@ -36,6 +39,7 @@ budget=540
 only=""
 rehearse=""
 rehearse_backend="wgpu"
+sets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
@@ -45,17 +49,24 @@ while [ $# -gt 0 ]; do
     --cache) cache_root="$2"; shift 2 ;;
     --rehearse) rehearse="$2"; shift 2 ;;
     --rehearse-backend) rehearse_backend="$2"; shift 2 ;;
-    *) echo "usage: $0 [--out DIR] [--budget SECONDS] [--only NAME,...] [--rehearse BIN [--rehearse-backend NAME]]" >&2; exit 2 ;;
+    --set) sets+=(--set "$2"); shift 2 ;;
+    *) echo "usage: $0 [--out DIR] [--budget SECONDS] [--only NAME,...] [--set KEY=VALUE] [--rehearse BIN [--rehearse-backend NAME]]" >&2; exit 2 ;;
   esac
 done
 
 # (slot, experiment): the order of a go. VGG16 on cuDNN first (the seeds' library), then the
-# other networks, then burn's own kernels on cuda, whose first visits compile and tune.
+# other networks; then two more PyTorch references of the VGG16 sweep into its tch-cuda run's
+# directory (slot pytorch: cuDNN's benchmark mode, pytorch-cudnn-benchmark.csv, against the
+# default of pytorch.csv, for seed 002's benchmark-mode claim; automatic mixed precision,
+# pytorch-amp.csv, as seed 002 measured); then burn's own kernels on cuda, whose first visits
+# compile and tune.
 RUNS=(
   "tch-cuda vgg16-step-time"
   "tch-cuda vgg19-step-time"
   "tch-cuda mobilenet-step-time"
   "tch-cuda resnet50-step-time"
+  "pytorch vgg16-step-time cudnn-benchmark"
+  "pytorch vgg16-step-time amp"
   "cuda vgg16-step-time"
   "cuda vgg19-step-time"
   "cuda mobilenet-step-time"
@@ -85,6 +96,12 @@ touch "$work/stamp"
 
 # --- 1. binaries ---------------------------------------------------------------------------
 unzstd_to() { # FILE.zst OUT
+  if ! command -v zstd >/dev/null && ! python3 -c "import zstandard" 2>/dev/null \
+    && ls gpu/zstandard-*.whl >/dev/null 2>&1; then
+    # A bare GPU machine may have neither: the wheel gpu-pack.sh downloaded travels in gpu/.
+    python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/py" gpu/zstandard-*.whl \
+      && export PYTHONPATH="$work/py${PYTHONPATH:+:$PYTHONPATH}"
+  fi
   if command -v zstd >/dev/null; then zstd -dqf -o "$2" "$1"
   elif python3 -c "import zstandard" 2>/dev/null; then
     python3 -c "import sys, zstandard; zstandard.ZstdDecompressor().copy_stream(open(sys.argv[1], 'rb'), open(sys.argv[2], 'wb'))" "$1" "$2"
@@ -187,10 +204,13 @@ unfinished() {
   done
 }
 newest() { ls -d "$root/$1"/*/ 2>/dev/null | sort | tail -n 1 | sed 's:/$::'; }
-# The PyTorch reference of `experiment`'s sweep, from its config, into DIR/pytorch.csv.
-reference() { # EXPERIMENT DIR SECONDS
+# The PyTorch reference of `experiment`'s sweep, from its config, into DIR/pytorch.csv, or with
+# a VARIANT (cudnn-benchmark, amp: the script's flag) into DIR/pytorch-VARIANT.csv.
+reference() { # EXPERIMENT DIR SECONDS [VARIANT]
   [ -n "$torch_lib" ] || return 0
   local config="$2/config.toml" model input range rounds samples warmup device=cuda
+  local file=pytorch.csv flag=()
+  [ -n "${4:-}" ] && { file="pytorch-$4.csv"; flag=("--$4"); }
   model=$(sed -n 's/^architecture = "\(.*\)"/\1/p' "$config")
   input=$(sed -n 's/^input = \[\(.*\)\]/\1/p' "$config" | tr -d ' ')
   classes=$(sed -n 's/^classes = \(.*\)/\1/p' "$config")
@@ -199,22 +219,30 @@ reference() { # EXPERIMENT DIR SECONDS
   samples=$(sed -n 's/^samples = \(.*\)/\1/p' "$config" | head -n 1)
   warmup=$(sed -n 's/^warmup_steps = \(.*\)/\1/p' "$config" | head -n 1)
   [ -n "$rehearse" ] && device=cpu
-  say "reference: PyTorch $model on $device into $2/pytorch.csv"
+  say "reference: PyTorch $model on $device ${flag[*]:-} into $2/$file"
   timeout -k 30 "$3" python3 -W ignore scripts/pytorch_steps.py sweep --model "$model" --input "$input" \
     --classes "$classes" --batch-range "$range" --rounds "$rounds" --samples "$samples" \
-    --warmup "$warmup" --device "$device" --out "$2/pytorch.csv" >> "$log" 2>&1 \
+    --warmup "$warmup" --device "$device" ${flag[@]+"${flag[@]}"} --out "$2/$file" >> "$log" 2>&1 \
     || say "reference stopped (exit $?): its rows so far are kept, and a next go resumes them"
 }
 for entry in "${RUNS[@]}"; do
-  read -r slot experiment <<< "$entry"
-  [ -n "${bin[$slot]:-}" ] || continue
+  read -r slot experiment variant <<< "$entry"
   if [ -n "$only" ] && [[ ",$only," != *",$experiment,"* ]]; then continue; fi
   seconds=$(( $(left) - RESERVE ))
+  if [ "$slot" = "pytorch" ]; then
+    dir="$(newest "$experiment-tch-cuda" || true)"
+    if [ -z "$rehearse" ] && [ -n "$dir" ] && [ "$seconds" -ge "$SHORTEST" ]; then
+      reference "$experiment" "$dir" "$seconds" "$variant"
+    fi
+    continue
+  fi
+  [ -n "${bin[$slot]:-}" ] || continue
   if [ "$seconds" -lt "$SHORTEST" ]; then say "out of time: $slot $experiment not started"; continue; fi
   name="$experiment-${backend[$slot]}"
   args=(run "$repo/experiments/$experiment.toml" --out "$root" --data-dir "$repo/datasets"
     --set "experiment.name=$name" --set "backend.name=${backend[$slot]}")
   [ -n "$rehearse" ] && args+=("${REHEARSAL[@]}")
+  args+=(${sets[@]+"${sets[@]}"})
   [ "$slot" = "tch-cuda" ] && args+=(${fast_paths[@]+"${fast_paths[@]}"})
   [ -n "$(unfinished "$name")" ] && args+=(--resume)
   env_prefix=()

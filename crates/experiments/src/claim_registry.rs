@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use batchlab_report::step_time::{Gap, StepTimeRules};
 use batchlab_report::steps_to_target::RegimeBands;
 
-use crate::config::{ConfigError, Source};
+use crate::config::{BackendKind, ConfigError, Source};
 use crate::kind::Kind;
 
 /// The registry's text as committed.
@@ -119,6 +119,20 @@ impl RegisteredClaim {
             .map(String::as_str)
             .collect()
     }
+}
+
+/// The experiment and backend of a GPU campaign's run name, `<experiment>-<backend>`
+/// (scripts/gpu-campaign.sh names its runs so, one experiment on two GPU backends): the name a
+/// registry's `judged_by` or `see_also` gives for the runs of `experiments/<experiment>.toml` on
+/// that backend. `None` for a name without a GPU backend's suffix.
+pub fn campaign_run(name: &str) -> Option<(&str, BackendKind)> {
+    // The longest suffix first: `-tch-cuda` also ends in `-cuda`.
+    [BackendKind::TchCuda, BackendKind::Cuda, BackendKind::Wgpu]
+        .into_iter()
+        .find_map(|backend| {
+            let experiment = name.strip_suffix(backend.name())?.strip_suffix('-')?;
+            Some((experiment, backend))
+        })
 }
 
 impl Registry {

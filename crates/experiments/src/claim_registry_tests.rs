@@ -34,8 +34,15 @@ fn the_committed_registry_parses_and_every_test_of_record_exists() {
             .chain(&c.judged_by)
             .chain(&c.see_also)
         {
-            let path = format!("../../experiments/{exp}.toml");
-            assert!(std::path::Path::new(&path).exists(), "{}: no {path}", c.id);
+            // A GPU campaign's run names its experiment and backend.
+            let exists =
+                |e: &str| std::path::Path::new(&format!("../../experiments/{e}.toml")).exists();
+            let file = campaign_run(exp).map_or(exp.as_str(), |(e, _)| e);
+            assert!(
+                exists(exp) || exists(file),
+                "{}: no experiments/{exp}.toml, nor a campaign run of one",
+                c.id
+            );
         }
     }
 }
@@ -156,4 +163,15 @@ workload = "a label"
         sweep["analysis"]["no_jumps_margin"],
         toml::Value::from(0.02)
     );
+}
+
+#[test]
+fn a_campaign_run_names_its_experiment_and_backend() {
+    use crate::config::BackendKind;
+    let tch = campaign_run("vgg16-step-time-tch-cuda");
+    assert_eq!(tch, Some(("vgg16-step-time", BackendKind::TchCuda)));
+    let cuda = campaign_run("vgg16-step-time-cuda");
+    assert_eq!(cuda, Some(("vgg16-step-time", BackendKind::Cuda)));
+    assert_eq!(campaign_run("vgg16-step-time-cpu"), None);
+    assert_eq!(campaign_run("cuda"), None);
 }

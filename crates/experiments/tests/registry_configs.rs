@@ -5,12 +5,18 @@
 
 use std::path::Path;
 
-use batchlab_experiments::claim_registry::{config_key, ConfigKey, RegisteredClaim, Registry};
+use batchlab_experiments::claim_registry::{
+    campaign_run, config_key, ConfigKey, RegisteredClaim, Registry,
+};
 use batchlab_experiments::kind::Kind;
 
+/// experiments/NAME.toml, or for a GPU campaign's run name the experiment it ran.
 fn experiment(name: &str) -> toml::Table {
-    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments"))
-        .join(format!("{name}.toml"));
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments"));
+    let mut path = dir.join(format!("{name}.toml"));
+    if let (false, Some((file, _))) = (path.exists(), campaign_run(name)) {
+        path = dir.join(format!("{file}.toml"));
+    }
     toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 

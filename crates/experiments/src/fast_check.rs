@@ -4,7 +4,7 @@
 //! backward on the card (tch-cuda) agrees with burn's before its sweeps are timed.
 
 use batchlab_fast::conv::agreement::check;
-pub use batchlab_fast::conv::agreement::{Agreement, TOLERANCE};
+pub use batchlab_fast::conv::agreement::{Agreement, TOLERANCE, TOLERANCE_GPU};
 use burn::tensor::backend::AutodiffBackend;
 
 use crate::{

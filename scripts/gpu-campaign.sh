@@ -126,9 +126,12 @@ else
 fi
 
 # meta.json's commit: the runs start outside the repository (see the kernel cache below), so
-# it is named here: the checkout's, or on a copy of the tree without its repository (a GPU
-# machine's) the one scripts/gpu-pack.sh recorded.
-if commit=$(git rev-parse HEAD 2>/dev/null); then
+# it is named here: the packed binaries' (scripts/gpu-pack.sh recorded it), else the checkout's.
+# The binaries' first: a GPU machine's copy of the tree may carry a stale .git (on 2026-11-27
+# it named the session's first commit, 444f96a, for binaries packed at 8455df4).
+if [ -z "$rehearse" ] && [ -f gpu/commit ]; then
+  export BATCHLAB_GIT_COMMIT="$(cat gpu/commit)"
+elif commit=$(git rev-parse HEAD 2>/dev/null); then
   git diff --quiet HEAD -- . ':(exclude)reports' || commit="$commit-dirty"
   export BATCHLAB_GIT_COMMIT="$commit"
 elif [ -f gpu/commit ]; then

@@ -4,9 +4,10 @@
 # `just gpu-pack` left in gpu/ carried beside the tracked tree:
 #
 #   bash scripts/gpu-campaign.sh [--out DIR] [--budget SECONDS] [--only NAME,...] [--reports ROOT]
-#                                [--cache ROOT] [--set KEY=VALUE ...]
+#                                [--cache ROOT] [--set KEY=VALUE ...] [--again NAME,...]
 #
-# (--set goes to every run, e.g. `--set sweep.rounds=3` to fit more studies into one go.)
+# (--set goes to every run, e.g. `--set sweep.rounds=3` to fit more studies into one go; a study
+# whose newest run carried in is complete is skipped unless --again names it.)
 #
 # 1. unpacks gpu/batchlab-cuda.zst and gpu/batchlab-tch-cuda.zst (zstd, else python3's
 #    zstandard, else the zstandard wheel gpu-pack.sh leaves in gpu/);
@@ -40,6 +41,7 @@ only=""
 rehearse=""
 rehearse_backend="wgpu"
 sets=()
+again=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
@@ -50,6 +52,7 @@ while [ $# -gt 0 ]; do
     --rehearse) rehearse="$2"; shift 2 ;;
     --rehearse-backend) rehearse_backend="$2"; shift 2 ;;
     --set) sets+=(--set "$2"); shift 2 ;;
+    --again) again="$2"; shift 2 ;;
     *) echo "usage: $0 [--out DIR] [--budget SECONDS] [--only NAME,...] [--set KEY=VALUE] [--rehearse BIN [--rehearse-backend NAME]]" >&2; exit 2 ;;
   esac
 done
@@ -199,14 +202,16 @@ for slot in tch-cuda cuda; do
 done
 
 # --- 3. the runs ---------------------------------------------------------------------------
-# The newest report directory of `name` whose meta.json does not say complete, if any.
-unfinished() {
+# The newest run directory of `name` (the `latest` link left out: it names the newest complete).
+newest() {
   local d
-  for d in $(ls -d "$root/$1"/*/ 2>/dev/null | sort -r); do
-    if [ -f "$d/meta.json" ] && ! grep -q '"status": "complete"' "$d/meta.json"; then echo "${d%/}"; return; fi
-  done
+  d=$(find "$root/$1" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' 2>/dev/null | sort | tail -n 1)
+  [ -n "$d" ] && echo "$root/$1/$d"
 }
-newest() { ls -d "$root/$1"/*/ 2>/dev/null | sort | tail -n 1 | sed 's:/$::'; }
+# Whether the newest report directory of `name` says complete / does not (an older unfinished
+# run behind a complete one is left alone: its config may differ, e.g. a run with fast paths off).
+complete() { local d; d="$(newest "$1" || true)"; [ -n "$d" ] && grep -q '"status": "complete"' "$d/meta.json" 2>/dev/null; }
+unfinished() { local d; d="$(newest "$1" || true)"; [ -n "$d" ] && [ -f "$d/meta.json" ] && ! complete "$1"; }
 # The PyTorch reference of `experiment`'s sweep, from its config, into DIR/pytorch.csv, or with
 # a VARIANT (cudnn-benchmark, amp: the script's flag) into DIR/pytorch-VARIANT.csv.
 reference() { # EXPERIMENT DIR SECONDS [VARIANT]
@@ -242,23 +247,29 @@ for entry in "${RUNS[@]}"; do
   [ -n "${bin[$slot]:-}" ] || continue
   if [ "$seconds" -lt "$SHORTEST" ]; then say "out of time: $slot $experiment not started"; continue; fi
   name="$experiment-${backend[$slot]}"
-  args=(run "$repo/experiments/$experiment.toml" --out "$root" --data-dir "$repo/datasets"
-    --set "experiment.name=$name" --set "backend.name=${backend[$slot]}")
-  [ -n "$rehearse" ] && args+=("${REHEARSAL[@]}")
-  args+=(${sets[@]+"${sets[@]}"})
-  [ "$slot" = "tch-cuda" ] && args+=(${fast_paths[@]+"${fast_paths[@]}"})
-  [ -n "$(unfinished "$name")" ] && args+=(--resume)
-  env_prefix=()
-  [ "$slot" = "tch-cuda" ] && env_prefix=("${tch_env[@]}")
-  say "run: ${bin[$slot]} ${args[*]} (at most ${seconds}s)"
-  # SIGTERM at the limit, to batchlab alone (--foreground: timeout otherwise signals the whole
-  # group too, and a second signal ends batchlab at once, before it records the stop): it stops
-  # its worker, marks the run interrupted, and the next go resumes it. KILL 30 s later if not.
-  before=$(cached)
-  if (cd "$work/run" && ${env_prefix[@]+"${env_prefix[@]}"} timeout --foreground -k 30 "$seconds" "${bin[$slot]}" "${args[@]}") >> "$log" 2>&1; then
-    say "done: $name (kernel cache: $before -> $(cached) files)"
+  # A study a go carried in complete is not run again unless --again names it (a new config,
+  # e.g. more rounds); its references still resume below.
+  if complete "$name" && [[ ",$again," != *",$experiment,"* ]]; then
+    say "already complete: $(newest "$name") (--again $experiment runs it anew)"
   else
-    say "stopped (exit $?): $name (kernel cache: $before -> $(cached) files)"
+    args=(run "$repo/experiments/$experiment.toml" --out "$root" --data-dir "$repo/datasets"
+      --set "experiment.name=$name" --set "backend.name=${backend[$slot]}")
+    [ -n "$rehearse" ] && args+=("${REHEARSAL[@]}")
+    args+=(${sets[@]+"${sets[@]}"})
+    [ "$slot" = "tch-cuda" ] && args+=(${fast_paths[@]+"${fast_paths[@]}"})
+    unfinished "$name" && args+=(--resume)
+    env_prefix=()
+    [ "$slot" = "tch-cuda" ] && env_prefix=("${tch_env[@]}")
+    say "run: ${bin[$slot]} ${args[*]} (at most ${seconds}s)"
+    # SIGTERM at the limit, to batchlab alone (--foreground: timeout otherwise signals the whole
+    # group too, and a second signal ends batchlab at once, before it records the stop): it stops
+    # its worker, marks the run interrupted, and the next go resumes it. KILL 30 s later if not.
+    before=$(cached)
+    if (cd "$work/run" && ${env_prefix[@]+"${env_prefix[@]}"} timeout --foreground -k 30 "$seconds" "${bin[$slot]}" "${args[@]}") >> "$log" 2>&1; then
+      say "done: $name (kernel cache: $before -> $(cached) files)"
+    else
+      say "stopped (exit $?): $name (kernel cache: $before -> $(cached) files)"
+    fi
   fi
   dir="$(newest "$name")"
   if { [ "$slot" = "tch-cuda" ] || [ -n "$rehearse" ]; } && [ -n "$dir" ]; then

@@ -107,7 +107,9 @@ fn claims_lists_every_registered_claim_once() {
     let registered = registry.matches("\n[[claim]]").count();
     assert_eq!(stdout.lines().count(), registered, "{stdout}");
     assert!(
-        stdout.contains("vgg16-jumps-on-four-gpus: cannot be tested here (needs a GPU"),
+        stdout.contains(
+            "gpu-speed-order-v100-p100-t4-k80: cannot be tested here (needs the four GPUs"
+        ),
         "{stdout}"
     );
 }

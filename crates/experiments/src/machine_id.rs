@@ -27,14 +27,17 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
         "conv-relu-libtorch-v1",
         &["convolution + ReLU with libtorch's own backward"],
     ),
+    ("burn-ops", &["none on this backend: burn's own ops"]),
+    // Turned off on a backend that has them: burn's own ops too, but not the backend's usual
+    // step, so never the same as its runs with them (a reader is told, docs/results.md).
     (
-        "burn-ops",
-        &[
-            "none on this backend: burn's own ops",
-            "off (backend.fast_paths = false): burn's own ops",
-        ],
+        TURNED_OFF,
+        &["off (backend.fast_paths = false): burn's own ops"],
     ),
 ];
+
+/// The identifier of fast paths turned off by `backend.fast_paths = false`.
+const TURNED_OFF: &str = "turned-off";
 
 /// The mark of an identifier read from words not in [`FAST_PATHS`].
 const UNKNOWN: &str = "words: ";
@@ -77,6 +80,11 @@ impl FastPaths {
     /// Whether none were recorded.
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
+    }
+
+    /// Whether the run turned the backend's fast paths off (`backend.fast_paths = false`).
+    pub fn turned_off(&self) -> bool {
+        self.ids.contains(TURNED_OFF)
     }
 
     /// The identifiers, for a reader or a test.

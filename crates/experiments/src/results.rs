@@ -22,11 +22,12 @@ use crate::{
     claim_registry::{RegisteredClaim, Registry, REGISTRY_PATH},
     config::BackendKind,
     error::RunError,
-    run_dir::Meta,
+    machine_id::FastPaths,
+    run_dir::{Meta, RunStatus},
 };
 
 /// How the verdict of record is chosen, in the words docs/results.md states it.
-pub const RECORD_RULE: &str = "Every committed run that judges a claim is listed: runs of its test of record, of the same study elsewhere (the registry's `judged_by`: the GPU configs) and of the same rule on other models (`see_also`, listed last and never of record). Of the first two, per machine (backend, device, threads, kernels) the newest run is that machine's verdict of record; of those, the one on the most faithful backend is the claim's (LibTorch on a GPU, then burn-cuda, then LibTorch on a CPU, then flex, then wgpu, which runs on a software rasteriser here: the articles measured on NVIDIA GPUs through cuDNN). So a run on another backend or machine never silently replaces a verdict. A verdict is marked *post hoc* where a parameter of its rule was fixed (`[claim.fixed]` in the registry, a commit a test checks against git) after its run started";
+pub const RECORD_RULE: &str = "Every committed run that judges a claim is listed: runs of its test of record, of the same study elsewhere (the registry's `judged_by`: the GPU configs) and of the same rule on other models (`see_also`, listed last and never of record). Of the first two, per machine (backend, device, threads, kernels) the newest run is that machine's verdict of record; of those, the one on the most faithful backend is the claim's (LibTorch on a GPU, then burn-cuda, then LibTorch on a CPU, then flex, then wgpu, which runs on a software rasteriser here: the articles measured on NVIDIA GPUs through cuDNN). So a run on another backend or machine never silently replaces a verdict. A run stopped before its end, or made with the backend's fast paths turned off (burn's own ops where its usual step is another), is listed and marked, never of record. A verdict is marked *post hoc* where a parameter of its rule was fixed (`[claim.fixed]` in the registry, a commit a test checks against git) after its run started";
 
 /// One run's verdict on one claim.
 #[derive(Debug, Clone)]
@@ -44,6 +45,10 @@ pub struct RunVerdict {
     /// Whether it can stand for the claim's verdict (a run of its test of record or of the
     /// same study elsewhere, not of another model).
     pub of_record_kind: bool,
+    /// A run of its test of record or the same study elsewhere that is set aside: stopped
+    /// before its end, or with its backend's fast paths turned off (the machine's words say
+    /// which).
+    pub set_aside: bool,
     /// Whether it is its machine's newest such run (that machine's verdict of record).
     pub newest_on_machine: bool,
     /// The rule's parameters fixed after the run started (a post hoc verdict), if any.
@@ -73,6 +78,13 @@ impl ClaimResult<'_> {
 /// A backend's place in [`RECORD_RULE`]'s order (an unknown name last).
 fn faithfulness(machine: &MachineKey) -> u8 {
     BackendKind::parse(&machine.backend).map_or(u8::MAX, BackendKind::faithfulness)
+}
+
+/// Whether a run is whole (complete, or a sharded run's directory) and ran its backend's usual
+/// step (its fast paths not turned off): a run that is not is listed, never of record.
+fn whole_and_usual(meta: &Meta) -> (bool, bool) {
+    let whole = matches!(meta.status, RunStatus::Complete | RunStatus::Sharded);
+    (whole, !FastPaths::read(&meta.fast_paths).turned_off())
 }
 
 /// Every `findings.json` under `root/<experiment>/<run>/` (the `latest` links skipped), with its
@@ -137,12 +149,13 @@ pub fn collect<'a>(registry: &'a Registry, root: &Path) -> Result<Vec<ClaimResul
                 .into_iter()
                 .map(str::to_string)
                 .collect();
+            let (whole, usual) = whole_and_usual(meta);
             result.runs.push(RunVerdict {
                 experiment: file.experiment.clone(),
                 run: file.run.clone(),
                 started: meta.started.clone(),
                 machine: format!(
-                    "{}, {} thread{}, {}{}",
+                    "{}, {} thread{}, {}{}{}{}",
                     file.machine.backend,
                     file.machine.threads,
                     if file.machine.threads == 1 { "" } else { "s" },
@@ -151,10 +164,21 @@ pub fn collect<'a>(registry: &'a Registry, root: &Path) -> Result<Vec<ClaimResul
                         String::new()
                     } else {
                         format!(", {} kernels", file.machine.kernels)
-                    }
+                    },
+                    if usual {
+                        ""
+                    } else {
+                        ", fast paths off: burn's own ops"
+                    },
+                    if whole {
+                        ""
+                    } else {
+                        ", stopped before its end"
+                    },
                 ),
                 key: file.machine.clone(),
-                of_record_kind: result.claim.of_record_in(&file.experiment),
+                of_record_kind: result.claim.of_record_in(&file.experiment) && whole && usual,
+                set_aside: result.claim.of_record_in(&file.experiment) && !(whole && usual),
                 newest_on_machine: false,
                 post_hoc,
                 finding: f,
@@ -313,6 +337,7 @@ fn rows_of(r: &ClaimResult) -> Vec<Vec<String>> {
                 }
             };
             let standing = match (i, v.of_record_kind, v.newest_on_machine) {
+                (_, false, _) if v.set_aside => ", set aside",
                 (_, false, _) => ", another model",
                 (0, true, _) => ", verdict of record",
                 (_, true, true) => ", of record on its machine",

@@ -135,3 +135,36 @@ fn the_most_faithful_backend_holds_the_record_whatever_ran_last() {
     );
     assert!(md.contains("another model"), "{md}");
 }
+
+/// Sets `key` of a run's meta.json to `value`.
+fn restamp(root: &Path, experiment: &str, name: &str, key: &str, value: &str) {
+    let path = root.join(experiment).join(name).join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    meta[key] = value.into();
+    std::fs::write(&path, meta.to_string()).unwrap();
+}
+
+#[test]
+fn a_run_stopped_early_or_without_its_fast_paths_is_listed_never_of_record() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    let at = |name, started, outcome| run(r, "study-gpu", name, "tch-cuda", started, outcome);
+    at("whole", "2026-11-26T00:00:00Z", Outcome::reproduces());
+    // Newer runs on the same machine, each refuting it: one interrupted, one with its backend's
+    // fast paths turned off.
+    let refuted = Outcome::does_not_reproduce("no");
+    at("stopped", "2026-11-27T00:00:00Z", refuted.clone());
+    restamp(r, "study-gpu", "stopped", "status", "interrupted");
+    at("burn-ops", "2026-11-28T00:00:00Z", refuted);
+    let off = "off (backend.fast_paths = false): burn's own ops";
+    restamp(r, "study-gpu", "burn-ops", "fast_paths", off);
+    let registry = registry();
+    let results = collect(&registry, r).unwrap();
+    assert_eq!(results[0].of_record().unwrap().run, "whole");
+    assert_eq!(results[0].runs.len(), 3);
+    let md = results_markdown(&registry, &results);
+    assert!(md.contains(", set aside (tch-cuda"), "{md}");
+    assert!(md.contains(", stopped before its end)"), "{md}");
+    assert!(md.contains(", fast paths off: burn's own ops)"), "{md}");
+}

@@ -439,3 +439,51 @@ fn a_named_position_reads_only_the_gap_it_means() {
     let after = judged("after", Gap::After);
     assert_ne!(after.outcome.verdict(), Verdict::Reproduces, "{after:?}");
 }
+
+#[test]
+fn a_reference_beside_the_run_is_read_by_the_same_rules_and_kept_out_of_the_findings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // The run: a planted 8% step after 32; its PyTorch reference: the same sweep without it,
+    // 10% faster.
+    append_rows(&dir.join("results.csv"), &sweep_with(0.03, Some(33))).unwrap();
+    let reference: Vec<StepSample> = sweep_with(0.03, None)
+        .into_iter()
+        .map(|s| StepSample {
+            step_ms: s.step_ms.map(|ms| ms * 0.9),
+            backend: "pytorch-cuda".into(),
+            ..s
+        })
+        .collect();
+    append_rows(&dir.join("pytorch.csv"), &reference).unwrap();
+    let findings = render_step_time(dir, &context()).unwrap();
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let section = md
+        .split("## The same go's PyTorch references")
+        .nth(1)
+        .expect("a section on the reference")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    assert!(
+        section.contains("`pytorch.csv`: PyTorch, cuDNN's defaults | 69 ok | "),
+        "{section}"
+    );
+    // This run over the reference: 1/0.9 below the step, 1.08/0.9 above it.
+    assert!(section.contains("x1.1"), "{section}");
+    // The reference shows no jump where the run shows one: the reader sees both readings.
+    assert!(section.contains("no jump detected"), "{section}");
+    let jumps = section
+        .lines()
+        .find(|l| l.starts_with("| \"Step time grows linearly with batch size but jumps"))
+        .or_else(|| section.lines().find(|l| l.contains("jumps at 16, 32")))
+        .unwrap_or_else(|| panic!("{section}"));
+    assert!(jumps.contains("| partly"), "{jumps}");
+    // Never in findings.json: one reading per rule, the run's own.
+    let rules: Vec<&str> = findings.claims.iter().map(|f| f.rule.as_str()).collect();
+    assert_eq!(
+        rules.iter().filter(|r| **r == "jumps-at").count(),
+        1,
+        "{rules:?}"
+    );
+}

@@ -21,6 +21,8 @@ pub(super) struct Sections {
     pub anatomy: String,
     /// The warm-up of each visit (`warmup.csv`).
     pub warmup: String,
+    /// The same go's PyTorch references (`pytorch*.csv`).
+    pub references: String,
 }
 
 pub(super) fn report_markdown(
@@ -112,6 +114,7 @@ pub(super) fn report_markdown(
     }
 
     md.push_str(&claim_section(ctx, analysis, verdicts));
+    md.push_str(&sections.references);
     md.push_str(&failure_section(analysis, samples));
     md.push_str(anatomy);
     md.push_str(&sections.warmup);
@@ -167,12 +170,15 @@ pub(super) fn report_markdown(
     if !sections.warmup.is_empty() {
         md.push_str("- `warmup.csv`: every visit's dropped warm-up steps (raw).\n");
     }
+    if !sections.references.is_empty() {
+        md.push_str("- `pytorch*.csv`: the PyTorch references' timed steps (raw, the columns of `results.csv`).\n");
+    }
     md.push('\n');
     md.push_str(&crate::markdown::storage_note());
     md
 }
 
-fn in_short(analysis: &Analysis) -> String {
+pub(super) fn in_short(analysis: &Analysis) -> String {
     let f = &analysis.findings;
     let mut parts = vec![];
     if let Some(fit) = f.fit {

@@ -10,6 +10,7 @@ pub mod anatomy;
 mod anatomy_view;
 mod figures;
 mod markdown;
+mod references;
 mod rows;
 mod summary;
 mod verdicts;
@@ -62,7 +63,9 @@ pub struct StepTimeContext {
 
 /// Reads `dir/results.csv` (or its Parquet form) and writes `dir/summary.csv`,
 /// `dir/step_time.svg`, `dir/throughput.svg` and `dir/report.md` (see [`OUTPUT_FILES`]); when
-/// the run took steps apart (`dir/stages.csv`), also `dir/anatomy.svg` and a section on them. Can be rerun at any time (each file is
+/// the run took steps apart (`dir/stages.csv`), also `dir/anatomy.svg` and a section on them;
+/// where a GPU campaign left PyTorch references (`dir/pytorch*.csv`), a section judging them
+/// beside the run (`references`). Can be rerun at any time (each file is
 /// replaced atomically); a sweep with no successful point still gets its report.
 pub fn render_step_time(
     dir: &Path,
@@ -90,6 +93,7 @@ pub fn render_step_time(
     let sections = markdown::Sections {
         anatomy: anatomy_view::section(&anatomies),
         warmup: warmup_view::section(&warmup_view::read(dir)?, &samples),
+        references: references::section(&analysis, &verdicts, &references::read(dir, ctx)?),
     };
     let report = markdown::report_markdown(ctx, &analysis, &samples, &verdicts, &sections);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;

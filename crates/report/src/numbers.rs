@@ -35,6 +35,12 @@ pub(crate) fn slope(x: f64, finite: impl Fn(f64) -> String) -> String {
     }
 }
 
+/// A signed value (a slope, a ratio) to three significant digits, "+∞" and "−∞" where
+/// unbounded: the one format of slopes and ratios in reports.
+pub(crate) fn signed(x: f64) -> String {
+    slope(x, sig)
+}
+
 /// A batch size held as f64 (as the regimes and fits hold them), printed as an integer.
 pub(crate) fn batch(b: f64) -> String {
     if b.is_finite() {

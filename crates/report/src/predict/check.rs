@@ -7,6 +7,7 @@
 //! is dropped, one step of N mod B examples; each is timed from the sweep at its own batch size.
 
 use crate::markdown::table;
+use crate::numbers::seconds;
 use crate::predict::{StepCurve, StepEstimate};
 use batchlab_method::stats::median;
 
@@ -133,16 +134,6 @@ pub fn checks(inputs: &PredictionInputs, cells: &[MeasuredCell]) -> Vec<Predicti
         .collect()
 }
 
-/// Seconds to three significant digits (training times here range from milliseconds to
-/// hours).
-fn seconds(x: f64) -> String {
-    format!(
-        "{:.*}",
-        (2 - x.abs().log10().floor() as i32).clamp(0, 6) as usize,
-        x
-    )
-}
-
 /// The report's section: the table and the median absolute error, or why there is none.
 pub fn section(inputs: &PredictionInputs, checks: &[PredictionCheck]) -> String {
     let mut md = String::from("\n## Training time against the step-time prediction\n\n");
@@ -190,8 +181,8 @@ pub fn section(inputs: &PredictionInputs, checks: &[PredictionCheck]) -> String 
             "optimizer",
             "budget",
             "batch",
-            "measured s",
-            "predicted s (interval)",
+            "measured",
+            "predicted (interval)",
             "error",
         ],
         &rows,

@@ -3,10 +3,11 @@
 
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
 
+use crate::numbers::signed;
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::lr_rule::{self, SearchSpace};
-use crate::steps_to_target::max_useful::{signed, RatioClaim};
+use crate::steps_to_target::max_useful::RatioClaim;
 use crate::steps_to_target::quality;
 use crate::steps_to_target::scaling::{bounded_interval, WINDOW};
 use crate::steps_to_target::scaling::{INTERVAL_WORDS, LEVEL_WORDS};

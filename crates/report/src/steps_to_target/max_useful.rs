@@ -12,12 +12,7 @@
 
 use batchlab_method::findings::Outcome;
 
-use crate::numbers::slope;
-
-/// A ratio or slope with two decimals, "+∞" and "−∞" where unbounded.
-pub(super) fn signed(x: f64) -> String {
-    slope(x, |x| format!("{x:.2}"))
-}
+use crate::numbers::signed;
 
 /// What a claim says about r.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

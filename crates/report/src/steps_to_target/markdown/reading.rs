@@ -4,7 +4,7 @@
 //! scales, and which batch size is worth running.
 
 use super::time::time_sentence;
-use crate::numbers::{and_list, batch, capitalised, sig, slope, with_interval};
+use crate::numbers::{and_list, batch, capitalised, sig, signed, with_interval};
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
 use crate::steps_to_target::scaling::INTERVAL_WORDS;
@@ -166,11 +166,6 @@ fn rule() -> String {
         sig(2.0 * (1.0 - o.perfect_tolerance)),
         100.0 * o.plateau_saving
     )
-}
-
-/// A slope for the reader, to three significant digits.
-fn signed(x: f64) -> String {
-    slope(x, sig)
 }
 
 /// The rule of the band-judged regimes (`scaling::bands`), in words.

@@ -10,7 +10,7 @@ use batchlab_experiments::{
         history, history_summary, nearest_machine, predict_training, suggestions, Basis, Origin,
         Predicted, TrainingPlan,
     },
-    sweeps::{model_name, Machine},
+    sweeps::{machine_here, model_name, Machine},
 };
 use batchlab_models::{Architecture, ModelSpec};
 
@@ -217,7 +217,7 @@ pub fn predict(args: PredictArgs) -> Result<()> {
         threads: args.threads,
         ..Default::default()
     };
-    let machine = Machine::here(&backend);
+    let machine = machine_here(&backend);
     let plan = TrainingPlan {
         batch_size: batch,
         examples,

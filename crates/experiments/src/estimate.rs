@@ -19,7 +19,7 @@ use crate::{
     optim::{label, OptimizerConfig},
     predict::{same_model_sweep, TrainingPlan},
     study::{PlannedSteps, Study},
-    sweeps::{model_name, Machine},
+    sweeps::{machine_here, model_name, Machine},
 };
 
 /// A duration in words: the reports' one format.
@@ -93,7 +93,7 @@ pub fn estimate(study: &dyn Study, root: &Path) -> Result<Option<Estimate>, RunE
         return Ok(None);
     }
     let config = study.backend();
-    let machine = Machine::here(config);
+    let machine = machine_here(config);
     let mut total = (0.0, 0.0, 0.0);
     let mut bases = Vec::new();
     for Group {

@@ -4,8 +4,8 @@
 //! 1. Foundations: [`error`], [`config`] (strict TOML, `--set`, located errors, the shared
 //!    tables), [`kind`] and [`words`] (the kinds of study, and how a word-spelled enum is
 //!    read), [`claim_registry`] (claims/registry.toml, compiled in), [`backend`] (flex or
-//!    CUDA at run time), [`optim`], [`progress`], [`sysinfo`], [`machine_id`] (fast paths and
-//!    tuning by identity).
+//!    CUDA at run time), [`optim`], [`progress`], [`sysinfo`] (where a run ran is
+//!    `batchlab_method::machine::Machine`, read from meta.json by `run_dir::Meta::machine`).
 //! 2. Processes and the run directory: [`isolate`] (child workers that keep a crashing unit from
 //!    ending the run), [`lock`] (one writer per run directory), [`context`] (what the CLI decided, carried down), [`run_dir`]
 //!    (`meta.json`, write-once run directories, `latest`), [`shard`] (slices of a study's trials,
@@ -37,7 +37,6 @@ pub mod isolate;
 pub mod kind;
 pub mod loader_bench;
 pub mod lock;
-pub mod machine_id;
 pub mod optim;
 pub mod predict;
 pub mod progress;

@@ -14,7 +14,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use batchlab_method::findings::{Finding, FindingsFile, MachineKey, Verdict};
+use batchlab_method::findings::{Finding, FindingsFile, Verdict};
+use batchlab_method::machine::{FastPaths, Machine};
 use batchlab_report::markdown::table;
 use batchlab_report::verdict::words;
 
@@ -22,7 +23,6 @@ use crate::{
     claim_registry::{RegisteredClaim, Registry, REGISTRY_PATH},
     config::BackendKind,
     error::RunError,
-    machine_id::FastPaths,
     run_dir::{Meta, RunStatus},
 };
 
@@ -40,8 +40,9 @@ pub struct RunVerdict {
     pub started: String,
     /// Backend, device and threads, in words.
     pub machine: String,
-    /// The machine, as data: runs on one are compared, never pooled across two.
-    pub key: MachineKey,
+    /// The machine, as data: runs on the same hardware ([`Machine::same_hardware`]) are
+    /// compared, never pooled across two.
+    pub key: Machine,
     /// Whether it can stand for the claim's verdict (a run of its test of record or of the
     /// same study elsewhere, not of another model).
     pub of_record_kind: bool,
@@ -76,7 +77,7 @@ impl ClaimResult<'_> {
 }
 
 /// A backend's place in [`RECORD_RULE`]'s order (an unknown name last).
-fn faithfulness(machine: &MachineKey) -> u8 {
+fn faithfulness(machine: &Machine) -> u8 {
     BackendKind::parse(&machine.backend).map_or(u8::MAX, BackendKind::faithfulness)
 }
 
@@ -190,7 +191,7 @@ pub fn collect<'a>(registry: &'a Registry, root: &Path) -> Result<Vec<ClaimResul
         // newest run; a machine's runs together, newest first.
         let newest = |v: &RunVerdict, runs: &[RunVerdict]| {
             runs.iter()
-                .filter(|w| w.key == v.key && w.of_record_kind == v.of_record_kind)
+                .filter(|w| w.key.same_hardware(&v.key) && w.of_record_kind == v.of_record_kind)
                 .map(|w| w.started.clone())
                 .max()
                 .unwrap_or_default()
@@ -210,9 +211,9 @@ pub fn collect<'a>(registry: &'a Registry, root: &Path) -> Result<Vec<ClaimResul
                 .then_with(|| b.started.cmp(&a.started))
         });
         r.runs = runs.into_iter().map(|(.., v)| v).collect();
-        let mut seen: Vec<MachineKey> = vec![];
+        let mut seen: Vec<Machine> = vec![];
         for v in r.runs.iter_mut().filter(|v| v.of_record_kind) {
-            v.newest_on_machine = !seen.contains(&v.key);
+            v.newest_on_machine = !seen.iter().any(|m| m.same_hardware(&v.key));
             if v.newest_on_machine {
                 seen.push(v.key.clone());
             }

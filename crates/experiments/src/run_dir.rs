@@ -7,7 +7,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use batchlab_method::findings::{Finding, FindingsFile, MachineKey, RULES_VERSION};
+use batchlab_method::findings::{Finding, FindingsFile, RULES_VERSION};
+use batchlab_method::machine::{Autotune, FastPaths, Machine};
 use batchlab_report::About;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -122,6 +123,24 @@ pub struct Meta {
 }
 
 impl Meta {
+    /// Where the run ran, as one value (a meta.json without an allocator, written before it was
+    /// recorded, reads as the system's malloc).
+    pub fn machine(&self) -> Machine {
+        Machine {
+            backend: self.backend.clone(),
+            device: self.device.clone(),
+            threads: self.threads,
+            kernels: self.flex_kernels.clone(),
+            fast_paths: FastPaths::read(&self.fast_paths),
+            autotune: Autotune::read(&self.autotune),
+            allocator: if self.allocator.is_empty() {
+                sysinfo::SYSTEM_ALLOCATOR.into()
+            } else {
+                self.allocator.clone()
+            },
+        }
+    }
+
     /// A new run's record: `running`, started now.
     pub fn new(header: &ExperimentHeader, backend_config: &BackendConfig) -> Self {
         Self {
@@ -187,12 +206,7 @@ pub fn write_findings(
         run_commit: meta.git_commit.clone(),
         rules_version: RULES_VERSION,
         registry_sha256: Some(registry_sha256.to_string()),
-        machine: MachineKey {
-            backend: meta.backend.clone(),
-            device: meta.device.clone(),
-            threads: meta.threads,
-            kernels: meta.flex_kernels.clone(),
-        },
+        machine: meta.machine(),
         findings,
     };
     let text = serde_json::to_string_pretty(&file).expect("findings serialize");

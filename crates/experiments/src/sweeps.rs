@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub use batchlab_method::machine::Machine;
+use batchlab_method::machine::{Autotune, FastPaths};
 use batchlab_method::rows::{read_rows, step_time::StepSample};
 use batchlab_models::{Architecture, ModelSpec};
 use batchlab_report::predict::{cross_model::ModelFeatures, CurvePoint, StepCurve};
@@ -15,7 +17,6 @@ use crate::{
     backend,
     config::BackendConfig,
     error::RunError,
-    machine_id::{Autotune, FastPaths},
     optim::label,
     optim::OptimizerConfig,
     run_dir::{Meta, RunStatus},
@@ -34,103 +35,16 @@ struct KindOnly {
     kind: crate::kind::Kind,
 }
 
-/// Where a sweep ran: what a prediction must match.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Machine {
-    /// burn backend, e.g. `flex`.
-    pub backend: String,
-    /// Device name as meta.json records it.
-    pub device: String,
-    /// Threads the run used.
-    pub threads: usize,
-    /// flex's matrix kernels (meta.json `flex_kernels`): AVX-512 and AVX2 kernels time
-    /// differently, so a sweep predicts only runs made with the same ones. Empty in runs
-    /// made before it was recorded (all of them built without the AVX-512 kernels).
-    pub kernels: String,
-    /// batchlab's fast paths (meta.json `fast_paths`), by identity: they change the step time,
-    /// so a sweep predicts only runs made with the same ones. None in runs made before they
-    /// existed.
-    pub fast_paths: FastPaths,
-    /// CubeCL's autotune level (meta.json `autotune`): it decides the kernels on cuda and wgpu.
-    /// None on the CPU backends and in runs made before it was recorded.
-    pub autotune: Autotune,
-    /// The memory allocator (meta.json `allocator`): the system's malloc page-faults large
-    /// tensors in afresh, so a sweep predicts only runs made with the same one. Empty in runs
-    /// made before it was recorded, which read as the system's malloc.
-    pub allocator: String,
-}
-
-impl Machine {
-    /// Where a run on `config` would run on this machine.
-    pub fn here(config: &BackendConfig) -> Self {
-        Machine {
-            backend: config.name.name().to_string(),
-            device: backend::device_name(config),
-            threads: backend::threads(config),
-            kernels: backend::kernels(config),
-            fast_paths: FastPaths::read(&backend::fast_paths(config)),
-            autotune: Autotune::read(&backend::autotune(config)),
-            allocator: crate::sysinfo::allocator().into(),
-        }
-    }
-
-    /// "flex on AMD EPYC, 2 threads and avx512 kernels": where it ran, in one phrase.
-    pub fn words(&self) -> String {
-        let plural = if self.threads == 1 { "" } else { "s" };
-        format!(
-            "{} on {}, {} thread{plural}{}",
-            self.backend,
-            self.device,
-            self.threads,
-            kernels_note(&self.kernels)
-        )
-    }
-
-    /// "; fast paths: ...; allocator: mimalloc": what else a sweep must share with a run to
-    /// predict it, in one phrase (parts not recorded left out).
-    pub fn build_words(&self) -> String {
-        let mut words = String::new();
-        if !self.fast_paths.is_empty() {
-            words += &format!("; fast paths: {}", self.fast_paths.words());
-        }
-        if !self.autotune.is_empty() {
-            words += &format!("; autotune: {}", self.autotune.words());
-        }
-        words + &format!("; allocator: {}", self.allocator)
-    }
-
-    /// What differs from `other`, in words ("threads", "fast paths", ...): empty exactly when
-    /// the two are equal.
-    pub fn differences(&self, other: &Machine) -> Vec<&'static str> {
-        [
-            (self.backend != other.backend, "backend"),
-            (self.device != other.device, "device"),
-            (self.threads != other.threads, "threads"),
-            (self.kernels != other.kernels, "matrix kernels"),
-            (self.fast_paths != other.fast_paths, "fast paths"),
-            (self.autotune != other.autotune, "autotune"),
-            (self.allocator != other.allocator, "allocator"),
-        ]
-        .into_iter()
-        .filter_map(|(differs, what)| differs.then_some(what))
-        .collect()
-    }
-
-    /// Where the run of `meta` ran.
-    pub fn of(meta: Meta) -> Self {
-        Machine {
-            backend: meta.backend,
-            device: meta.device,
-            threads: meta.threads,
-            kernels: meta.flex_kernels,
-            fast_paths: FastPaths::read(&meta.fast_paths),
-            autotune: Autotune::read(&meta.autotune),
-            allocator: if meta.allocator.is_empty() {
-                crate::sysinfo::SYSTEM_ALLOCATOR.into()
-            } else {
-                meta.allocator
-            },
-        }
+/// Where a run on `config` would run on this machine.
+pub fn machine_here(config: &BackendConfig) -> Machine {
+    Machine {
+        backend: config.name.name().to_string(),
+        device: backend::device_name(config),
+        threads: backend::threads(config),
+        kernels: backend::kernels(config),
+        fast_paths: FastPaths::read(&backend::fast_paths(config)),
+        autotune: Autotune::read(&backend::autotune(config)),
+        allocator: crate::sysinfo::allocator().into(),
     }
 }
 
@@ -205,7 +119,7 @@ pub fn read_sweep(dir: &Path) -> Result<Sweep, String> {
         dir: dir.to_path_buf(),
         optimizer: label(&config.optimizer),
         model: config.model,
-        machine: Machine::of(meta),
+        machine: meta.machine(),
         curve,
     })
 }
@@ -237,17 +151,9 @@ pub fn model_name(model: &ModelSpec) -> String {
     name
 }
 
-/// ` and <kernels> kernels` where they are recorded.
-pub fn kernels_note(kernels: &str) -> String {
-    match kernels.split(' ').next() {
-        Some(k) if !k.is_empty() => format!(" and {k} kernels"),
-        _ => String::new(),
-    }
-}
-
 /// The run `dir`'s machine, from its meta.json.
 pub fn machine_of(dir: &Path) -> Option<Machine> {
-    Meta::read(dir).ok().map(Machine::of)
+    Meta::read(dir).ok().map(|m| m.machine())
 }
 
 /// The newest complete run of experiment `name` under `root` (`root/<name>/<run>/`) made on
@@ -264,7 +170,7 @@ pub fn newest_run_on(root: &Path, name: &str, machine: &Machine) -> Option<PathB
         })
         .filter(|dir| {
             Meta::read(dir)
-                .is_ok_and(|m| m.status == RunStatus::Complete && Machine::of(m) == *machine)
+                .is_ok_and(|m| m.status == RunStatus::Complete && m.machine() == *machine)
         })
         .collect();
     runs.sort();
@@ -351,7 +257,7 @@ pub fn prediction_inputs(
 #[cfg(test)]
 mod tests {
     use super::Machine;
-    use crate::machine_id::{Autotune, FastPaths};
+    use batchlab_method::machine::{Autotune, FastPaths};
 
     fn machine() -> Machine {
         Machine {

@@ -7,9 +7,8 @@ use std::path::Path;
 use batchlab_experiments::claim_registry::Registry;
 use batchlab_experiments::results::{collect, results_markdown};
 use batchlab_experiments::Source;
-use batchlab_method::findings::{
-    ClaimText, Finding, FindingsFile, MachineKey, Outcome, RULES_VERSION,
-};
+use batchlab_method::findings::{ClaimText, Finding, FindingsFile, Outcome, RULES_VERSION};
+use batchlab_method::machine::Machine;
 
 const REGISTRY: &str = r#"
 version = 1
@@ -48,11 +47,11 @@ fn run(root: &Path, experiment: &str, name: &str, backend: &str, started: &str, 
         run_commit: "x".into(),
         rules_version: RULES_VERSION,
         registry_sha256: None,
-        machine: MachineKey {
+        machine: Machine {
             backend: backend.into(),
             device: "dev".into(),
             threads: 2,
-            kernels: String::new(),
+            ..Machine::default()
         },
         findings: vec![finding],
     };

@@ -236,20 +236,6 @@ impl ClaimText {
     }
 }
 
-/// The machine a run's verdicts hold for: rows are never pooled across machines.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MachineKey {
-    /// `flex`, `tch`, `cuda`, ...
-    pub backend: String,
-    /// The CPU model or GPU name.
-    pub device: String,
-    /// Threads the backend computed with.
-    pub threads: usize,
-    /// The matrix kernels that ran (flex), or empty.
-    #[serde(default)]
-    pub kernels: String,
-}
-
 /// `findings.json`: every claim a run judged, with what identifies how and where.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FindingsFile {
@@ -265,7 +251,7 @@ pub struct FindingsFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registry_sha256: Option<String>,
     /// Where it ran.
-    pub machine: MachineKey,
+    pub machine: crate::machine::Machine,
     /// The judged claims, in the report's order.
     pub findings: Vec<Finding>,
 }

@@ -18,6 +18,8 @@
 //!   strict reader for them.
 //! - [`findings`]: a judged claim as data (the outcome, the quantities, the test) and
 //!   `findings.json`.
+//! - [`machine`]: where a run ran, one type for sweeps, findings and predict, with its fast
+//!   paths and tuning compared by identity.
 //! - [`tests_of_claims`]: the statistical tests the claim rules use (two one-sided tests for
 //!   equivalence, a one-sided test at a named position, a permutation rank).
 //! - [`files`]: the atomic file writer (temporary sibling, sync, rename).
@@ -30,6 +32,7 @@ pub mod budget;
 pub mod error;
 pub mod files;
 pub mod findings;
+pub mod machine;
 pub mod noise;
 pub mod quasi;
 pub mod reaching;

@@ -80,7 +80,7 @@ fn runs_of(dir: &Path) -> Vec<(Machine, Option<u64>)> {
                 .and_then(parse_rfc3339)
                 .zip(parse_rfc3339(&meta.started))
                 .map(|(end, start)| end.saturating_sub(start));
-            (Machine::of(meta), took)
+            (meta.machine(), took)
         })
         .collect()
 }

@@ -33,6 +33,16 @@ pub struct PlannedSteps {
     pub cap: bool,
 }
 
+/// The model of a study in the report's words ([`batchlab_report::about::model_line`]).
+pub fn model_line(model: &ModelSpec) -> String {
+    batchlab_report::about::model_line(
+        &model.architecture.to_string(),
+        model.input,
+        model.classes,
+        model.trainable_params().unwrap_or(0),
+    )
+}
+
 /// What rendering a run gives back: a few lines for the terminal, and the claims judged,
 /// which the session writes to `findings.json` (docs/ARCHITECTURE.md, "Verdicts").
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -82,6 +82,21 @@ impl About {
     }
 }
 
+/// "vgg16, input 3x224x224, 1000 classes, 138.36 M trainable parameters": a model in the one
+/// wording every kind's report and `batchlab check` use; a kind adds what else it states
+/// (its optimizer, the forward work) after it.
+pub fn model_line(
+    architecture: &str,
+    [c, h, w]: [usize; 3],
+    classes: usize,
+    params: usize,
+) -> String {
+    format!(
+        "{architecture}, input {c}x{h}x{w}, {classes} classes, {:.2} M trainable parameters",
+        params as f64 / 1e6
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -419,13 +419,9 @@ impl FindBatchStudy {
     }
 
     fn model_line(&self) -> String {
-        let m = &self.config.model;
-        let [c, h, w] = m.input;
         format!(
-            "{}, input {c}x{h}x{w}, {} classes, {:.2} M trainable parameters, optimizer {}",
-            m.architecture,
-            m.classes,
-            m.trainable_params().unwrap_or(0) as f64 / 1e6,
+            "{}, optimizer {}",
+            crate::study::model_line(&self.config.model),
             self.config.optimizer.name
         )
     }

@@ -347,8 +347,6 @@ impl StepTimeStudy {
     }
 
     fn model_line(&self) -> String {
-        let [c, h, w] = self.config.model.input;
-        let params = self.config.model.trainable_params().unwrap_or(0) as f64;
         let flops = self.config.model.forward_flops().unwrap_or(0) as f64;
         // MFLOPs below one GFLOP: an MLP's 0.0008 GFLOPs would print as 0.000.
         let work = if flops >= 1e9 {
@@ -357,10 +355,8 @@ impl StepTimeStudy {
             format!("{:.3} MFLOPs", flops / 1e6)
         };
         format!(
-            "{}, input {c}x{h}x{w}, {} classes, {:.2} M trainable parameters, {work} per sample forward",
-            self.config.model.architecture,
-            self.config.model.classes,
-            params / 1e6,
+            "{}, {work} per sample forward",
+            crate::study::model_line(&self.config.model)
         )
     }
 }

@@ -72,14 +72,7 @@ impl TrainStudy {
     }
 
     fn model_line(&self) -> String {
-        let [c, h, w] = self.config.model.input;
-        let params = self.config.model.trainable_params().unwrap_or(0) as f64;
-        format!(
-            "{}, input {c}x{h}x{w}, {} classes, {:.2} M trainable parameters",
-            self.config.model.architecture,
-            self.config.model.classes,
-            params / 1e6
-        )
+        crate::study::model_line(&self.config.model)
     }
 
     fn protocol(&self) -> String {

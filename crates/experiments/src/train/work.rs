@@ -166,7 +166,7 @@ pub fn render(study: &TrainStudy, dir: &Path, context: &RunContext) -> Result<Re
             .map(|p| Published {
                 batch_size: p.batch_size,
                 series: p.series.clone(),
-                metric: p.metric.clone(),
+                metric: p.metric,
                 value: p.value,
                 source: p.source.clone(),
             })

@@ -38,6 +38,32 @@ pub const OUTPUT_FILES: [&str; 5] = [
     "report.md",
 ];
 
+/// What a published number measures, each in the unit the sources publish it in; spelled
+/// `test_accuracy`, `train_minutes`, `inference_minutes` in configs.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Test accuracy, in percent.
+    TestAccuracy,
+    /// Training time, in minutes.
+    TrainMinutes,
+    /// Inference time on the test split, in minutes.
+    InferenceMinutes,
+}
+
+impl Metric {
+    /// The word configs and report.md use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::TestAccuracy => "test_accuracy",
+            Metric::TrainMinutes => "train_minutes",
+            Metric::InferenceMinutes => "inference_minutes",
+        }
+    }
+}
+
 /// A number published by the study's source, set beside the measured one in `report.md`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Published {
@@ -46,8 +72,8 @@ pub struct Published {
     /// Which line it belongs to: an optimizer label (`adam`), a variant (`augmented`), or
     /// both as `optimizer/variant`.
     pub series: String,
-    /// `test_accuracy` (in percent), `train_minutes` or `inference_minutes`.
-    pub metric: String,
+    /// What it measures.
+    pub metric: Metric,
     /// The published value, in the metric's unit.
     pub value: f64,
     /// Where it was published, e.g. "seed 003 text: 'about 58%'".

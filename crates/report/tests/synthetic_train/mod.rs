@@ -12,16 +12,16 @@ use std::path::{Path, PathBuf};
 
 use batchlab_method::rows::append_rows;
 use batchlab_method::rows::train::{TrainEval, TrialRecord};
-use batchlab_report::train::{Published, TrainContext};
+use batchlab_report::train::{Metric, Published, TrainContext};
 
 pub const BATCH_SIZES: [u32; 5] = [16, 32, 64, 128, 256];
 pub const SEEDS: [u64; 3] = [0, 1, 2];
 
 pub fn context() -> TrainContext {
-    let published = |batch_size, series: &str, metric: &str, value| Published {
+    let published = |batch_size, series: &str, metric: Metric, value| Published {
         batch_size,
         series: series.into(),
-        metric: metric.into(),
+        metric,
         value,
         source: "seed 003 text, \"about\"".into(),
     };
@@ -44,10 +44,10 @@ pub fn context() -> TrainContext {
         ],
         test_examples: 400,
         published: vec![
-            published(128, "adam/augmented", "test_accuracy", 58.0),
-            published(256, "adam/augmented", "test_accuracy", 57.5),
-            published(16, "adam", "train_minutes", 0.25),
-            published(512, "adam/augmented", "test_accuracy", 50.0),
+            published(128, "adam/augmented", Metric::TestAccuracy, 58.0),
+            published(256, "adam/augmented", Metric::TestAccuracy, 57.5),
+            published(16, "adam", Metric::TrainMinutes, 0.25),
+            published(512, "adam/augmented", Metric::TestAccuracy, 50.0),
         ],
         claims: vec![],
     }

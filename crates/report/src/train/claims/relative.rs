@@ -4,7 +4,7 @@
 use super::line_cells;
 use crate::markdown::table;
 use crate::train::analysis::{matches, Analysis};
-use crate::train::{ClaimRule, TrainContext};
+use crate::train::{ClaimRule, Metric, TrainContext};
 
 /// Raschka's table form for every [`ClaimRule::TimeFollowsSteps`] claim: per batch size, the
 /// steps, median training time and mean test accuracy relative to the reference batch size,
@@ -24,7 +24,7 @@ pub(in crate::train) fn relative_tables(ctx: &TrainContext, analysis: &Analysis)
         let published = |b: u32| {
             ctx.published.iter().find(|p| {
                 p.batch_size == b
-                    && p.metric == "train_minutes"
+                    && p.metric == Metric::TrainMinutes
                     && matches(&p.series, &base.optimizer, &base.variant)
             })
         };

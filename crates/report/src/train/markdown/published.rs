@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::markdown::table;
 use crate::numbers::fixed;
 use crate::train::analysis::{matches, Analysis};
-use crate::train::{Published, TrainCell, TrainContext};
+use crate::train::{Metric, Published, TrainCell, TrainContext};
 
 pub(super) fn published_section(ctx: &TrainContext, analysis: &Analysis) -> String {
     if ctx.published.is_empty() {
@@ -18,7 +18,7 @@ pub(super) fn published_section(ctx: &TrainContext, analysis: &Analysis) -> Stri
     let mut groups: BTreeMap<(&str, &str), Vec<&Published>> = BTreeMap::new();
     for p in &ctx.published {
         groups
-            .entry((p.series.as_str(), p.metric.as_str()))
+            .entry((p.series.as_str(), p.metric.name()))
             .or_default()
             .push(p);
     }
@@ -30,7 +30,7 @@ pub(super) fn published_section(ctx: &TrainContext, analysis: &Analysis) -> Stri
         if points.len() == 1 {
             alone.push(format!(
                 "{series} {metric} {} at batch {} ({})",
-                value(reference.value, metric),
+                value(reference.value, reference.metric),
                 reference.batch_size,
                 reference.source
             ));
@@ -81,15 +81,15 @@ fn compared_rows(
     let head = |measured: String, cells: String| {
         vec![
             p.series.clone(),
-            p.metric.clone(),
+            p.metric.name().to_string(),
             p.batch_size.to_string(),
             reference.batch_size.to_string(),
             format!(
                 "{} ({})",
-                value(p.value, &p.metric),
-                value(reference.value, &p.metric)
+                value(p.value, p.metric),
+                value(reference.value, p.metric)
             ),
-            change(p.value, reference.value, &p.metric),
+            change(p.value, reference.value, p.metric),
             measured,
             cells,
             p.source.clone(),
@@ -119,14 +119,10 @@ fn compared_rows(
                 cell_of(reference.batch_size, &s.optimizer, &s.variant),
                 cell_of(p.batch_size, &s.optimizer, &s.variant),
             ) {
-                (Some(r), Some(c)) => match (measured(r, &p.metric), measured(c, &p.metric)) {
-                    (Some(mr), Some(mc)) if mr.is_finite() && mc.is_finite() => head(
-                        change(mc, mr, &p.metric),
-                        format!(
-                            "{label}: {} → {}",
-                            value(mr, &p.metric),
-                            value(mc, &p.metric)
-                        ),
+                (Some(r), Some(c)) => match (measured(r, p.metric), measured(c, p.metric)) {
+                    (mr, mc) if mr.is_finite() && mc.is_finite() => head(
+                        change(mc, mr, p.metric),
+                        format!("{label}: {} → {}", value(mr, p.metric), value(mc, p.metric)),
                     ),
                     _ => head("no ok trial".into(), label),
                 },
@@ -143,27 +139,25 @@ fn compared_rows(
 }
 
 /// The measured value of `metric` in a cell, in the published unit.
-fn measured(cell: &TrainCell, metric: &str) -> Option<f64> {
+fn measured(cell: &TrainCell, metric: Metric) -> f64 {
     match metric {
-        "test_accuracy" => Some(100.0 * cell.test_accuracy_mean),
-        "train_minutes" => Some(cell.train_seconds_median / 60.0),
-        "inference_minutes" => Some(cell.test_seconds_median / 60.0),
-        _ => None,
+        Metric::TestAccuracy => 100.0 * cell.test_accuracy_mean,
+        Metric::TrainMinutes => cell.train_seconds_median / 60.0,
+        Metric::InferenceMinutes => cell.test_seconds_median / 60.0,
     }
 }
 
 /// A value with the metric's unit.
-fn value(v: f64, metric: &str) -> String {
+fn value(v: f64, metric: Metric) -> String {
     match metric {
-        "test_accuracy" => format!("{}%", fixed(v, 2)),
-        "train_minutes" | "inference_minutes" => format!("{} min", fixed(v, 2)),
-        _ => fixed(v, 2),
+        Metric::TestAccuracy => format!("{}%", fixed(v, 2)),
+        Metric::TrainMinutes | Metric::InferenceMinutes => format!("{} min", fixed(v, 2)),
     }
 }
 
 /// The change from `reference` to `v`: points for accuracy, a ratio for times.
-fn change(v: f64, reference: f64, metric: &str) -> String {
-    if metric == "test_accuracy" {
+fn change(v: f64, reference: f64, metric: Metric) -> String {
+    if metric == Metric::TestAccuracy {
         format!("{:+.2} points", v - reference)
     } else {
         format!("{:.2}x", v / reference)

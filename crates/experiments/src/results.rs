@@ -299,6 +299,7 @@ pub fn results_markdown(registry: &Registry, results: &[ClaimResult]) -> String 
             .join(", "),
     );
     md.push_str(".\n");
+    md.push_str(&glance(results));
     for kind in crate::kind::Kind::ALL {
         let rows: Vec<Vec<String>> = results
             .iter()
@@ -312,6 +313,92 @@ pub fn results_markdown(registry: &Registry, results: &[ClaimResult]) -> String 
         ));
     }
     md
+}
+
+/// The table a reader scans first: each claim in a line, its statement cut short, the verdict
+/// of record on each device that has one (the claim's own first), and its report; the quotes,
+/// sources, rules and every other run follow per kind below it.
+fn glance(results: &[ClaimResult]) -> String {
+    let rows: Vec<Vec<String>> = results
+        .iter()
+        .map(|r| {
+            // Per device, its most faithful machine's verdict (the runs come in that order).
+            let mut devices: Vec<&str> = vec![];
+            let per_machine: Vec<String> = r
+                .runs
+                .iter()
+                .filter(|v| v.newest_on_machine)
+                .filter(|v| {
+                    let device = device_short(&v.key);
+                    let first = !devices.contains(&device);
+                    devices.push(device);
+                    first
+                })
+                .map(|v| {
+                    let post_hoc = if v.post_hoc.is_empty() {
+                        ""
+                    } else {
+                        ", post hoc"
+                    };
+                    format!(
+                        "{}{post_hoc} on {} ({})",
+                        v.finding.outcome.verdict().name(),
+                        device_short(&v.key),
+                        v.key.backend
+                    )
+                })
+                .collect();
+            let verdicts = if per_machine.is_empty() {
+                let status = status(r);
+                status.split(" (").next().unwrap_or(&status).to_string()
+            } else {
+                per_machine.join("; ")
+            };
+            let report = r.of_record().map_or("–".into(), |v| {
+                format!(
+                    "[{}](../reports/{}/{}/report.md)",
+                    v.experiment, v.experiment, v.run
+                )
+            });
+            vec![
+                format!("[`{}`](#{})", r.claim.id, r.claim.kind),
+                short(&r.claim.quote),
+                verdicts,
+                report,
+            ]
+        })
+        .collect();
+    format!(
+        "\n## At a glance\n\nEvery claim in one line: what it says (cut short; the quote in full below), its verdict of record on each device that judged it (that device's most faithful backend, the claim's own verdict first), and the report of the claim's verdict of record.\n\n{}",
+        table(
+            &["claim", "says", "verdict of record, per device", "report"],
+            &rows
+        )
+    )
+}
+
+/// "NVIDIA H200", "AMD EPYC": a device's first part, as meta.json names it.
+fn device_short(m: &Machine) -> &str {
+    m.device.split(',').next().unwrap_or(&m.device).trim()
+}
+
+/// A quote cut to about 90 characters, at a word.
+fn short(quote: &str) -> String {
+    const MOST: usize = 90;
+    if quote.chars().count() <= MOST {
+        return quote.to_string();
+    }
+    let mut cut = String::new();
+    for word in quote.split(' ') {
+        if cut.chars().count() + word.chars().count() + 1 > MOST {
+            break;
+        }
+        if !cut.is_empty() {
+            cut.push(' ');
+        }
+        cut.push_str(word);
+    }
+    format!("{cut} …")
 }
 
 /// A claim's rows: one per run that judged it, or one saying why none did.

@@ -133,6 +133,18 @@ fn the_most_faithful_backend_holds_the_record_whatever_ran_last() {
         "{md}"
     );
     assert!(md.contains("another model"), "{md}");
+    // The table read first: one line per claim, the verdict of record per device (one device
+    // here: its most faithful backend's), the report of the claim's verdict of record.
+    let glance = md.split("## At a glance").nth(1).unwrap();
+    let line = glance.lines().find(|l| l.contains("[`a-claim`]")).unwrap();
+    assert!(
+        line.contains("| reproduces, post hoc on dev (tch-cuda) |"),
+        "{line}"
+    );
+    assert!(
+        line.contains("(../reports/study-gpu/gpu/report.md)"),
+        "{line}"
+    );
 }
 
 /// Sets `key` of a run's meta.json to `value`.

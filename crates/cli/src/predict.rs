@@ -141,27 +141,25 @@ fn elsewhere(
         .iter()
         .take(3)
     {
-        let runs: Vec<String> = s
-            .runs
-            .iter()
-            .map(|(m, took)| match took {
-                Some(t) => format!("{} on {}", minutes(*t), m.words()),
-                None => format!("a run on {}", m.words()),
-            })
-            .collect();
+        // What a user acts on: how long the newest run took, and where; not every run.
+        let newest = s.runs.last().map_or(String::new(), |(m, took)| {
+            let more = match s.runs.len() {
+                1 => String::new(),
+                n => format!(", the newest of {n} runs"),
+            };
+            match took {
+                Some(t) => format!("; took {} on {}{more}", duration(*t as f64), m.words()),
+                None => format!("; run on {}{more}", m.words()),
+            }
+        });
         advice.push(format!(
-            "`just run experiment={}` ({}{})",
+            "`just run experiment={}` ({}{newest})",
             s.name,
             if s.same_model {
                 "this model"
             } else {
                 "this architecture; set its [model] to this model's input and classes"
             },
-            if runs.is_empty() {
-                String::new()
-            } else {
-                format!("; took {}", runs.join(", "))
-            }
         ));
     }
     let run = if advice.is_empty() {
@@ -179,15 +177,6 @@ fn elsewhere(
         )
     });
     Err(anyhow!("{error}. {run}{any}"))
-}
-
-/// A run's wall time (whole seconds, as meta.json gives it) in words.
-fn minutes(seconds: u64) -> String {
-    if seconds < 60 {
-        format!("{seconds} s")
-    } else {
-        format!("{:.1} min", seconds as f64 / 60.0)
-    }
 }
 
 pub fn predict(args: PredictArgs) -> Result<()> {

@@ -78,8 +78,48 @@ pub(super) fn locate_key(text: &str, dotted: &str) -> Option<(usize, usize)> {
 /// The dotted key whose key or value holds `offset` (`analysis.claims[1].margin`), the
 /// deepest one, read from toml's own spans; `None` where no key does.
 pub(super) fn key_at(text: &str, offset: usize) -> Option<String> {
-    let document = DeTable::parse(text).ok()?;
-    path_in_table(document.get_ref(), offset)
+    match DeTable::parse(text) {
+        Ok(document) => path_in_table(document.get_ref(), offset),
+        // A document toml cannot parse (a duplicated key) has no spans to follow: the key is
+        // read from the line itself and the table header above it.
+        Err(_) => key_on_line(text, offset),
+    }
+}
+
+/// The dotted key written on the line holding `offset`: `key = ...` under the last `[table]` or
+/// `[[array]]` header above it (`claims[1].margin`, counting the array's headers), or the
+/// header itself.
+fn key_on_line(text: &str, offset: usize) -> Option<String> {
+    let start = text.get(..offset)?.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next().unwrap_or("").trim();
+    let unquote = |k: &str| k.trim().trim_matches('"').to_string();
+    let header = |line: &str| -> Option<(String, bool)> {
+        let array = line.starts_with("[[");
+        let name = line.trim_start_matches('[').split(']').next()?;
+        Some((unquote(name), array))
+    };
+    if line.starts_with('[') {
+        return header(line).map(|(name, _)| name);
+    }
+    let key = unquote(line.split('=').next()?);
+    let above = &text[..start];
+    let Some((table, array)) = above
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .and_then(header)
+    else {
+        return Some(key);
+    };
+    let table = if array {
+        let written = format!("[[{table}]]");
+        let index = above.lines().filter(|l| l.trim() == written).count() - 1;
+        format!("{table}[{index}]")
+    } else {
+        table
+    };
+    Some(format!("{table}.{key}"))
 }
 
 fn path_in_table(table: &DeTable, offset: usize) -> Option<String> {

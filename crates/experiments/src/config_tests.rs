@@ -127,3 +127,16 @@ fn a_type_error_inside_an_array_of_tables_names_its_key_without_brackets() {
     );
     assert_eq!(err.location, Some((6, 17)), "{err}");
 }
+
+#[test]
+fn a_duplicated_key_is_named_with_its_table() {
+    let text = "[experiment]\nname = \"x\"\nkind = \"step-time\"\nname = \"y\"\n";
+    let at = text.rfind("name").unwrap();
+    assert_eq!(key_at(text, at).as_deref(), Some("experiment.name"));
+    let claims = "[analysis]\nx = 1\n[[analysis.claims]]\nid = \"a\"\n[[analysis.claims]]\nid = \"b\"\nid = \"c\"\n";
+    let at = claims.rfind("id").unwrap();
+    assert_eq!(key_at(claims, at).as_deref(), Some("analysis.claims[1].id"));
+    let tables = "[experiment]\nname = \"x\"\n[experiment]\n";
+    let at = tables.rfind('[').unwrap();
+    assert_eq!(key_at(tables, at).as_deref(), Some("experiment"));
+}

@@ -61,8 +61,9 @@ done
 # other networks; then two more PyTorch references of the VGG16 sweep into its tch-cuda run's
 # directory (slot pytorch: cuDNN's benchmark mode, pytorch-cudnn-benchmark.csv, against the
 # default of pytorch.csv, for seed 002's benchmark-mode claim; automatic mixed precision,
-# pytorch-amp.csv, as seed 002 measured); then burn's own kernels on cuda, whose first visits
-# compile and tune.
+# pytorch-amp.csv, as seed 002 measured); then seed 002's powers of two at its setup
+# (power-of-two-step-time: MobileNetV3-Large, Adam) with its references in float32 and under
+# autocast; then burn's own kernels on cuda, whose first visits compile and tune.
 RUNS=(
   "tch-cuda vgg16-step-time"
   "tch-cuda vgg19-step-time"
@@ -70,6 +71,8 @@ RUNS=(
   "tch-cuda resnet50-step-time"
   "pytorch vgg16-step-time cudnn-benchmark"
   "pytorch vgg16-step-time amp"
+  "tch-cuda power-of-two-step-time"
+  "pytorch power-of-two-step-time amp"
   "cuda vgg16-step-time"
   "cuda vgg19-step-time"
   "cuda mobilenet-step-time"
@@ -216,21 +219,34 @@ unfinished() { local d; d="$(newest "$1" || true)"; [ -n "$d" ] && [ -f "$d/meta
 # a VARIANT (cudnn-benchmark, amp: the script's flag) into DIR/pytorch-VARIANT.csv.
 reference() { # EXPERIMENT DIR SECONDS [VARIANT]
   [ -n "$torch_lib" ] || return 0
-  local config="$2/config.toml" model input range rounds samples warmup device=cuda
+  local config="$2/config.toml" device=cuda
   local file=pytorch.csv flag=()
   [ -n "${4:-}" ] && { file="pytorch-$4.csv"; flag=("--$4"); }
-  model=$(sed -n 's/^architecture = "\(.*\)"/\1/p' "$config")
-  input=$(sed -n 's/^input = \[\(.*\)\]/\1/p' "$config" | tr -d ' ')
-  classes=$(sed -n 's/^classes = \(.*\)/\1/p' "$config")
-  range=$(sed -n 's/^batch_range = \[\(.*\)\]/\1/p' "$config" | tr -d ' ')
-  rounds=$(sed -n 's/^rounds = \(.*\)/\1/p' "$config" | head -n 1)
-  samples=$(sed -n 's/^samples = \(.*\)/\1/p' "$config" | head -n 1)
-  warmup=$(sed -n 's/^warmup_steps = \(.*\)/\1/p' "$config" | head -n 1)
   [ -n "$rehearse" ] && device=cpu
-  say "reference: PyTorch $model on $device ${flag[*]:-} into $2/$file"
-  timeout -k 30 "$3" python3 -W ignore scripts/pytorch_steps.py sweep --model "$model" --input "$input" \
-    --classes "$classes" --batch-range "$range" --rounds "$rounds" --samples "$samples" \
-    --warmup "$warmup" --device "$device" ${flag[@]+"${flag[@]}"} --out "$2/$file" >> "$log" 2>&1 \
+  # The run's resolved config, read with tomllib: the model, the batch sizes (a range or a
+  # list), the protocol and the optimizer, as scripts/pytorch_steps.py takes them.
+  local sweep=()
+  mapfile -t sweep < <(python3 - "$config" <<'PY'
+import sys, tomllib
+c = tomllib.load(open(sys.argv[1], "rb"))
+m, s, o = c["model"], c["sweep"], c.get("optimizer", {})
+print("--model"); print(m["architecture"])
+print("--input"); print(",".join(map(str, m["input"])))
+print("--classes"); print(m["classes"])
+if s.get("batch_sizes"):
+    print("--batch-sizes"); print(",".join(map(str, s["batch_sizes"])))
+else:
+    print("--batch-range"); print(",".join(map(str, s["batch_range"])))
+for key, flag in [("rounds", "--rounds"), ("samples", "--samples"), ("warmup_steps", "--warmup")]:
+    print(flag); print(s[key])
+print("--optimizer"); print(o.get("name", "sgd"))
+if o.get("learning_rate") is not None:
+    print("--lr"); print(o["learning_rate"])
+PY
+  )
+  say "reference: PyTorch ${sweep[1]:-?} on $device ${flag[*]:-} into $2/$file"
+  timeout -k 30 "$3" python3 -W ignore scripts/pytorch_steps.py sweep "${sweep[@]}" \
+    --device "$device" ${flag[@]+"${flag[@]}"} --out "$2/$file" >> "$log" 2>&1 \
     || say "reference stopped (exit $?): its rows so far are kept, and a next go resumes them"
 }
 for entry in "${RUNS[@]}"; do

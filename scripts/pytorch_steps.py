@@ -69,11 +69,19 @@ def resnet50(classes):
     return torchvision.models.resnet50(num_classes=classes)
 
 
+def mobilenet_v3_large(classes):
+    """torchvision's MobileNetV3-Large, the network seed 002 trained (batchlab builds the same
+    layout)."""
+    import torchvision
+    return torchvision.models.mobilenet_v3_large(num_classes=classes)
+
+
 SWEEP_MODELS = {
     "vgg16": lambda hw, classes: vgg16(hw, classes),
     "vgg19": lambda hw, classes: vgg(VGG19, hw, classes),
     "mobilenet-v1": lambda hw, classes: mobilenet_v1(classes),
     "resnet50": lambda hw, classes: resnet50(classes),
+    "mobilenet-v3-large": lambda hw, classes: mobilenet_v3_large(classes),
 }
 
 
@@ -156,7 +164,8 @@ def sweep(args):
     rng = random.Random(args.seed)
     torch.manual_seed(args.seed)
     model = SWEEP_MODELS[args.model](hw, args.classes).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    optimizers = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
+    opt = optimizers[args.optimizer](model.parameters(), lr=args.lr)
     scaler = torch.amp.GradScaler(device.type, enabled=args.amp)
     loss_fn = nn.CrossEntropyLoss()
     for rnd in range(args.rounds):
@@ -213,6 +222,8 @@ def main():
         parser.add_argument("--samples", type=int, default=10)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--device", default="cuda")
+        parser.add_argument("--optimizer", choices=["sgd", "adam", "adamw"], default="sgd")
+        parser.add_argument("--lr", type=float, default=0.01)
         parser.add_argument("--amp", action="store_true")
         parser.add_argument("--cudnn-benchmark", action="store_true")
         parser.add_argument("--out", required=True)

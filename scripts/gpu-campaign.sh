@@ -215,6 +215,25 @@ newest() {
 # run behind a complete one is left alone: its config may differ, e.g. a run with fast paths off).
 complete() { local d; d="$(newest "$1" || true)"; [ -n "$d" ] && grep -q '"status": "complete"' "$d/meta.json" 2>/dev/null; }
 unfinished() { local d; d="$(newest "$1" || true)"; [ -n "$d" ] && [ -f "$d/meta.json" ] && ! complete "$1"; }
+# A reference table compacted after an earlier go was imported (DIR/NAME.parquet, `batchlab
+# compact`) back to the CSV that scripts/pytorch_steps.py resumes, with either binary's `csv`.
+expand_reference() { # DIR FILE
+  local parquet="$1/${2%.csv}.parquet" slot env_prefix
+  { [ -f "$parquet" ] && [ ! -f "$1/$2" ]; } || return 0
+  for slot in cuda tch-cuda; do
+    [ -n "${bin[$slot]:-}" ] || continue
+    env_prefix=()
+    [ "$slot" = "tch-cuda" ] && env_prefix=("${tch_env[@]}")
+    rm -rf "$work/csv"
+    if ${env_prefix[@]+"${env_prefix[@]}"} "${bin[$slot]}" csv "$1" --out "$work/csv" >> "$log" 2>&1 \
+      && mv "$work/csv/$2" "$1/$2"; then
+      rm -f "$parquet"
+      return 0
+    fi
+  done
+  say "cannot expand $parquet: its reference is not resumed"
+  return 1
+}
 # The PyTorch reference of `experiment`'s sweep, from its config, into DIR/pytorch.csv, or with
 # a VARIANT (cudnn-benchmark, amp: the script's flag) into DIR/pytorch-VARIANT.csv.
 reference() { # EXPERIMENT DIR SECONDS [VARIANT]
@@ -223,6 +242,7 @@ reference() { # EXPERIMENT DIR SECONDS [VARIANT]
   local file=pytorch.csv flag=()
   [ -n "${4:-}" ] && { file="pytorch-$4.csv"; flag=("--$4"); }
   [ -n "$rehearse" ] && device=cpu
+  expand_reference "$2" "$file" || return 0
   # The run's resolved config, read with tomllib: the model, the batch sizes (a range or a
   # list), the protocol and the optimizer, as scripts/pytorch_steps.py takes them.
   local sweep=()

@@ -33,4 +33,9 @@ for experiment in $(printf '%s\n' $runs | cut -d/ -f1-2 | sort -u); do
     fi
   done
 done
+# The references a go appended after its run had compacted itself, stored compactly too (a next
+# go expands one to resume it).
+if [ -x target/release/batchlab ]; then
+  for run in $runs; do target/release/batchlab compact "$run" >&2 || true; done
+fi
 for run in $runs; do echo "$run"; done

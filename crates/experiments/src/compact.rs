@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use batchlab_method::rows::stored::{self, Compacted, COMPACT_FROM_BYTES};
+use batchlab_report::step_time::REFERENCE_TABLES;
 
 use crate::{
     error::RunError,
@@ -22,6 +23,12 @@ pub const RAW_TABLES: [&str; 7] = [
     "warmup.csv",
     "probes.csv",
 ];
+
+/// [`RAW_TABLES`] and the GPU campaign's PyTorch references beside a step-time run
+/// ([`REFERENCE_TABLES`]): every table compacted and exported.
+fn every_table() -> impl Iterator<Item = &'static str> {
+    RAW_TABLES.into_iter().chain(REFERENCE_TABLES)
+}
 
 /// What [`compact_run`] did.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +53,7 @@ pub fn compact_run(dir: &Path) -> Result<Compaction, RunError> {
     if !unfinished_shards {
         // A merged shard keeps only its ledger, trials.csv (see `shard::prune_merged`).
         let ledgers = shard_dirs(dir).into_iter().map(|d| d.join("trials.csv"));
-        let own = RAW_TABLES.iter().map(|name| dir.join(name));
+        let own = every_table().map(|name| dir.join(name));
         for path in own.chain(ledgers) {
             match stored::compact(&path, COMPACT_FROM_BYTES)? {
                 Compacted::Absent => {}
@@ -66,7 +73,7 @@ pub fn compact_run(dir: &Path) -> Result<Compaction, RunError> {
 pub fn export_csv(dir: &Path, out: &Path) -> Result<Vec<PathBuf>, RunError> {
     std::fs::create_dir_all(out).map_err(|e| RunError::io(out, e))?;
     let mut written = Vec::new();
-    for name in RAW_TABLES {
+    for name in every_table() {
         let to = out.join(name);
         if stored::write_csv_to(&dir.join(name), &to)? {
             written.push(to);

@@ -17,6 +17,7 @@ mod verdicts;
 mod warmup_view;
 
 pub use analysis::StepTimeFindings;
+pub use references::REFERENCE_TABLES;
 pub use summary::{summarize, write_summary, StepPoint, CI_LEVEL};
 pub use verdicts::{Gap, StepTimeRules};
 

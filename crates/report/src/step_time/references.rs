@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use batchlab_method::findings::Finding;
-use batchlab_method::rows::read_rows;
+use batchlab_method::rows::{read_rows, stored};
 use batchlab_method::stats::median;
 
 use super::analysis::{analyse, Analysis};
@@ -19,17 +19,19 @@ use crate::markdown::table;
 use crate::verdict::words;
 use crate::ReportError;
 
-/// The reference files and what each measured (scripts/pytorch_steps.py `sweep`).
-const FILES: [(&str, &str); 3] = [
-    ("pytorch.csv", "PyTorch, cuDNN's defaults"),
-    (
-        "pytorch-cudnn-benchmark.csv",
-        "PyTorch, cuDNN's benchmark mode (`torch.backends.cudnn.benchmark = True`)",
-    ),
-    (
-        "pytorch-amp.csv",
-        "PyTorch under automatic mixed precision (`torch.autocast`, float16, a GradScaler)",
-    ),
+/// The reference tables a run directory may hold (scripts/pytorch_steps.py `sweep`), stored as
+/// CSV or, once the run is compacted, as Parquet.
+pub const REFERENCE_TABLES: [&str; 3] = [
+    "pytorch.csv",
+    "pytorch-cudnn-benchmark.csv",
+    "pytorch-amp.csv",
+];
+
+/// What each of [`REFERENCE_TABLES`] measured.
+const MEASURED: [&str; 3] = [
+    "PyTorch, cuDNN's defaults",
+    "PyTorch, cuDNN's benchmark mode (`torch.backends.cudnn.benchmark = True`)",
+    "PyTorch under automatic mixed precision (`torch.autocast`, float16, a GradScaler)",
 ];
 
 /// The rules a reference is read by: the claims about the shape of the curve.
@@ -46,9 +48,9 @@ pub(super) struct ReferenceSweep {
 /// Every reference file in `dir`, read and judged by the rules of `ctx`.
 pub(super) fn read(dir: &Path, ctx: &StepTimeContext) -> Result<Vec<ReferenceSweep>, ReportError> {
     let mut out = vec![];
-    for (file, what) in FILES {
+    for (file, what) in REFERENCE_TABLES.into_iter().zip(MEASURED) {
         let path = dir.join(file);
-        if !path.exists() {
+        if !stored::exists(&path) {
             continue;
         }
         let samples = read_rows(&path)?;

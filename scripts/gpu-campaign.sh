@@ -63,7 +63,9 @@ done
 # default of pytorch.csv, for seed 002's benchmark-mode claim; automatic mixed precision,
 # pytorch-amp.csv, as seed 002 measured); then seed 002's powers of two at its setup
 # (power-of-two-step-time: MobileNetV3-Large, Adam) with its references in float32 and under
-# autocast; then burn's own kernels on cuda, whose first visits compile and tune.
+# autocast; then VGG16's steps taken apart around 16, 32, 48, 64 with burn's own ops (where the
+# staircase they make on the card comes from); then burn's own kernels on cuda, whose first
+# visits compile and tune.
 RUNS=(
   "tch-cuda vgg16-step-time"
   "tch-cuda vgg19-step-time"
@@ -73,6 +75,7 @@ RUNS=(
   "pytorch vgg16-step-time amp"
   "tch-cuda power-of-two-step-time"
   "pytorch power-of-two-step-time amp"
+  "tch-cuda vgg16-anatomy-step-time"
   "cuda vgg16-step-time"
   "cuda vgg19-step-time"
   "cuda mobilenet-step-time"

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use batchlab_report::train::{ClaimRule, TrainClaim};
 
 use crate::config::{ConfigError, Source};
-use crate::train::plan::Budget;
+use crate::train::budget::Budget;
 
 /// The rules a claim can be judged by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,6 +6,7 @@
 //! so a larger batch takes fewer steps) and, with `grid.steps_matched`, `steps` (the control:
 //! every batch size takes the same number of optimizer steps).
 
+mod budget;
 mod claims;
 pub(crate) mod config;
 mod eval_batch;
@@ -25,10 +26,11 @@ use crate::{
     trial::{TrialLabels, TrialStudy},
 };
 
+pub use budget::Budget;
 pub use claims::{ClaimConfig, RuleName};
 pub use config::{GridConfig, TrainAnalysis, TrainConfig};
 pub use eval_batch::EvalBatchSize;
-pub use plan::{Budget, Trial};
+pub use plan::Trial;
 
 /// A resolved training study.
 #[derive(Debug, Clone)]

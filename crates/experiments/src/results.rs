@@ -27,7 +27,7 @@ use crate::{
 };
 
 /// How the verdict of record is chosen, in the words docs/results.md states it.
-pub const RECORD_RULE: &str = "Every committed run that judges a claim is listed: runs of its test of record, of the same study elsewhere (the registry's `judged_by`: the GPU configs) and of the same rule on other models (`see_also`, listed last and never of record). Of the first two, per machine (backend, device, threads, kernels) the newest run is that machine's verdict of record; of those, the one on the most faithful backend is the claim's (LibTorch on a GPU, then burn-cuda, then LibTorch on a CPU, then flex, then wgpu, which runs on a software rasteriser here: the articles measured on NVIDIA GPUs through cuDNN). So a run on another backend or machine never silently replaces a verdict. A run stopped before its end, or made with the backend's fast paths turned off (burn's own ops where its usual step is another), is listed and marked, never of record. A verdict is marked *post hoc* where a parameter of its rule was fixed (`[claim.fixed]` in the registry, a commit a test checks against git) after its run started";
+pub const RECORD_RULE: &str = "Every committed run that judges a claim is listed: runs of its test of record, of the same study elsewhere (the registry's `judged_by`: the GPU configs) and of the same rule on other models or kernels (`see_also`, listed last and never of record). Of the first two, per machine (backend, device, threads, kernels) the newest run is that machine's verdict of record; of those, the one on the most faithful backend is the claim's (LibTorch on a GPU, then burn-cuda, then LibTorch on a CPU, then flex, then wgpu, which runs on a software rasteriser here: the articles measured on NVIDIA GPUs through cuDNN). So a run on another backend or machine never silently replaces a verdict. A run stopped before its end, or made with the backend's fast paths turned off (burn's own ops where its usual step is another), is listed and marked, never of record. A verdict is marked *post hoc* where a parameter of its rule was fixed (`[claim.fixed]` in the registry, a commit a test checks against git) after its run started";
 
 /// One run's verdict on one claim.
 #[derive(Debug, Clone)]
@@ -426,7 +426,7 @@ fn rows_of(r: &ClaimResult) -> Vec<Vec<String>> {
             };
             let standing = match (i, v.of_record_kind, v.newest_on_machine) {
                 (_, false, _) if v.set_aside => ", set aside",
-                (_, false, _) => ", another model",
+                (_, false, _) => ", another model or kernels",
                 (0, true, _) => ", verdict of record",
                 (_, true, true) => ", of record on its machine",
                 _ => "",

@@ -15,6 +15,26 @@ use batchlab_experiments::{
 use crate::bar::Bar;
 use crate::out::outln;
 
+/// Which benchmarks `batchlab bench --only` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Only {
+    /// Every one.
+    All,
+    /// The training steps.
+    Steps,
+    /// The data loader.
+    Loader,
+    /// The split of a training epoch.
+    Epoch,
+}
+
+impl Only {
+    /// Whether `group` runs.
+    fn runs(self, group: Only) -> bool {
+        self == Only::All || self == group
+    }
+}
+
 /// What `batchlab bench` was asked for.
 pub struct BenchArgs<'a> {
     /// Timed steps per visit.
@@ -23,8 +43,8 @@ pub struct BenchArgs<'a> {
     pub rounds: usize,
     /// Backends named on the command line; none: every backend built in that can run here.
     pub backends: &'a [String],
-    /// `all`, `steps`, `loader` or `epoch`.
-    pub only: &'a str,
+    /// Which benchmarks.
+    pub only: Only,
     /// Repeats of each loader figure.
     pub repeats: usize,
     /// Each backend that has fast paths on burn's own ops too.
@@ -45,13 +65,13 @@ pub fn bench(args: BenchArgs, data_dir: &Path) -> Result<()> {
         backends.extend(burn);
     }
     let cases = bench::standard_cases();
-    if args.only == "all" || args.only == "steps" {
+    if args.only.runs(Only::Steps) {
         step_benchmarks(&backends, &cases, args.rounds, args.samples)?;
     }
-    if args.only == "all" || args.only == "epoch" {
+    if args.only.runs(Only::Epoch) {
         epoch_benchmark(data_dir)?;
     }
-    if args.only == "all" || args.only == "loader" {
+    if args.only.runs(Only::Loader) {
         loader_benchmark(
             &backends[0],
             &cases[1],

@@ -134,8 +134,8 @@ enum Command {
         backends: Vec<String>,
         /// Which benchmarks: training steps, the data loader, the split of a training epoch of
         /// sgd-vs-adam-fmnist at its largest batch, or all.
-        #[arg(long, default_value = "all", value_parser = ["all", "steps", "loader", "epoch"])]
-        only: String,
+        #[arg(long, value_enum, default_value_t = bench::Only::All)]
+        only: bench::Only,
         /// Repeats of each loader figure.
         #[arg(long, default_value_t = 3)]
         repeats: usize,
@@ -204,7 +204,7 @@ fn main() -> ExitCode {
                 samples,
                 rounds,
                 backends: &backends,
-                only: &only,
+                only,
                 repeats,
                 burn_ops,
             },

@@ -5,6 +5,7 @@ mod synthetic_train;
 
 use batchlab_method::rows::append_rows;
 use batchlab_method::rows::train::done_trials;
+use batchlab_method::rows::train::Budget;
 use batchlab_report::train::{render_train, OUTPUT_FILES};
 use synthetic_train::*;
 
@@ -32,7 +33,7 @@ fn render_writes_every_file_with_the_published_table_and_the_steps_sentence() {
     // snapshot's; the findings are asserted below.
     assert_eq!(findings.cells.len(), 20);
     assert_eq!(findings.best.len(), 2);
-    assert_eq!(findings.best[0].budget, "epochs");
+    assert_eq!(findings.best[0].budget, Budget::Epochs);
     assert_eq!(findings.best[0].batch_size, 16);
     assert!(findings.missing.is_empty());
     assert_eq!(findings.failed, ["b256-adam-augmented-epochs-s2 (oom)"]);
@@ -40,7 +41,7 @@ fn render_writes_every_file_with_the_published_table_and_the_steps_sentence() {
     let cell = findings
         .cells
         .iter()
-        .find(|c| c.batch_size == 256 && c.variant == "augmented" && c.budget == "epochs")
+        .find(|c| c.batch_size == 256 && c.variant == "augmented" && c.budget == Budget::Epochs)
         .unwrap();
     assert_eq!((cell.trials, cell.ok), (3, 2), "{cell:?}");
 

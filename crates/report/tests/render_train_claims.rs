@@ -7,6 +7,7 @@ use std::path::Path;
 
 use batchlab_method::findings::{Finding, Verdict};
 use batchlab_method::rows::append_rows;
+use batchlab_method::rows::train::Budget;
 use batchlab_report::train::{render_train, ClaimRule, TrainClaim, TrainContext};
 use synthetic_train::*;
 
@@ -20,7 +21,7 @@ fn each_claim_gets_the_verdict_its_rule_and_the_data_give() {
         claim: format!("claim {series} {budget} {rule:?}"),
         source: "seed 003".into(),
         series: series.into(),
-        budget: budget.into(),
+        budget: budget.parse().unwrap(),
         rule,
     };
     let falls = ClaimRule::AccuracyFalls {
@@ -145,7 +146,7 @@ fn row_of_one_claim_with(
             claim: claim.into(),
             source: "seed 002".into(),
             series: "adam".into(),
-            budget: "epochs".into(),
+            budget: Budget::Epochs,
             rule,
         }],
         ..context()
@@ -287,7 +288,7 @@ fn the_best_batch_size_is_judged_by_the_sizes_the_seeds_cannot_tell_apart() {
         claim: format!("the best batch size is {b} ({budget})"),
         source: "seed 003".into(),
         series: "adam/standard".into(),
-        budget: budget.into(),
+        budget: budget.parse().unwrap(),
         rule: ClaimRule::BestBatch { best: b },
     };
     let ctx = TrainContext {

@@ -16,6 +16,7 @@ mod work;
 use std::{collections::BTreeSet, path::Path};
 
 use batchlab_datasets::spec::DatasetName;
+use batchlab_method::rows::train::Budget;
 use batchlab_method::{
     budget::StepBudget,
     rows::{
@@ -245,7 +246,8 @@ impl TrialStudy for TargetStudy {
             batch_size: trial.batch_size,
             optimizer: w.optimizer_label(),
             variant: w.model_label(),
-            budget: "steps",
+            // A search trial trains to a step budget of its own (the target or the cap).
+            budget: Budget::Steps,
         }
     }
     fn worker<'a>(&'a self, dir: &'a Path, context: &'a RunContext) -> work::TargetWorker<'a> {

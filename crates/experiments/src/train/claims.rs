@@ -264,7 +264,7 @@ impl ClaimConfig {
             claim: self.claim.clone(),
             source: self.source.clone(),
             series: self.series.clone(),
-            budget: self.budget.as_str().to_string(),
+            budget: self.budget,
             rule: match self.rule {
                 // Without a margin, a bare direction: any fall.
                 RuleName::AccuracyFalls => ClaimRule::AccuracyFalls {

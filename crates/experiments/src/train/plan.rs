@@ -35,7 +35,7 @@ impl Trial {
             batch_size: self.batch_size,
             optimizer: self.optimizer_label.clone(),
             variant: self.variant.clone(),
-            budget: self.budget.as_str(),
+            budget: self.budget,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! the same for every kind of study that trains. A kind names its trial through
 //! [`TrialLabels`]; nothing here knows which kind it is.
 
-use batchlab_method::rows::train::{TrainEval, TrialRecord};
+use batchlab_method::rows::train::{Budget, TrainEval, TrialRecord};
 use batchlab_method::rows::Status;
 
 use super::train_loop::{Evaluation, Outcome};
@@ -21,8 +21,8 @@ pub struct TrialLabels {
     pub optimizer: String,
     /// The `variant` column: the data variant (train) or the model (steps to target).
     pub variant: String,
-    /// The `budget` column: `epochs` or `steps`.
-    pub budget: &'static str,
+    /// The `budget` column.
+    pub budget: Budget,
 }
 
 /// The results.csv row of one evaluation.
@@ -33,7 +33,7 @@ pub fn eval_row(trial: &TrialLabels, e: &Evaluation) -> TrainEval {
         batch_size: trial.batch_size,
         optimizer: trial.optimizer.clone(),
         variant: trial.variant.clone(),
-        budget: trial.budget.into(),
+        budget: trial.budget,
         epoch: e.epoch,
         step: e.step,
         examples: e.examples,
@@ -54,7 +54,7 @@ pub fn record(trial: &TrialLabels, o: &Outcome) -> TrialRecord {
         batch_size: trial.batch_size,
         optimizer: trial.optimizer.clone(),
         variant: trial.variant.clone(),
-        budget: trial.budget.into(),
+        budget: trial.budget,
         status: o.status,
         epochs: o.epochs,
         steps: o.steps,

@@ -3,7 +3,7 @@ use std::fs;
 use polars::prelude::{DataType, ParquetReader, SerReader};
 
 use super::*;
-use crate::rows::train::{TrialRecord, TRIALS_HEADER};
+use crate::rows::train::{Budget, TrialRecord, TRIALS_HEADER};
 use crate::rows::{append_rows, read_rows};
 
 /// Every kind of field a writer of ours produces: u32 and u64 counts, an f32 loss widened to
@@ -87,7 +87,7 @@ fn record(trial: &str) -> TrialRecord {
         batch_size: 8,
         optimizer: "sgd".into(),
         variant: "standard".into(),
-        budget: "epochs".into(),
+        budget: Budget::Epochs,
         status: crate::rows::Status::Ok,
         epochs: 1.0,
         steps: 10,

@@ -10,6 +10,57 @@ use serde::{Deserialize, Serialize};
 use super::number::{nan_if_empty, shortest};
 use super::{check_fraction, check_time, read_rows_so_far, Row, Status, TrialRow};
 use crate::FileError;
+/// How long a trial trains: a word in configs (a claim's `budget`) and in the results files.
+/// Ordered as reports list them: the seeds' epochs first, the steps control second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Budget {
+    /// `grid.epochs` passes over the training set (the seeds' setup).
+    Epochs,
+    /// The same number of steps for every batch size (the control).
+    Steps,
+}
+
+impl Budget {
+    /// `epochs` or `steps`, as in configs and results files.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Epochs => "epochs",
+            Self::Steps => "steps",
+        }
+    }
+}
+
+impl std::fmt::Display for Budget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Budget {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// Read from its word; any other is an error naming the two.
+impl std::str::FromStr for Budget {
+    type Err = String;
+    fn from_str(word: &str) -> Result<Self, String> {
+        [Budget::Epochs, Budget::Steps]
+            .into_iter()
+            .find(|b| b.as_str() == word)
+            .ok_or_else(|| format!("expected \"epochs\" or \"steps\", got {word:?}"))
+    }
+}
+
+/// Read from its word; any other is an error at its value.
+impl<'de> Deserialize<'de> for Budget {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
 
 /// The header of `results.csv`, exactly.
 pub const RESULTS_HEADER: &str = "trial,seed,batch_size,optimizer,variant,budget,epoch,step,examples,train_loss,val_loss,val_accuracy,train_seconds,data_seconds,eval_seconds";
@@ -32,7 +83,7 @@ pub struct TrainEval {
     pub variant: String,
     /// `epochs` (the seed's epoch-matched setup) or `steps` (every batch size gets the same
     /// number of optimizer steps).
-    pub budget: String,
+    pub budget: Budget,
     /// Epochs completed; fractional between epoch ends.
     #[serde(serialize_with = "shortest", deserialize_with = "nan_if_empty")]
     pub epoch: f64,
@@ -75,7 +126,7 @@ pub struct TrialRecord {
     /// The data variant.
     pub variant: String,
     /// `epochs` or `steps` (see [`TrainEval::budget`]).
-    pub budget: String,
+    pub budget: Budget,
     /// `ok`, `diverged`, `oom` or `error`.
     pub status: Status,
     /// Epochs trained (fractional under the steps budget).
@@ -170,7 +221,7 @@ mod tests {
             batch_size: 16,
             optimizer: "sgd".into(),
             variant: "mlp".into(),
-            budget: "steps".into(),
+            budget: Budget::Steps,
             epoch: 1.0,
             step: 20,
             examples: 320,
@@ -188,7 +239,7 @@ mod tests {
             batch_size: 16,
             optimizer: "sgd".into(),
             variant: "mlp".into(),
-            budget: "steps".into(),
+            budget: Budget::Steps,
             status: Status::Ok,
             epochs: 1.0,
             steps: 20,

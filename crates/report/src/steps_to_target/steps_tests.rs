@@ -1,4 +1,5 @@
 use super::*;
+use batchlab_method::rows::train::Budget;
 
 fn trial(id: &str, batch_size: u32, status: Status, evals: &[(u64, f64)]) -> Trial {
     Trial {
@@ -154,7 +155,7 @@ fn record(trial: &str, batch_size: u32, status: &str) -> TrialRecord {
         batch_size,
         optimizer: "sgd".into(),
         variant: "standard".into(),
-        budget: "steps".into(),
+        budget: Budget::Steps,
         status: status.parse().unwrap(),
         epochs: 1.0,
         steps: 30,
@@ -176,7 +177,7 @@ fn eval(trial: &str, batch_size: u32, step: u64, accuracy: f64) -> TrainEval {
         batch_size,
         optimizer: "sgd".into(),
         variant: "standard".into(),
-        budget: "steps".into(),
+        budget: Budget::Steps,
         epoch: 0.1,
         step,
         examples: step * u64::from(batch_size),

@@ -2,6 +2,7 @@
 //! a synthetic run directory is in `tests/render_steps_to_target.rs`.
 
 use crate::About;
+use batchlab_method::rows::train::Budget;
 use std::path::Path;
 
 use super::analysis::time::{parse_step_times, time_to_result};
@@ -46,7 +47,7 @@ fn record(id: &str, batch_size: u32, optimizer: &str, status: &str, steps: u64) 
         batch_size,
         optimizer: optimizer.into(),
         variant: "mlp".into(),
-        budget: "steps".into(),
+        budget: Budget::Steps,
         status: status.parse().unwrap(),
         epochs: 0.0,
         steps,
@@ -68,7 +69,7 @@ fn eval(r: &TrialRecord, step: u64, error: f64) -> TrainEval {
         batch_size: r.batch_size,
         optimizer: r.optimizer.clone(),
         variant: r.variant.clone(),
-        budget: "steps".into(),
+        budget: Budget::Steps,
         epoch: 0.0,
         step,
         examples: 0,

@@ -9,9 +9,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::summary::{budget_order, latest_records, series_label};
+use super::summary::{latest_records, series_label};
 use super::{summarize, TrainCell};
-use batchlab_method::rows::train::{TrainEval, TrialRecord};
+use batchlab_method::rows::train::{Budget, TrainEval, TrialRecord};
 
 /// What [`super::render_train`] found: headline lines for the terminal and the data behind them.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,8 +54,8 @@ pub(super) struct Analysis {
     pub curves: BTreeMap<String, Vec<TrainEval>>,
     /// The per-cell summary.
     pub cells: Vec<TrainCell>,
-    /// Budgets in report order (epochs, steps, others).
-    pub budgets: Vec<String>,
+    /// Budgets in report order (epochs, then steps).
+    pub budgets: Vec<Budget>,
     /// Batch sizes seen, increasing.
     pub batch_sizes: Vec<u32>,
     /// Lines of the figures, sorted.
@@ -77,7 +77,7 @@ impl Analysis {
             .iter()
             .map(|c| crate::predict::check::MeasuredCell {
                 series: c.optimizer.clone(),
-                budget: c.budget.clone(),
+                budget: c.budget.to_string(),
                 batch_size: c.batch_size,
                 seconds: c.train_seconds_median,
                 steps: c.steps_median,
@@ -104,7 +104,7 @@ impl Analysis {
                     .map(|e| (&e.budget, e.batch_size, &e.optimizer, &e.variant, e.seed)),
             );
         for (budget, batch_size, optimizer, variant, seed) in axes {
-            budgets.insert(budget.clone());
+            budgets.insert(*budget);
             batch_sizes.insert(batch_size);
             series.insert(SeriesKey {
                 optimizer: optimizer.clone(),
@@ -112,8 +112,7 @@ impl Analysis {
             });
             seeds.insert(seed);
         }
-        let mut budgets: Vec<String> = budgets.into_iter().collect();
-        budgets.sort_by(|a, b| budget_order(a).cmp(&budget_order(b)));
+        let budgets: Vec<Budget> = budgets.into_iter().collect();
         let with_variant = series
             .iter()
             .map(|s| &s.variant)
@@ -207,7 +206,7 @@ impl Analysis {
     /// The summary cells of one budget and series, in increasing batch size.
     pub fn cells_of<'a>(
         &'a self,
-        budget: &'a str,
+        budget: Budget,
         s: &'a SeriesKey,
     ) -> impl Iterator<Item = &'a TrainCell> + 'a {
         self.cells.iter().filter(move |c| {
@@ -270,8 +269,8 @@ impl Analysis {
     }
 
     /// The budget of the source's own setup: `epochs` when present, else the first.
-    pub fn seed_budget(&self) -> Option<&str> {
-        self.budgets.first().map(String::as_str)
+    pub fn seed_budget(&self) -> Option<Budget> {
+        self.budgets.first().copied()
     }
 
     /// The recorded trials that did not end ok: `id (status)`.
@@ -290,7 +289,7 @@ impl Analysis {
             .filter_map(|b| {
                 self.cells
                     .iter()
-                    .filter(|c| &c.budget == b && c.test_accuracy_mean.is_finite())
+                    .filter(|c| c.budget == *b && c.test_accuracy_mean.is_finite())
                     .max_by(|x, y| x.test_accuracy_mean.total_cmp(&y.test_accuracy_mean))
                     .cloned()
             })
@@ -357,7 +356,7 @@ mod tests {
         );
         let started = record((32, "adam", "standard", "epochs"), 0, 0.0, 0.0, 0);
         let analysis = Analysis::new(vec![eval(&started, 5, 0.4)], &[a, b, c]);
-        assert_eq!(analysis.budgets, ["epochs", "steps"]);
+        assert_eq!(analysis.budgets, [Budget::Epochs, Budget::Steps]);
         assert!(analysis.with_variant);
         // 2 budgets x 2 series x 2 batch sizes x 2 seeds = 16, 3 recorded.
         assert_eq!(analysis.missing.len(), 13);

@@ -18,7 +18,7 @@ use crate::figures::{
     distinct_look, render_row_pair, Chart, LegendPosition, LineStyle, Scale, Series, GREY,
 };
 use crate::ReportError;
-use batchlab_method::rows::train::{TrainEval, TrialRecord};
+use batchlab_method::rows::train::{Budget, TrainEval, TrialRecord};
 use batchlab_method::stats::mean;
 
 /// How batch sizes sit on the x axis: on a log2 scale, or, when the grid holds neighbours
@@ -114,7 +114,10 @@ struct PerCell<'a> {
     value: fn(&TrialRecord) -> f64,
 }
 
-fn per_cell_panel(analysis: &Analysis, budget: &str, spec: &PerCell, chart: &mut Chart) {
+fn per_cell_panel(analysis: &Analysis, budget: Option<Budget>, spec: &PerCell, chart: &mut Chart) {
+    let Some(budget) = budget else {
+        return;
+    };
     let n = analysis.series.len();
     let axis = BatchAxis::of(&analysis.batch_sizes);
     axis.apply(chart);
@@ -162,12 +165,18 @@ fn per_cell_panel(analysis: &Analysis, budget: &str, spec: &PerCell, chart: &mut
     );
 }
 
-fn budgets_or_none(analysis: &Analysis) -> Vec<String> {
+/// Each budget, or one panel saying "no budget" where no trial was recorded.
+fn budgets_or_none(analysis: &Analysis) -> Vec<Option<Budget>> {
     if analysis.budgets.is_empty() {
-        vec!["no".into()]
+        vec![None]
     } else {
-        analysis.budgets.clone()
+        analysis.budgets.iter().copied().map(Some).collect()
     }
+}
+
+/// A budget's word in a title: "no" where there is none.
+fn budget_word(budget: Option<Budget>) -> &'static str {
+    budget.map_or("no", |b| b.as_str())
 }
 
 /// `accuracy_vs_batch.svg`: mean test accuracy (%) per cell, bars min..max over the ok
@@ -195,12 +204,15 @@ pub(super) fn draw_accuracy(
         let mut chart = Chart::new(
             title(
                 ctx,
-                &format!("test accuracy vs batch size, {budget} budget"),
+                &format!(
+                    "test accuracy vs batch size, {} budget",
+                    budget_word(budget)
+                ),
             ),
             "",
             spec.y_label,
         );
-        per_cell_panel(analysis, &budget, &spec, &mut chart);
+        per_cell_panel(analysis, budget, &spec, &mut chart);
         chart.legend = LegendPosition::Auto;
         charts.push(chart);
     }
@@ -244,13 +256,16 @@ pub(super) fn draw_train_time(
         let mut chart = Chart::new(
             title(
                 ctx,
-                &format!("training time vs batch size, {budget} budget"),
+                &format!(
+                    "training time vs batch size, {} budget",
+                    budget_word(budget)
+                ),
             ),
             "",
             spec.y_label,
         );
         chart.y_includes_zero = true;
-        per_cell_panel(analysis, &budget, &spec, &mut chart);
+        per_cell_panel(analysis, budget, &spec, &mut chart);
         chart.legend = LegendPosition::Auto;
         charts.push(chart);
     }
@@ -275,7 +290,7 @@ pub(super) fn draw_train_time(
 /// index, the mean step, examples and accuracy (%) of the seeds that reached it.
 pub(super) fn mean_curve(
     analysis: &Analysis,
-    budget: &str,
+    budget: Option<Budget>,
     batch_size: u32,
     s: &SeriesKey,
 ) -> Vec<(f64, f64, f64)> {
@@ -284,7 +299,7 @@ pub(super) fn mean_curve(
         .values()
         .filter(|c| {
             c.first().is_some_and(|e| {
-                e.budget == budget
+                Some(e.budget) == budget
                     && e.batch_size == batch_size
                     && e.optimizer == s.optimizer
                     && e.variant == s.variant
@@ -320,9 +335,12 @@ pub(super) fn draw_learning_curves(
     ctx: &TrainContext,
     analysis: &Analysis,
 ) -> Result<(), ReportError> {
-    let budget = analysis.seed_budget().unwrap_or("no").to_string();
+    let budget = analysis.seed_budget();
     // The budget and the averaging go to the y axis: two long titles side by side overprint.
-    let y_label = format!("validation accuracy (%), {budget} budget, mean over seeds");
+    let y_label = format!(
+        "validation accuracy (%), {} budget, mean over seeds",
+        budget_word(budget)
+    );
     let mut by_step = Chart::new(
         title(ctx, "validation accuracy vs steps"),
         "optimizer steps (log2 scale)",
@@ -341,7 +359,7 @@ pub(super) fn draw_learning_curves(
             _ => LineStyle::None,
         };
         for (j, &b) in analysis.batch_sizes.iter().enumerate() {
-            let curve = mean_curve(analysis, &budget, b, s);
+            let curve = mean_curve(analysis, budget, b, s);
             if curve.is_empty() {
                 continue;
             }

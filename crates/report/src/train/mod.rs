@@ -91,8 +91,8 @@ pub struct TrainClaim {
     pub source: String,
     /// The line it is about: an optimizer label, a variant, or `optimizer/variant`.
     pub series: String,
-    /// The budget whose cells judge it (`epochs`: the source's own setup).
-    pub budget: String,
+    /// The budget whose cells judge it (epochs: the source's own setup).
+    pub budget: batchlab_method::rows::train::Budget,
     /// The rule.
     pub rule: ClaimRule,
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use crate::ReportError;
-use batchlab_method::rows::train::TrialRecord;
+use batchlab_method::rows::train::{Budget, TrialRecord};
 use batchlab_method::stats::{mean, median, sample_std};
 
 /// The summary of one grid cell over its seeds. Statistics are NaN when the cell has no ok
@@ -25,8 +25,8 @@ pub struct TrainCell {
     pub optimizer: String,
     /// The data variant.
     pub variant: String,
-    /// `epochs` or `steps`.
-    pub budget: String,
+    /// How long its trials trained.
+    pub budget: Budget,
     /// Trials recorded in `trials.csv`, failed ones included.
     pub trials: usize,
     /// Trials with status `ok`.
@@ -68,16 +68,6 @@ pub(crate) fn series_label(optimizer: &str, variant: &str, with_variant: bool) -
     }
 }
 
-/// Sort key of a budget: the seed's `epochs` first, the `steps` control second, any other
-/// after them by name.
-pub(crate) fn budget_order(budget: &str) -> (u8, &str) {
-    match budget {
-        "epochs" => (0, ""),
-        "steps" => (1, ""),
-        other => (2, other),
-    }
-}
-
 /// The last record of each trial id, in file order of those last records: a trial recorded
 /// twice (rerun by hand after deleting nothing) counts once, with its latest result.
 pub(crate) fn latest_records(records: &[TrialRecord]) -> Vec<&TrialRecord> {
@@ -94,14 +84,14 @@ pub(crate) fn latest_records(records: &[TrialRecord]) -> Vec<&TrialRecord> {
         .collect()
 }
 
-/// Summarises `records` per cell, ordered by budget (epochs, steps, others), optimizer,
+/// Summarises `records` per cell, ordered by budget (epochs, then steps), optimizer,
 /// variant, then batch size. A trial id recorded more than once counts once, by its last row.
 pub fn summarize(records: &[TrialRecord]) -> Vec<TrainCell> {
-    type Key<'a> = ((u8, &'a str), &'a str, &'a str, u32);
+    type Key<'a> = (Budget, &'a str, &'a str, u32);
     let mut groups: BTreeMap<Key, Vec<&TrialRecord>> = BTreeMap::new();
     for r in latest_records(records) {
         let key = (
-            budget_order(&r.budget),
+            r.budget,
             r.optimizer.as_str(),
             r.variant.as_str(),
             r.batch_size,
@@ -133,7 +123,7 @@ fn cell(rows: &[&TrialRecord]) -> TrainCell {
         batch_size: first.batch_size,
         optimizer: first.optimizer.clone(),
         variant: first.variant.clone(),
-        budget: first.budget.clone(),
+        budget: first.budget,
         trials: rows.len(),
         ok: ok.len(),
         failures: failures
@@ -183,7 +173,7 @@ fn summary_frame(cells: &[TrainCell]) -> PolarsResult<DataFrame> {
         ),
         Column::new("optimizer".into(), strs(|c| &c.optimizer)),
         Column::new("variant".into(), strs(|c| &c.variant)),
-        Column::new("budget".into(), strs(|c| &c.budget)),
+        Column::new("budget".into(), strs(|c| c.budget.as_str())),
         Column::new("trials".into(), counts(|c| c.trials)),
         Column::new("ok".into(), counts(|c| c.ok)),
         Column::new("failures".into(), strs(|c| &c.failures)),

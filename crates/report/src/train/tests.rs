@@ -7,6 +7,7 @@ use super::markdown::reading::{
 };
 use super::markdown::timing::{data_sentence, powers_of_two_sentence, time_sentence};
 use super::rows::tests::{record, Key};
+use batchlab_method::rows::train::Budget;
 use batchlab_method::rows::train::TrialRecord;
 
 /// Three seeds per cell at `spread` around each mean.
@@ -72,13 +73,16 @@ fn steps_and_trends_are_read_from_the_data() {
         "{steps}"
     );
     let read = trends(&analysis);
-    let of = |budget: &str| {
+    let of = |budget: Budget| {
         read.iter()
             .find(|((b, _), _)| *b == budget)
             .map(|(_, t)| *t)
             .unwrap()
     };
-    assert_eq!((of("epochs"), of("steps")), (Trend::Falls, Trend::Flat));
+    assert_eq!(
+        (of(Budget::Epochs), of(Budget::Steps)),
+        (Trend::Falls, Trend::Flat)
+    );
     assert_eq!(
         comparison(&analysis, &read),
         Some(BudgetComparison::OnlyUnderEpochs(vec!["sgd".into()]))

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use batchlab_method::rows::append_rows;
 use batchlab_method::rows::steps_to_target::SearchRow;
-use batchlab_method::rows::train::{TrainEval, TrialRecord};
+use batchlab_method::rows::train::{Budget, TrainEval, TrialRecord};
 use batchlab_report::steps_to_target::{TargetContext, OUTPUT_FILES, TIME_FILES};
 
 pub const K: u64 = 10;
@@ -148,7 +148,7 @@ pub fn write_study(dir: &Path, search: impl Fn(&Workload) -> bool) {
                         batch_size: b,
                         optimizer: w.optimizer.into(),
                         variant: "mlp".into(),
-                        budget: "steps".into(),
+                        budget: Budget::Steps,
                         epoch: 0.0,
                         step,
                         examples: step * u64::from(b),
@@ -190,7 +190,7 @@ pub fn write_study(dir: &Path, search: impl Fn(&Workload) -> bool) {
                     batch_size: b,
                     optimizer: w.optimizer.into(),
                     variant: "mlp".into(),
-                    budget: "steps".into(),
+                    budget: Budget::Steps,
                     status: status.parse().unwrap(),
                     epochs: 0.0,
                     steps,

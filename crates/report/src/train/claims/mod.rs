@@ -12,6 +12,7 @@ pub(super) use relative::relative_tables;
 use std::collections::BTreeMap;
 
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
+use batchlab_method::rows::train::Budget;
 
 use super::analysis::{matches, Analysis, SeriesKey};
 use super::{ClaimRule, TrainCell, TrainClaim, TrainContext};
@@ -85,8 +86,8 @@ fn judge_rule(
     predictions: &[PredictionCheck],
 ) -> Result<Judged, Judged> {
     let missing = |why: String| Judged::untested("not measured", why);
-    let line = line_cells(&claim.series, &claim.budget, analysis).map_err(missing)?;
-    let versus = |name: &str| line_cells(name, &claim.budget, analysis).map_err(missing);
+    let line = line_cells(&claim.series, claim.budget, analysis).map_err(missing)?;
+    let versus = |name: &str| line_cells(name, claim.budget, analysis).map_err(missing);
     Ok(match &claim.rule {
         ClaimRule::AccuracyFalls { from, to, .. }
         | ClaimRule::AccuracyRises { from, to }
@@ -117,7 +118,7 @@ fn judge_rule(
         ClaimRule::TimePredicted { tolerance } => {
             let cells: Vec<&PredictionCheck> = predictions
                 .iter()
-                .filter(|p| p.budget == claim.budget)
+                .filter(|p| p.budget == claim.budget.as_str())
                 .filter(|p| {
                     line.get(&p.batch_size)
                         .is_some_and(|c| c.optimizer == p.optimizer)
@@ -131,7 +132,7 @@ fn judge_rule(
 /// The cells of the one line (optimizer, variant) `series` names under `budget`, by batch size.
 fn line_cells<'a>(
     series: &str,
-    budget: &'a str,
+    budget: Budget,
     analysis: &'a Analysis,
 ) -> Result<accuracy::Line<'a>, String> {
     let lines: Vec<&SeriesKey> = analysis

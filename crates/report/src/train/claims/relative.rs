@@ -15,7 +15,7 @@ pub(in crate::train) fn relative_tables(ctx: &TrainContext, analysis: &Analysis)
         let ClaimRule::TimeFollowsSteps { reference, .. } = claim.rule else {
             continue;
         };
-        let Ok(cells) = line_cells(&claim.series, &claim.budget, analysis) else {
+        let Ok(cells) = line_cells(&claim.series, claim.budget, analysis) else {
             continue;
         };
         let Some(&base) = cells.get(&reference) else {

@@ -4,6 +4,7 @@
 use super::reading::{steps_sentence, trend_sentences};
 use crate::numbers::pct;
 use crate::train::analysis::Analysis;
+use batchlab_method::rows::train::Budget;
 
 /// The lines [`crate::train::TrainFindings`] hands to the terminal.
 pub(crate) fn headlines(analysis: &Analysis) -> Vec<String> {
@@ -24,9 +25,7 @@ pub(crate) fn headlines(analysis: &Analysis) -> Vec<String> {
     if let Some(steps) = steps_sentence(analysis) {
         lines.push(steps);
     }
-    if analysis.budgets.iter().any(|b| b == "epochs")
-        && analysis.budgets.iter().any(|b| b == "steps")
-    {
+    if analysis.budgets.contains(&Budget::Epochs) && analysis.budgets.contains(&Budget::Steps) {
         if let Some(last) = trend_sentences(analysis).pop() {
             lines.push(last);
         }

@@ -214,7 +214,7 @@ fn cell_table(analysis: &Analysis) -> String {
         .iter()
         .map(|c| {
             vec![
-                c.budget.clone(),
+                c.budget.to_string(),
                 c.batch_size.to_string(),
                 c.series(analysis.with_variant),
                 format!("{} / {}", c.ok, c.trials),

@@ -9,12 +9,13 @@ use crate::markdown::table;
 use crate::numbers::fixed;
 use crate::train::analysis::{matches, Analysis};
 use crate::train::{Metric, Published, TrainCell, TrainContext};
+use batchlab_method::rows::train::Budget;
 
 pub(super) fn published_section(ctx: &TrainContext, analysis: &Analysis) -> String {
     if ctx.published.is_empty() {
         return "No published numbers are given for this study.\n".into();
     }
-    let budget = analysis.seed_budget().unwrap_or("epochs");
+    let budget = analysis.seed_budget().unwrap_or(Budget::Epochs);
     let mut groups: BTreeMap<(&str, &str), Vec<&Published>> = BTreeMap::new();
     for p in &ctx.published {
         groups
@@ -74,7 +75,7 @@ pub(super) fn published_section(ctx: &TrainContext, analysis: &Analysis) -> Stri
 /// from `reference` to `p`.
 fn compared_rows(
     analysis: &Analysis,
-    budget: &str,
+    budget: Budget,
     reference: &Published,
     p: &Published,
 ) -> Vec<Vec<String>> {

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use crate::numbers::{fixed, pct};
 use crate::train::analysis::{Analysis, SeriesKey};
 use crate::train::{TrainCell, TrainContext};
+use batchlab_method::rows::train::Budget;
 use batchlab_method::stats::median;
 
 /// The pooled within-cell standard deviation of the test accuracy in [0, 1] (NaN when no
@@ -56,7 +57,7 @@ pub(crate) enum Trend {
 /// batch sizes with an ok trial.
 pub(crate) fn trend<'a>(
     analysis: &'a Analysis,
-    budget: &'a str,
+    budget: Budget,
     s: &'a SeriesKey,
     pooled: f64,
 ) -> Option<(Trend, &'a TrainCell, &'a TrainCell)> {
@@ -83,7 +84,7 @@ pub(crate) fn trend<'a>(
 }
 
 /// Median steps per ok trial of `budget`, per variant and batch size.
-fn steps_by_variant(analysis: &Analysis, budget: &str) -> BTreeMap<String, Vec<(u32, f64)>> {
+fn steps_by_variant(analysis: &Analysis, budget: Budget) -> BTreeMap<String, Vec<(u32, f64)>> {
     let mut steps: BTreeMap<(String, u32), Vec<f64>> = BTreeMap::new();
     for r in analysis
         .records
@@ -146,8 +147,8 @@ pub(crate) fn steps_sentence(analysis: &Analysis) -> Option<String> {
         out.push_str(&per.join("; "));
     }
     out.push('.');
-    if let Some(steps_budget) = analysis.budgets.iter().find(|b| b.as_str() == "steps") {
-        let all: Vec<f64> = steps_by_variant(analysis, steps_budget)
+    if analysis.budgets.contains(&Budget::Steps) {
+        let all: Vec<f64> = steps_by_variant(analysis, Budget::Steps)
             .values()
             .flatten()
             .map(|p| p.1)
@@ -181,7 +182,7 @@ pub(crate) fn trend_sentences(analysis: &Analysis) -> Vec<String> {
     for budget in &analysis.budgets {
         let mut parts = vec![];
         for s in &analysis.series {
-            let Some((t, first, last)) = trend(analysis, budget, s, pooled) else {
+            let Some((t, first, last)) = trend(analysis, *budget, s, pooled) else {
                 continue;
             };
             let verb = match t {
@@ -214,13 +215,13 @@ pub(crate) fn trend_sentences(analysis: &Analysis) -> Vec<String> {
 }
 
 /// Every line's trend under every budget.
-pub(crate) fn trends(analysis: &Analysis) -> BTreeMap<(&str, &SeriesKey), Trend> {
+pub(crate) fn trends(analysis: &Analysis) -> BTreeMap<(Budget, &SeriesKey), Trend> {
     let pooled = pooled_std(&analysis.cells);
     let mut out = BTreeMap::new();
     for budget in &analysis.budgets {
         for s in &analysis.series {
-            if let Some((t, _, _)) = trend(analysis, budget, s, pooled) {
-                out.insert((budget.as_str(), s), t);
+            if let Some((t, _, _)) = trend(analysis, *budget, s, pooled) {
+                out.insert((*budget, s), t);
             }
         }
     }
@@ -230,10 +231,10 @@ pub(crate) fn trends(analysis: &Analysis) -> BTreeMap<(&str, &SeriesKey), Trend>
 /// The comparison of the two budgets, where the run has both.
 pub(crate) fn comparison(
     analysis: &Analysis,
-    verdicts: &BTreeMap<(&str, &SeriesKey), Trend>,
+    verdicts: &BTreeMap<(Budget, &SeriesKey), Trend>,
 ) -> Option<BudgetComparison> {
-    let has = |b: &str| analysis.budgets.iter().any(|x| x == b);
-    (has("epochs") && has("steps")).then(|| budget_comparison(analysis, verdicts))
+    let has = |b: Budget| analysis.budgets.contains(&b);
+    (has(Budget::Epochs) && has(Budget::Steps)).then(|| budget_comparison(analysis, verdicts))
 }
 
 /// Which lines fall with batch size under which budget: the comparison of the two budgets.
@@ -254,9 +255,9 @@ pub(crate) enum BudgetComparison {
 
 fn budget_comparison(
     analysis: &Analysis,
-    verdicts: &BTreeMap<(&str, &SeriesKey), Trend>,
+    verdicts: &BTreeMap<(Budget, &SeriesKey), Trend>,
 ) -> BudgetComparison {
-    let falls = |budget: &str| -> Vec<String> {
+    let falls = |budget: Budget| -> Vec<String> {
         analysis
             .series
             .iter()
@@ -264,7 +265,7 @@ fn budget_comparison(
             .map(|s| analysis.label(&s.optimizer, &s.variant))
             .collect()
     };
-    let (epochs, steps) = (falls("epochs"), falls("steps"));
+    let (epochs, steps) = (falls(Budget::Epochs), falls(Budget::Steps));
     let only_epochs: Vec<String> = epochs
         .iter()
         .filter(|s| !steps.contains(s))
@@ -332,7 +333,7 @@ pub(crate) fn spread_sentence(analysis: &Analysis) -> Option<String> {
         fixed(100.0 * pooled, 2)
     );
     for budget in &analysis.budgets {
-        let of_budget: Vec<&&TrainCell> = measured.iter().filter(|c| &c.budget == budget).collect();
+        let of_budget: Vec<&&TrainCell> = measured.iter().filter(|c| c.budget == *budget).collect();
         let (Some(lo), Some(hi)) = (
             of_budget
                 .iter()
@@ -346,7 +347,7 @@ pub(crate) fn spread_sentence(analysis: &Analysis) -> Option<String> {
         let (mut within, mut pairs) = (0, 0);
         for s in &analysis.series {
             let line: Vec<&TrainCell> = analysis
-                .cells_of(budget, s)
+                .cells_of(*budget, s)
                 .filter(|c| c.test_accuracy_mean.is_finite())
                 .collect();
             for w in line.windows(2) {

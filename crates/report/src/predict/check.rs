@@ -9,6 +9,7 @@
 use crate::markdown::table;
 use crate::numbers::seconds;
 use crate::predict::{StepCurve, StepEstimate};
+use batchlab_method::rows::train::Budget;
 use batchlab_method::stats::median;
 
 /// The step times a training study's cells are checked against.
@@ -37,14 +38,33 @@ pub struct PredictionInputs {
     pub drop_last: bool,
 }
 
+/// The budget of the cells a prediction is checked against: a training grid's (epochs,
+/// steps), or every trial of a steps-to-target search (each to its own step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckBudget {
+    /// A training grid's budget.
+    Trained(Budget),
+    /// Every trial of a search.
+    AllTrials,
+}
+
+impl std::fmt::Display for CheckBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CheckBudget::Trained(b) => f.write_str(b.as_str()),
+            CheckBudget::AllTrials => f.write_str("all trials"),
+        }
+    }
+}
+
 /// A cell as the check sees it: its series, budget, batch size, and its trials' median
 /// training seconds and steps.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MeasuredCell {
     /// The series (see [`StepTimes::optimizers`]).
     pub series: String,
-    /// The budget, e.g. `epochs`.
-    pub budget: String,
+    /// The budget its trials trained under.
+    pub budget: CheckBudget,
     /// Examples per step.
     pub batch_size: u32,
     /// Median training seconds of its trials.
@@ -61,7 +81,7 @@ pub struct PredictionCheck {
     /// Its batch size.
     pub batch_size: u32,
     /// Its budget.
-    pub budget: String,
+    pub budget: CheckBudget,
     /// Median measured training seconds.
     pub measured: f64,
     /// Predicted seconds (value, low, high).
@@ -126,7 +146,7 @@ pub fn checks(inputs: &PredictionInputs, cells: &[MeasuredCell]) -> Vec<Predicti
             Some(PredictionCheck {
                 optimizer: c.series.clone(),
                 batch_size: c.batch_size,
-                budget: c.budget.clone(),
+                budget: c.budget,
                 measured: c.seconds,
                 predicted: predicted(inputs, &times.curve, c.batch_size, c.steps)?,
             })
@@ -163,7 +183,7 @@ pub fn section(inputs: &PredictionInputs, checks: &[PredictionCheck]) -> String 
         .map(|c| {
             vec![
                 c.optimizer.clone(),
-                c.budget.clone(),
+                c.budget.to_string(),
                 c.batch_size.to_string(),
                 seconds(c.measured),
                 format!(
@@ -229,7 +249,7 @@ pub fn write_rows(
         .iter()
         .map(|c| PredictionRow {
             series: c.optimizer.clone(),
-            budget: c.budget.clone(),
+            budget: c.budget.to_string(),
             batch_size: c.batch_size,
             measured_s: c.measured,
             predicted_s: c.predicted.0,

@@ -250,7 +250,7 @@ fn measured_cells(
         .map(
             |((series, batch_size), (seconds, steps))| crate::predict::check::MeasuredCell {
                 series,
-                budget: "all trials".into(),
+                budget: crate::predict::check::CheckBudget::AllTrials,
                 batch_size,
                 seconds,
                 steps,

@@ -77,7 +77,7 @@ impl Analysis {
             .iter()
             .map(|c| crate::predict::check::MeasuredCell {
                 series: c.optimizer.clone(),
-                budget: c.budget.to_string(),
+                budget: crate::predict::check::CheckBudget::Trained(c.budget),
                 batch_size: c.batch_size,
                 seconds: c.train_seconds_median,
                 steps: c.steps_median,

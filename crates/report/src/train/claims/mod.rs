@@ -17,7 +17,7 @@ use batchlab_method::rows::train::Budget;
 use super::analysis::{matches, Analysis, SeriesKey};
 use super::{ClaimRule, TrainCell, TrainClaim, TrainContext};
 use crate::numbers::fixed;
-use crate::predict::check::{checks, PredictionCheck};
+use crate::predict::check::{checks, CheckBudget, PredictionCheck};
 
 /// Every claim of the context, judged.
 pub(super) fn judge(ctx: &TrainContext, analysis: &Analysis) -> Vec<Finding> {
@@ -118,7 +118,7 @@ fn judge_rule(
         ClaimRule::TimePredicted { tolerance } => {
             let cells: Vec<&PredictionCheck> = predictions
                 .iter()
-                .filter(|p| p.budget == claim.budget.as_str())
+                .filter(|p| p.budget == CheckBudget::Trained(claim.budget))
                 .filter(|p| {
                     line.get(&p.batch_size)
                         .is_some_and(|c| c.optimizer == p.optimizer)

@@ -1,4 +1,6 @@
 use super::*;
+use crate::predict::check::CheckBudget;
+use batchlab_method::rows::train::Budget;
 
 fn cells(errors: &[f64]) -> Vec<PredictionCheck> {
     errors
@@ -7,7 +9,7 @@ fn cells(errors: &[f64]) -> Vec<PredictionCheck> {
         .map(|(i, e)| PredictionCheck {
             optimizer: "adam".into(),
             batch_size: 100 + i as u32,
-            budget: "epochs".into(),
+            budget: CheckBudget::Trained(Budget::Epochs),
             measured: 10.0,
             predicted: (10.0 * (1.0 + e), 9.0, 11.0),
         })

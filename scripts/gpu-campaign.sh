@@ -53,7 +53,7 @@ while [ $# -gt 0 ]; do
     --rehearse-backend) rehearse_backend="$2"; shift 2 ;;
     --set) sets+=(--set "$2"); shift 2 ;;
     --again) again="$2"; shift 2 ;;
-    *) echo "usage: $0 [--out DIR] [--budget SECONDS] [--only NAME,...] [--set KEY=VALUE] [--rehearse BIN [--rehearse-backend NAME]]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--out DIR] [--budget SECONDS] [--only NAME,...] [--set KEY=VALUE] [--again NAME,...] [--rehearse BIN [--rehearse-backend NAME]]" >&2; exit 2 ;;
   esac
 done
 
@@ -171,6 +171,12 @@ if [ -z "$rehearse" ] && [ -n "$torch_lib" ]; then
   tch_env=(env "LD_LIBRARY_PATH=$torch_lib:${LD_LIBRARY_PATH:-}")
   say "tch-cuda: LD_LIBRARY_PATH=$torch_lib:${LD_LIBRARY_PATH:-}"
 fi
+# Runs a command the way a slot's binary runs: tch-cuda's on this machine's libtorch.
+in_slot() { # SLOT COMMAND...
+  local slot="$1"
+  shift
+  if [ "$slot" = "tch-cuda" ]; then ${tch_env[@]+"${tch_env[@]}"} "$@"; else "$@"; fi
+}
 
 # The card's kernel cache (CubeCL reads cubecl.toml from the directory a run starts in).
 card="$(nvidia-smi --query-gpu=name --format=csv,noheader --id=0 2>/dev/null | head -n 1 || true)"
@@ -197,9 +203,7 @@ for slot in tch-cuda cuda; do
   [ -n "${bin[$slot]:-}" ] || continue
   # Only flex and LibTorch have fast paths; on CubeCL both sides would be burn's.
   case "${backend[$slot]}" in flex|tch|tch-cuda) ;; *) continue ;; esac
-  env_prefix=()
-  [ "$slot" = "tch-cuda" ] && env_prefix=("${tch_env[@]}")
-  if ${env_prefix[@]+"${env_prefix[@]}"} timeout -k 10 120 "${bin[$slot]}" check-fast-paths --backend "${backend[$slot]}" >> "$log" 2>&1; then
+  if in_slot "$slot" timeout -k 10 120 "${bin[$slot]}" check-fast-paths --backend "${backend[$slot]}" >> "$log" 2>&1; then
     say "check-fast-paths on ${backend[$slot]}: every case agrees"
   else
     say "check-fast-paths on ${backend[$slot]} failed (exit $?): its runs time burn's own ops (backend.fast_paths = false)"
@@ -221,14 +225,12 @@ unfinished() { local d; d="$(newest "$1" || true)"; [ -n "$d" ] && [ -f "$d/meta
 # A reference table compacted after an earlier go was imported (DIR/NAME.parquet, `batchlab
 # compact`) back to the CSV that scripts/pytorch_steps.py resumes, with either binary's `csv`.
 expand_reference() { # DIR FILE
-  local parquet="$1/${2%.csv}.parquet" slot env_prefix
+  local parquet="$1/${2%.csv}.parquet" slot
   { [ -f "$parquet" ] && [ ! -f "$1/$2" ]; } || return 0
   for slot in cuda tch-cuda; do
     [ -n "${bin[$slot]:-}" ] || continue
-    env_prefix=()
-    [ "$slot" = "tch-cuda" ] && env_prefix=("${tch_env[@]}")
     rm -rf "$work/csv"
-    if ${env_prefix[@]+"${env_prefix[@]}"} "${bin[$slot]}" csv "$1" --out "$work/csv" >> "$log" 2>&1 \
+    if in_slot "$slot" "${bin[$slot]}" csv "$1" --out "$work/csv" >> "$log" 2>&1 \
       && mv "$work/csv/$2" "$1/$2"; then
       rm -f "$parquet"
       return 0
@@ -297,14 +299,12 @@ for entry in "${RUNS[@]}"; do
     args+=(${sets[@]+"${sets[@]}"})
     [ "$slot" = "tch-cuda" ] && args+=(${fast_paths[@]+"${fast_paths[@]}"})
     unfinished "$name" && args+=(--resume)
-    env_prefix=()
-    [ "$slot" = "tch-cuda" ] && env_prefix=("${tch_env[@]}")
     say "run: ${bin[$slot]} ${args[*]} (at most ${seconds}s)"
     # SIGTERM at the limit, to batchlab alone (--foreground: timeout otherwise signals the whole
     # group too, and a second signal ends batchlab at once, before it records the stop): it stops
     # its worker, marks the run interrupted, and the next go resumes it. KILL 30 s later if not.
     before=$(cached)
-    if (cd "$work/run" && ${env_prefix[@]+"${env_prefix[@]}"} timeout --foreground -k 30 "$seconds" "${bin[$slot]}" "${args[@]}") >> "$log" 2>&1; then
+    if (cd "$work/run" && in_slot "$slot" timeout --foreground -k 30 "$seconds" "${bin[$slot]}" "${args[@]}") >> "$log" 2>&1; then
       say "done: $name (kernel cache: $before -> $(cached) files)"
     else
       say "stopped (exit $?): $name (kernel cache: $before -> $(cached) files)"

@@ -113,8 +113,15 @@ fn key_on_line(text: &str, offset: usize) -> Option<String> {
         return Some(key);
     };
     let table = if array {
-        let written = format!("[[{table}]]");
-        let index = above.lines().filter(|l| l.trim() == written).count() - 1;
+        // The array's headers above, read as the one above was (a comment after one included).
+        let index = above
+            .lines()
+            .filter(|l| {
+                let l = l.trim();
+                l.starts_with("[[") && header(l).is_some_and(|(name, _)| name == table)
+            })
+            .count()
+            .saturating_sub(1);
         format!("{table}[{index}]")
     } else {
         table

@@ -136,6 +136,16 @@ fn a_duplicated_key_is_named_with_its_table() {
     let claims = "[analysis]\nx = 1\n[[analysis.claims]]\nid = \"a\"\n[[analysis.claims]]\nid = \"b\"\nid = \"c\"\n";
     let at = claims.rfind("id").unwrap();
     assert_eq!(key_at(claims, at).as_deref(), Some("analysis.claims[1].id"));
+    // A comment after an array's header: the header still counts.
+    let commented = claims.replace(
+        "[[analysis.claims]]\nid = \"b\"",
+        "[[analysis.claims]] # b\nid = \"b\"",
+    );
+    let at = commented.rfind("id").unwrap();
+    assert_eq!(
+        key_at(&commented, at).as_deref(),
+        Some("analysis.claims[1].id")
+    );
     let tables = "[experiment]\nname = \"x\"\n[experiment]\n";
     let at = tables.rfind('[').unwrap();
     assert_eq!(key_at(tables, at).as_deref(), Some("experiment"));

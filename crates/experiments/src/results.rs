@@ -273,14 +273,7 @@ pub fn results_markdown(registry: &Registry, results: &[ClaimResult]) -> String 
     ));
     let mut counts: Vec<(String, usize)> = vec![];
     for r in results {
-        let v = match (r.of_record(), &r.claim.untested) {
-            (Some(v), _) => v.finding.outcome.verdict().name(),
-            (None, Some(why)) if why.starts_with("cannot be tested here") => {
-                Verdict::CannotTest.name()
-            }
-            _ => "not yet tested",
-        }
-        .to_string();
+        let v = record_word(r).to_string();
         match counts.iter_mut().find(|(k, _)| *k == v) {
             Some((_, n)) => *n += 1,
             None => counts.push((v, 1)),
@@ -349,8 +342,7 @@ fn glance(results: &[ClaimResult]) -> String {
                 })
                 .collect();
             let verdicts = if per_machine.is_empty() {
-                let status = status(r);
-                status.split(" (").next().unwrap_or(&status).to_string()
+                record_word(r).to_string()
             } else {
                 per_machine.join("; ")
             };
@@ -375,6 +367,16 @@ fn glance(results: &[ClaimResult]) -> String {
             &rows
         )
     )
+}
+
+/// The verdict of record in a word, or why there is none: what the counts tally and the glance
+/// table shows for a claim no machine judged.
+fn record_word(r: &ClaimResult) -> &'static str {
+    match (r.of_record(), &r.claim.untested) {
+        (Some(v), _) => v.finding.outcome.verdict().name(),
+        (None, Some(why)) if why.starts_with("cannot be tested here") => Verdict::CannotTest.name(),
+        _ => "not yet tested",
+    }
 }
 
 /// "NVIDIA H200", "AMD EPYC": a device's first part, as meta.json names it.

@@ -10,7 +10,8 @@
 //!    ending the run), [`lock`] (one writer per run directory), [`context`] (what the CLI decided, carried down), [`run_dir`]
 //!    (`meta.json`, write-once run directories, `latest`), [`shard`] (slices of a study's trials,
 //!    their claims and status), [`slurm`] (the sbatch script of a job array and its submission).
-//! 3. [`study`]: the [`Study`] trait every kind implements.
+//! 3. [`study`]: the [`Study`] the session runs; [`drive`]: the one driver, which makes a
+//!    kind's plan and units a [`Study`].
 //! 4. [`trial`]: the trial layer every kind that trains shares (supervisor, worker loop, the
 //!    training loop, evaluation, data, result rows).
 //! 5. The kinds: [`step_time`] (seeds 000/001), [`train`] (seeds 002/003), [`steps_to_target`]
@@ -28,6 +29,7 @@ pub mod cluster;
 pub mod compact;
 pub mod config;
 pub mod context;
+pub mod drive;
 pub mod epoch_bench;
 pub mod error;
 pub mod estimate;

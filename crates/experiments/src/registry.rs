@@ -1,6 +1,6 @@
-//! Every kind of study, registered in one table. A new kind is one module implementing
-//! [`Study`], one line in [`RUNNERS`], and a TOML in `experiments/` (docs/ARCHITECTURE.md,
-//! "Adding a kind").
+//! Every kind of study, registered in one table. A new kind is one module implementing the
+//! driver's `StudyPlan` and `Units`, one line in [`RUNNERS`], and a TOML in `experiments/`
+//! (docs/ARCHITECTURE.md, "Adding things").
 
 use crate::{
     config::{ConfigError, HeaderOnly, Source},

@@ -1,9 +1,9 @@
-//! What every kind of study is to the session: the [`Study`] trait. A kind implements what
-//! differs (its plan, its run, its worker, its report); the tables every kind shares come from
-//! its config through [`StudyConfig`] (docs/ARCHITECTURE.md, "Adding a kind").
+//! What every kind of study is to the session: the [`Study`] trait, which only the one driver
+//! implements ([`crate::drive`]: a kind supplies its plan and its units); the tables every kind
+//! shares come from its config through [`StudyConfig`] (docs/ARCHITECTURE.md, "The one
+//! driver", "Adding things").
 
 use batchlab_datasets::spec::DatasetName;
-use batchlab_method::findings::Finding;
 use batchlab_models::ModelSpec;
 use std::path::Path;
 
@@ -43,15 +43,7 @@ pub fn model_line(model: &ModelSpec) -> String {
     )
 }
 
-/// What rendering a run gives back: a few lines for the terminal, and the claims judged,
-/// which the session writes to `findings.json` (docs/ARCHITECTURE.md, "Verdicts").
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Rendered {
-    /// Headline lines for the terminal.
-    pub lines: Vec<String>,
-    /// The claims judged, in the report's order.
-    pub claims: Vec<Finding>,
-}
+pub use batchlab_report::Rendered;
 
 /// The tables every kind's config has, and the config as TOML.
 pub trait StudyConfig {
@@ -88,7 +80,8 @@ macro_rules! study_config {
     };
 }
 
-/// A resolved experiment, ready to run.
+/// A resolved experiment, ready to run: what the session holds (`Box<dyn Study>`), made from a
+/// kind's plan and units by the driver.
 pub trait Study {
     /// The study's config.
     fn config(&self) -> &dyn StudyConfig;

@@ -42,3 +42,4 @@ pub mod verdict;
 
 pub use about::About;
 pub use error::ReportError;
+pub use verdict::Rendered;

@@ -121,3 +121,14 @@ mod tests {
         assert!(verdict_table(&all).contains("\"it holds\" (seed 003); adam line"));
     }
 }
+
+/// What rendering any kind's run gives back: a few lines for the terminal, and the claims
+/// judged, which the session writes to `findings.json` (docs/ARCHITECTURE.md, "Verdicts").
+/// Every kind's findings convert into it (each kind's module says how).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Rendered {
+    /// Headline lines for the terminal.
+    pub lines: Vec<String>,
+    /// The claims judged, in the report's order.
+    pub claims: Vec<Finding>,
+}

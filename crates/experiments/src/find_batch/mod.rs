@@ -17,6 +17,7 @@ use std::path::Path;
 
 use batchlab_method::batch_search::BatchSearch;
 use batchlab_models::ModelSpec;
+use batchlab_report::about::About;
 use bytesize::ByteSize;
 use serde::{Deserialize, Serialize};
 
@@ -26,10 +27,9 @@ use crate::{
         ExperimentHeader, OutputConfig, Source, MAX_BATCH_SIZE, MAX_UNITS,
     },
     context::RunContext,
+    drive::StudyPlan,
     error::RunError,
-    isolate::{UnitEvents, WorkerExit},
     optim::OptimizerConfig,
-    progress::Progress,
     study::{Rendered, Study, StudyConfig},
     sysinfo::memory,
 };
@@ -425,20 +425,9 @@ impl FindBatchStudy {
             self.config.optimizer.name
         )
     }
-
-    fn protocol(&self) -> String {
-        let p = &self.config.probe;
-        format!(
-            "every probe in a fresh process under the budget's limit: the model and optimizer built, {} warm-up training step(s) dropped, then {} timed steps (forward + loss + backward + update, the device synchronised before each clock read) on synthetic data made before timing; the curve's {} probes in one shuffled order (seed {}), then the search",
-            p.warmup_steps,
-            p.samples,
-            self.batch_sizes.len() as u32 * self.config.curve.repeats,
-            p.seed
-        )
-    }
 }
 
-impl Study for FindBatchStudy {
+impl StudyPlan for FindBatchStudy {
     fn config(&self) -> &dyn StudyConfig {
         &self.config
     }
@@ -462,23 +451,22 @@ impl Study for FindBatchStudy {
             format!("backend: {}", self.config.backend.name),
         ]
     }
-    fn run(
+    fn protocol(&self) -> String {
+        let p = &self.config.probe;
+        format!(
+            "every probe in a fresh process under the budget's limit: the model and optimizer built, {} warm-up training step(s) dropped, then {} timed steps (forward + loss + backward + update, the device synchronised before each clock read) on synthetic data made before timing; the curve's {} probes in one shuffled order (seed {}), then the search",
+            p.warmup_steps,
+            p.samples,
+            self.batch_sizes.len() as u32 * self.config.curve.repeats,
+            p.seed
+        )
+    }
+    fn render(
         &self,
         dir: &Path,
-        context: &RunContext,
-        progress: &dyn Progress,
-    ) -> Result<(), RunError> {
-        work::run(self, dir, context, progress)
-    }
-    fn work(
-        &self,
-        dir: &Path,
-        context: &RunContext,
-        events: &dyn UnitEvents,
-    ) -> Result<WorkerExit, RunError> {
-        work::work(self, dir, context, events)
-    }
-    fn render(&self, dir: &Path, _context: &RunContext) -> Result<Rendered, RunError> {
-        work::render(self, dir)
+        about: About,
+        _context: &RunContext,
+    ) -> Result<Rendered, RunError> {
+        work::render(self, dir, about)
     }
 }

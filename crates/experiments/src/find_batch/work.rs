@@ -1,6 +1,6 @@
-//! Running a batch-size finder: the supervisor (one fresh worker process per probe, crash
-//! records that tell an out-of-memory kill from any other death), the worker (one probe under
-//! the limit), and the report.
+//! Running a batch-size finder: its units for the one driver (one fresh worker process per
+//! probe, crash records that tell an out-of-memory kill from any other death), the worker (one
+//! probe under the limit), and the report.
 
 use std::{
     panic::{catch_unwind, AssertUnwindSafe},
@@ -10,6 +10,7 @@ use std::{
 use batchlab_method::rows::Status;
 use batchlab_method::rows::{append_rows, find_batch::ProbeSample, read_rows_so_far};
 use batchlab_method::stats::median;
+use batchlab_report::about::About;
 use batchlab_report::find_batch::{render_find_batch, FindBatchContext};
 use bytesize::ByteSize;
 
@@ -22,72 +23,68 @@ use crate::{
     backend::{self, panic_message},
     config::BackendKind,
     context::RunContext,
+    drive::{Outcomes, Units},
     error::RunError,
-    isolate::{failure_status, interrupted, supervise, Crash, Isolation, UnitEvents, WorkerExit},
-    progress::Progress,
-    run_dir::about,
-    study::{Rendered, Study},
+    isolate::{failure_status, interrupted, Crash, Isolation, UnitEvents, WorkerExit},
+    study::Rendered,
     timed_step::{with_stepper, StepSetup, Warmup},
 };
 
 const PROBES: &str = "probes.csv";
 
-/// Supervises the probes until the curve is measured and the search has ended.
-pub fn run(
-    study: &FindBatchStudy,
-    dir: &Path,
-    context: &RunContext,
-    progress: &dyn Progress,
-) -> Result<(), RunError> {
-    if matches!(context.isolation, Isolation::InProcess) {
-        return Err(RunError::Other(
-            "the batch-size finder runs every probe in a process of its own under the memory limit; run it without --in-process".into(),
-        ));
+/// The finder's units for the one driver: probes, each in a fresh process under the limit.
+impl Units for FindBatchStudy {
+    type Unit = Probe;
+    const WHAT: &'static str = "batch-size finder";
+    const UNIT: &'static str = "probe";
+    /// The curve's probes left, and the search's most.
+    fn units_left(&self, dir: &Path, context: &RunContext) -> Result<u64, RunError> {
+        if matches!(context.isolation, Isolation::InProcess) {
+            return Err(RunError::Other(
+                "the batch-size finder runs every probe in a process of its own under the memory limit; run it without --in-process".into(),
+            ));
+        }
+        let curve_left = self
+            .curve()
+            .len()
+            .saturating_sub(curve_probes_done(&read_done(dir)?));
+        Ok(curve_left as u64 + u64::from(self.search().max_probes()))
     }
-    let done = read_done(dir)?;
-    let curve_left = study.curve().len().saturating_sub(curve_probes_done(&done));
-    progress.start(
-        (curve_left as u64) + u64::from(study.search().max_probes()),
-        "batch-size finder",
-    );
-    let record_crash = |unit: &str, crash: &Crash| {
-        let probe = Probe::parse_id(unit)
-            .ok_or_else(|| RunError::Other(format!("worker announced an unknown unit {unit:?}")))?;
-        let cgroup = probe_cgroup_name(std::process::id(), unit);
-        let row = crash_row(study, &probe, crash, reap_probe_cgroup(&cgroup));
+    fn unit(&self, id: &str) -> Option<Probe> {
+        Probe::parse_id(id)
+    }
+    /// The probe's cgroup, read and removed, tells an out-of-memory kill from another death.
+    fn record_crash(&self, dir: &Path, probe: &Probe, crash: &Crash) -> Result<(), RunError> {
+        let cgroup = probe_cgroup_name(std::process::id(), &probe.id());
+        let row = crash_row(self, probe, crash, reap_probe_cgroup(&cgroup));
         append_rows(&dir.join(PROBES), &[row])?;
         Ok(())
-    };
-    let outcome = supervise(
-        dir,
-        &context.isolation,
-        progress,
-        &study.config.backend.worker_env(),
-        &|events| study.work(dir, context, events),
-        &record_crash,
-    );
-    remove_probe_cgroups(std::process::id());
-    progress.finish();
-    outcome?;
-    let rows = read_done(dir)?;
-    if rows.iter().all(|r| !r.is_ok()) {
-        let first = rows.first().map_or(String::new(), |r| {
-            format!(
-                "; the first: batch {} ({}: {})",
-                r.batch_size, r.status, r.message
-            )
-        });
-        return Err(RunError::NothingSucceeded(format!(
-            "no probe fitted the budget{first}; see {}",
-            dir.join(PROBES).display()
-        )));
     }
-    Ok(())
+    fn after_supervision(&self) {
+        remove_probe_cgroups(std::process::id());
+    }
+    fn outcomes(&self, dir: &Path) -> Result<Outcomes, RunError> {
+        Ok(Outcomes {
+            file: dir.join(PROBES),
+            units: read_done(dir)?
+                .into_iter()
+                .map(|r| (format!("batch {}", r.batch_size), r.status, r.message))
+                .collect(),
+        })
+    }
+    fn work(
+        &self,
+        dir: &Path,
+        context: &RunContext,
+        events: &dyn UnitEvents,
+    ) -> Result<WorkerExit, RunError> {
+        work(self, dir, context, events)
+    }
 }
 
 /// Runs the next probe in this process (a worker started for it), appends its rows, and asks
 /// for a fresh process for the one after.
-pub fn work(
+fn work(
     study: &FindBatchStudy,
     dir: &Path,
     context: &RunContext,
@@ -294,9 +291,8 @@ fn read_done(dir: &Path) -> Result<Vec<ProbeSample>, RunError> {
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.
-pub fn render(study: &FindBatchStudy, dir: &Path) -> Result<Rendered, RunError> {
+pub fn render(study: &FindBatchStudy, dir: &Path, about: About) -> Result<Rendered, RunError> {
     let config = &study.config;
-    let about = about(dir, &config.experiment, &config.backend, study.protocol());
     let utilization_measured = BackendKind::parse(&about.backend).is_ok_and(BackendKind::on_cpu);
     let activation_elements = config.model.activation_elements().unwrap_or(0) as f64;
     let context = FindBatchContext {
@@ -317,11 +313,7 @@ pub fn render(study: &FindBatchStudy, dir: &Path) -> Result<Rendered, RunError> 
         utilization_step: config.analysis.utilization_step,
         utilization_measured,
     };
-    let findings = render_find_batch(&dir.join(PROBES), dir, &context)?;
-    Ok(Rendered {
-        lines: findings.lines(),
-        claims: findings.claims,
-    })
+    Ok(render_find_batch(&dir.join(PROBES), dir, &context)?.into())
 }
 
 #[cfg(test)]

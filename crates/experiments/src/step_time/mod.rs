@@ -14,6 +14,7 @@ mod work;
 use std::path::Path;
 
 use batchlab_models::ModelSpec;
+use batchlab_report::about::About;
 use batchlab_report::step_time::{Gap, StepTimeRules};
 use serde::{Deserialize, Serialize};
 
@@ -23,10 +24,9 @@ use crate::{
         OutputConfig, Source, MAX_BATCH_SIZE, MAX_LIST, MAX_UNITS,
     },
     context::RunContext,
+    drive::StudyPlan,
     error::RunError,
-    isolate::{UnitEvents, WorkerExit},
     optim::OptimizerConfig,
-    progress::Progress,
     study::{PlannedSteps, Rendered, Study, StudyConfig},
     timed_step::{Warmup, SETTLE_SPREAD, SETTLE_WINDOW},
 };
@@ -316,36 +316,6 @@ impl StepTimeStudy {
         visits
     }
 
-    /// The one-line protocol description for report.md.
-    fn protocol(&self) -> String {
-        let s = &self.config.sweep;
-        let anatomy = self.config.anatomy.as_ref().map_or(String::new(), |a| {
-            format!(
-                "; then, for the anatomy, {} rounds over batch sizes {:?} (each of {:?} with its neighbours), each visit {} step(s) taken apart and dropped, then {} taken apart: every stage's forward and backward on its own input and the optimizer update, each between two syncs, beside the whole step",
-                a.rounds,
-                a.batch_sizes(),
-                a.around,
-                a.warmup_steps,
-                a.samples
-            )
-        });
-        let w = self.warmup();
-        let warmup = if w.max <= w.min {
-            format!("{} warm-up steps dropped", w.min)
-        } else {
-            format!(
-                "at least {} and at most {} warm-up steps dropped, until the last {SETTLE_WINDOW} agree within {:.0}% (each kept in warmup.csv)",
-                w.min,
-                w.max,
-                SETTLE_SPREAD * 100.0
-            )
-        };
-        format!(
-            "{} rounds, each visiting every batch size once in a new shuffled order (seed {}); per visit {warmup}, then {} timed steps of forward + loss + backward + {} update, the device synchronised before every clock read; synthetic inputs made on the device before timing",
-            s.rounds, s.seed, s.samples, self.config.optimizer.name
-        ) + &anatomy
-    }
-
     fn model_line(&self) -> String {
         let flops = self.config.model.forward_flops().unwrap_or(0) as f64;
         // MFLOPs below one GFLOP: an MLP's 0.0008 GFLOPs would print as 0.000.
@@ -361,7 +331,7 @@ impl StepTimeStudy {
     }
 }
 
-impl Study for StepTimeStudy {
+impl StudyPlan for StepTimeStudy {
     fn config(&self) -> &dyn StudyConfig {
         &self.config
     }
@@ -409,23 +379,42 @@ impl Study for StepTimeStudy {
             format!("backend: {}", self.config.backend.name),
         ]
     }
-    fn run(
-        &self,
-        dir: &Path,
-        context: &RunContext,
-        progress: &dyn Progress,
-    ) -> Result<(), RunError> {
-        work::run(self, dir, context, progress)
+    /// The rounds, the warm-up and the timed steps, and the anatomy's visits.
+    fn protocol(&self) -> String {
+        let s = &self.config.sweep;
+        let anatomy = self.config.anatomy.as_ref().map_or(String::new(), |a| {
+            format!(
+                "; then, for the anatomy, {} rounds over batch sizes {:?} (each of {:?} with its neighbours), each visit {} step(s) taken apart and dropped, then {} taken apart: every stage's forward and backward on its own input and the optimizer update, each between two syncs, beside the whole step",
+                a.rounds,
+                a.batch_sizes(),
+                a.around,
+                a.warmup_steps,
+                a.samples
+            )
+        });
+        let w = self.warmup();
+        let warmup = if w.max <= w.min {
+            format!("{} warm-up steps dropped", w.min)
+        } else {
+            format!(
+                "at least {} and at most {} warm-up steps dropped, until the last {SETTLE_WINDOW} agree within {:.0}% (each kept in warmup.csv)",
+                w.min,
+                w.max,
+                SETTLE_SPREAD * 100.0
+            )
+        };
+        format!(
+            "{} rounds, each visiting every batch size once in a new shuffled order (seed {}); per visit {warmup}, then {} timed steps of forward + loss + backward + {} update, the device synchronised before every clock read; synthetic inputs made on the device before timing",
+            s.rounds, s.seed, s.samples, self.config.optimizer.name
+        ) + &anatomy
     }
-    fn work(
+
+    fn render(
         &self,
         dir: &Path,
+        about: About,
         _context: &RunContext,
-        events: &dyn UnitEvents,
-    ) -> Result<WorkerExit, RunError> {
-        work::work(self, dir, events)
-    }
-    fn render(&self, dir: &Path, _context: &RunContext) -> Result<Rendered, RunError> {
-        work::render(self, dir)
+    ) -> Result<Rendered, RunError> {
+        work::render(self, dir, about)
     }
 }

@@ -1,9 +1,9 @@
-//! Running a sweep: the supervisor side (child processes, crash records), the worker side (the
-//! generic measuring loop), and rendering the report.
+//! Running a sweep: its units for the one driver (visits, their crash records), the worker
+//! side (the measuring loop), and rendering the report.
 
 use std::{
+    cell::RefCell,
     collections::HashSet,
-    panic::{catch_unwind, AssertUnwindSafe},
     path::{Path, PathBuf},
 };
 
@@ -13,66 +13,61 @@ use batchlab_method::rows::{
     step_time::{StageSample, StepSample, WarmupSample},
 };
 use batchlab_method::stats::median;
+use batchlab_report::about::About;
 use batchlab_report::step_time::{render_step_time, StepTimeContext, StepTimeRules};
 
 use super::{anatomy::stage_rows, plan::Visit, remaining_visits, StepTimeStudy};
 use crate::{
-    backend::{self, panic_message},
+    backend,
     config::BackendKind,
     context::RunContext,
+    drive::{one_unit, Outcomes, Units},
     error::RunError,
-    isolate::{failure_status, interrupted, supervise, Crash, UnitEvents, WorkerExit},
-    progress::Progress,
-    run_dir::about,
-    study::{Rendered, Study},
+    isolate::{interrupted, Crash, UnitEvents, WorkerExit},
+    study::Rendered,
     sweeps::{machine_of, newest_run_on},
-    timed_step::{with_stepper, StepSetup, Stepper},
+    timed_step::{with_stepper, Dissection, StepSetup, Stepper, VisitResult},
 };
 
-/// Supervises the sweep until every visit is measured or recorded as failed.
-pub fn run(
-    study: &StepTimeStudy,
-    dir: &Path,
-    context: &RunContext,
-    progress: &dyn Progress,
-) -> Result<(), RunError> {
-    let left = remaining_visits(&study.visits(), &read_done(dir)?, &read_dissected(dir)?).len();
-    progress.start(left as u64, "step-time sweep");
-    let record_crash = |unit: &str, crash: &Crash| {
-        let visit = Visit::parse_id(unit)
-            .ok_or_else(|| RunError::Other(format!("worker announced an unknown unit {unit:?}")))?;
-        let row = failure_row(study, visit, crash.status, &crash.message);
+/// The sweep's units for the one driver: visits, each a block of rows in results.csv.
+impl Units for StepTimeStudy {
+    type Unit = Visit;
+    const WHAT: &'static str = "step-time sweep";
+    const UNIT: &'static str = "visit";
+    fn units_left(&self, dir: &Path, _context: &RunContext) -> Result<u64, RunError> {
+        let left = remaining_visits(&self.visits(), &read_done(dir)?, &read_dissected(dir)?);
+        Ok(left.len() as u64)
+    }
+    fn unit(&self, id: &str) -> Option<Visit> {
+        Visit::parse_id(id)
+    }
+    fn record_crash(&self, dir: &Path, visit: &Visit, crash: &Crash) -> Result<(), RunError> {
+        let row = failure_row(self, *visit, crash.status, &crash.message);
         append_rows(&dir.join("results.csv"), &[row])?;
         Ok(())
-    };
-    let outcome = supervise(
-        dir,
-        &context.isolation,
-        progress,
-        &study.config.backend.worker_env(),
-        &|events| study.work(dir, context, events),
-        &record_crash,
-    );
-    progress.finish();
-    outcome?;
-    let samples = read_done(dir)?;
-    match samples.iter().find(|s| s.status != Status::Ok) {
-        Some(first) if samples.iter().all(|s| s.status != Status::Ok) => {
-            Err(RunError::NothingSucceeded(format!(
-                "every batch size failed; the first: batch {} ({}: {}); see {}",
-                first.batch_size,
-                first.status,
-                first.message,
-                dir.join("results.csv").display()
-            )))
-        }
-        _ => Ok(()),
+    }
+    fn outcomes(&self, dir: &Path) -> Result<Outcomes, RunError> {
+        Ok(Outcomes {
+            file: dir.join("results.csv"),
+            units: read_done(dir)?
+                .into_iter()
+                .map(|s| (format!("batch {}", s.batch_size), s.status, s.message))
+                .collect(),
+        })
+    }
+    fn work(
+        &self,
+        dir: &Path,
+        _context: &RunContext,
+        events: &dyn UnitEvents,
+    ) -> Result<WorkerExit, RunError> {
+        work(self, dir, events)
     }
 }
 
 /// Measures the visits still to do, in the planned order, appending each visit's samples to
 /// results.csv as one block. Returns at the first failed visit, after recording it.
-pub fn work(
+fn work(
     study: &StepTimeStudy,
     dir: &Path,
     events: &dyn UnitEvents,
@@ -104,9 +99,8 @@ fn newest_run_beside(dir: &Path, name: &str) -> Option<PathBuf> {
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.
-pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Rendered, RunError> {
+pub fn render(study: &StepTimeStudy, dir: &Path, about: About) -> Result<Rendered, RunError> {
     let config = &study.config;
-    let about = about(dir, &config.experiment, &config.backend, study.protocol());
     let memory_kind = match BackendKind::parse(&about.backend) {
         Ok(kind) if kind.on_cpu() => "peak resident set size of the batchlab process during a visit, lowest over the rounds (memory the allocator kept from an earlier, larger visit can only inflate a reading)",
         Ok(BackendKind::Cuda | BackendKind::Wgpu) => "device memory reserved by the CubeCL allocator, the most seen after any step of a visit (its memory statistics, for the worker's stream), lowest over the rounds",
@@ -139,11 +133,7 @@ pub fn render(study: &StepTimeStudy, dir: &Path) -> Result<Rendered, RunError> {
         bootstrap_resamples: config.analysis.bootstrap_resamples,
         seed: config.sweep.seed,
     };
-    let findings = render_step_time(dir, &context)?;
-    Ok(Rendered {
-        lines: findings.lines(),
-        claims: findings.claims,
-    })
+    Ok(render_step_time(dir, &context)?.into())
 }
 
 fn read_done(dir: &Path) -> Result<Vec<StepSample>, RunError> {
@@ -201,142 +191,156 @@ fn measure_visits(
     todo: Vec<Visit>,
     stepper: &mut dyn Stepper,
 ) -> Result<WorkerExit, RunError> {
-    let config = &study.config;
-    let results = dir.join("results.csv");
-    let backend_name = config.backend.name.to_string();
-    let device_name = backend::device_name(&config.backend);
-    let track_memory = config.backend.name.on_cpu();
+    let stepper = RefCell::new(stepper);
     for visit in todo {
         if interrupted() {
             return Err(RunError::Interrupted);
         }
-        events.begin(&visit.id());
-        if visit.dissect {
-            if let Some(exit) = dissect_visit(study, dir, events, visit, stepper)? {
-                return Ok(exit);
-            }
-            continue;
-        }
-        let measured = catch_unwind(AssertUnwindSafe(|| {
-            // Same data for a batch size in every round.
-            stepper.visit(
-                visit.batch_size as usize,
-                config.sweep.seed ^ u64::from(visit.batch_size),
-                study.warmup(),
-                config.sweep.samples,
-                track_memory,
-            )
-        }))
-        .unwrap_or_else(|panic| Err(panic_message(&panic)));
-        match measured {
-            Ok(result) => {
-                let message = if result.last_loss.is_finite() {
-                    String::new()
-                } else {
-                    format!("loss was {} after the visit", result.last_loss)
-                };
-                let rows: Vec<StepSample> = result
-                    .step_ms
-                    .iter()
-                    .enumerate()
-                    .map(|(i, ms)| StepSample {
-                        batch_size: visit.batch_size,
-                        round: visit.round,
-                        sample: Some(i as u32),
-                        step_ms: Some(*ms),
-                        status: Status::Ok,
-                        backend: backend_name.clone(),
-                        device: device_name.clone(),
-                        // On a device, the memory its CubeCL allocator had reserved at its
-                        // peak during the visit (what a step needs there, in MiB).
-                        peak_mem_mb: result.peak_mem_mb.or(result
-                            .device_memory_peak
-                            .map(|(_, reserved)| reserved as f64 / (1024.0 * 1024.0))),
-                        message: message.clone(),
-                    })
-                    .collect();
-                let warmup: Vec<WarmupSample> = result
-                    .warmup_ms
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &step_ms)| WarmupSample {
-                        batch_size: visit.batch_size,
-                        round: visit.round,
-                        step: i as u32,
-                        step_ms,
-                        ended: result.warmup_end,
-                    })
-                    .collect();
-                // Warm-up first: a visit with samples has its warm-up rows (see
-                // `drop_orphan_warmup`).
-                append_rows(&dir.join(WARMUP), &warmup)?;
-                append_rows(&results, &rows)?;
-                events.end(&visit.id(), &format!("{:.1} ms", median(&result.step_ms)));
-            }
-            Err(message) => {
-                let status = failure_status(&message);
-                let row = failure_row(study, visit, status, &message);
-                append_rows(&results, &[row])?;
-                eprintln!(
-                    "batch size {} failed ({status}): {message}",
-                    visit.batch_size
-                );
-                events.end(&visit.id(), status.as_str());
-                return Ok(WorkerExit::PointFailed);
-            }
+        let exit = if visit.dissect {
+            dissect_visit(study, dir, events, visit, &stepper)?
+        } else {
+            time_visit(study, dir, events, visit, &stepper)?
+        };
+        if let Some(exit) = exit {
+            return Ok(exit);
         }
     }
     Ok(WorkerExit::Finished)
 }
 
-/// One visit of `[anatomy]`: its steps taken apart, appended to stages.csv as one block. A
-/// failure is recorded in results.csv as the batch size's (the same shape fails the same way)
-/// and ends the worker (`Some`).
+/// The label of a failed visit on stderr.
+fn label(visit: Visit) -> String {
+    format!("batch size {}", visit.batch_size)
+}
+
+/// Records a visit that failed as its batch size's row in results.csv (a dissecting visit's
+/// too: the same shape fails the same way).
+fn record_failure(
+    study: &StepTimeStudy,
+    dir: &Path,
+    visit: Visit,
+    status: Status,
+    message: &str,
+) -> Result<(), RunError> {
+    let row = failure_row(study, visit, status, message);
+    append_rows(&dir.join("results.csv"), &[row])?;
+    Ok(())
+}
+
+/// One visit of the sweep: warm-up rows, then its timed samples, each file a block.
+fn time_visit(
+    study: &StepTimeStudy,
+    dir: &Path,
+    events: &dyn UnitEvents,
+    visit: Visit,
+    stepper: &RefCell<&mut dyn Stepper>,
+) -> Result<Option<WorkerExit>, RunError> {
+    let config = &study.config;
+    let (backend_name, device_name) = (
+        config.backend.name.to_string(),
+        backend::device_name(&config.backend),
+    );
+    let measure = || {
+        // Same data for a batch size in every round.
+        stepper.borrow_mut().visit(
+            visit.batch_size as usize,
+            config.sweep.seed ^ u64::from(visit.batch_size),
+            study.warmup(),
+            config.sweep.samples,
+            config.backend.name.on_cpu(),
+        )
+    };
+    let write = |result: VisitResult| {
+        let message = if result.last_loss.is_finite() {
+            String::new()
+        } else {
+            format!("loss was {} after the visit", result.last_loss)
+        };
+        let rows: Vec<StepSample> = result
+            .step_ms
+            .iter()
+            .enumerate()
+            .map(|(i, ms)| StepSample {
+                batch_size: visit.batch_size,
+                round: visit.round,
+                sample: Some(i as u32),
+                step_ms: Some(*ms),
+                status: Status::Ok,
+                backend: backend_name.clone(),
+                device: device_name.clone(),
+                // On a device, the memory its CubeCL allocator had reserved at its peak
+                // during the visit (what a step needs there, in MiB).
+                peak_mem_mb: result.peak_mem_mb.or(result
+                    .device_memory_peak
+                    .map(|(_, reserved)| reserved as f64 / (1024.0 * 1024.0))),
+                message: message.clone(),
+            })
+            .collect();
+        let warmup: Vec<WarmupSample> = result
+            .warmup_ms
+            .iter()
+            .enumerate()
+            .map(|(i, &step_ms)| WarmupSample {
+                batch_size: visit.batch_size,
+                round: visit.round,
+                step: i as u32,
+                step_ms,
+                ended: result.warmup_end,
+            })
+            .collect();
+        // Warm-up first: a visit with samples has its warm-up rows (see `drop_orphan_warmup`).
+        append_rows(&dir.join(WARMUP), &warmup)?;
+        append_rows(&dir.join("results.csv"), &rows)?;
+        Ok(format!("{:.1} ms", median(&result.step_ms)))
+    };
+    one_unit(
+        events,
+        &visit.id(),
+        &label(visit),
+        measure,
+        write,
+        |status, message| record_failure(study, dir, visit, status, message),
+    )
+}
+
+/// One visit of `[anatomy]`: its steps taken apart, appended to stages.csv as one block.
 fn dissect_visit(
     study: &StepTimeStudy,
     dir: &Path,
     events: &dyn UnitEvents,
     visit: Visit,
-    stepper: &mut dyn Stepper,
+    stepper: &RefCell<&mut dyn Stepper>,
 ) -> Result<Option<WorkerExit>, RunError> {
     let config = &study.config;
     let anatomy = config
         .anatomy
         .as_ref()
         .ok_or_else(|| RunError::Other("a dissecting visit without [anatomy]".into()))?;
-    let measured = catch_unwind(AssertUnwindSafe(|| {
-        stepper.dissect(
+    let measure = || {
+        stepper.borrow_mut().dissect(
             visit.batch_size as usize,
             config.sweep.seed ^ u64::from(visit.batch_size),
             anatomy.warmup_steps,
             anatomy.samples,
         )
-    }))
-    .unwrap_or_else(|panic| Err(panic_message(&panic)));
-    match measured {
-        Ok(d) => {
-            let steps: Vec<f64> = d.samples.iter().map(|s| s.step_ms).collect();
-            append_rows(
-                &dir.join("stages.csv"),
-                &stage_rows(visit.batch_size, visit.round, &d),
-            )?;
-            events.end(
-                &visit.id(),
-                &format!("{:.1} ms, taken apart", median(&steps)),
-            );
-            Ok(None)
-        }
-        Err(message) => {
-            let status = failure_status(&message);
+    };
+    let write = |d: Dissection| {
+        let steps: Vec<f64> = d.samples.iter().map(|s| s.step_ms).collect();
+        append_rows(
+            &dir.join("stages.csv"),
+            &stage_rows(visit.batch_size, visit.round, &d),
+        )?;
+        Ok(format!("{:.1} ms, taken apart", median(&steps)))
+    };
+    one_unit(
+        events,
+        &visit.id(),
+        &label(visit),
+        measure,
+        write,
+        |status, message| {
             let message = format!("taking the step apart: {message}");
-            let row = failure_row(study, visit, status, &message);
-            append_rows(&dir.join("results.csv"), &[row])?;
-            eprintln!(
-                "batch size {} failed ({status}): {message}",
-                visit.batch_size
-            );
-            events.end(&visit.id(), status.as_str());
-            Ok(Some(WorkerExit::PointFailed))
-        }
-    }
+            record_failure(study, dir, visit, status, &message)
+        },
+    )
 }

@@ -25,9 +25,12 @@ use batchlab_method::{
     },
 };
 
+use batchlab_report::about::About;
+
 use crate::{
     config::{ConfigError, Source},
     context::RunContext,
+    drive::StudyPlan,
     error::RunError,
     study::{PlannedSteps, Rendered, Study, StudyConfig},
     trial::{append_failure, drop_unfinished, TrialLabels, TrialStudy},
@@ -108,7 +111,60 @@ impl TargetStudy {
         })
         .map_err(|e| format!("budget: {e}"))
     }
+}
 
+impl StudyPlan for TargetStudy {
+    fn config(&self) -> &dyn StudyConfig {
+        &self.config
+    }
+    fn plan(&self) -> Vec<String> {
+        let s = &self.config.search;
+        let workloads: Vec<String> = self
+            .config
+            .workloads
+            .iter()
+            .map(|w| {
+                format!(
+                    "{} (batch sizes {:?} x {} trials)",
+                    w.label(),
+                    w.batch_sizes(s),
+                    w.trials(s) + w.refine_trials(s)
+                )
+            })
+            .collect();
+        vec![
+            format!("data: {}", self.config.data.name.as_str()),
+            format!(
+                "workloads: {} = {} trials",
+                workloads.join(", "),
+                self.trials.len()
+            ),
+            format!("protocol: {}", self.protocol()),
+            format!("backend: {}", self.config.backend.name),
+        ]
+    }
+    fn datasets(&self) -> Vec<DatasetName> {
+        vec![self.config.data.name]
+    }
+    /// Each trial's step cap: a trial stops earlier when it reaches the target or is beaten.
+    fn planned_steps(&self) -> Vec<PlannedSteps> {
+        let n = self.config.data.train_size();
+        self.trials
+            .iter()
+            .filter_map(|t| {
+                let w = self.config.workloads.get(t.workload)?;
+                let budget = self.step_budget(Some(w), n).ok()?;
+                Some(PlannedSteps {
+                    model: w.model.clone(),
+                    optimizer: w.optimizer.clone(),
+                    batch_size: t.batch_size,
+                    steps: budget.steps(t.batch_size),
+                    cap: true,
+                })
+            })
+            .collect()
+    }
+    /// The search per workload, its stopping rules and the order of trials.
     fn protocol(&self) -> String {
         let b = &self.config.budget;
         let s = &self.config.search;
@@ -168,6 +224,9 @@ impl TargetStudy {
             b.divergence_factor
         )
     }
+    fn render(&self, dir: &Path, about: About, context: &RunContext) -> Result<Rendered, RunError> {
+        work::render(self, dir, about, context)
+    }
 }
 
 impl TrialStudy for TargetStudy {
@@ -175,59 +234,6 @@ impl TrialStudy for TargetStudy {
     type Worker<'a> = work::TargetWorker<'a>;
     const WHAT: &'static str = "steps-to-target trials";
 
-    fn config(&self) -> &dyn StudyConfig {
-        &self.config
-    }
-    fn plan(&self) -> Vec<String> {
-        let s = &self.config.search;
-        let workloads: Vec<String> = self
-            .config
-            .workloads
-            .iter()
-            .map(|w| {
-                format!(
-                    "{} (batch sizes {:?} x {} trials)",
-                    w.label(),
-                    w.batch_sizes(s),
-                    w.trials(s) + w.refine_trials(s)
-                )
-            })
-            .collect();
-        vec![
-            format!("data: {}", self.config.data.name.as_str()),
-            format!(
-                "workloads: {} = {} trials",
-                workloads.join(", "),
-                self.trials.len()
-            ),
-            format!("protocol: {}", self.protocol()),
-            format!("backend: {}", self.config.backend.name),
-        ]
-    }
-    fn datasets(&self) -> Vec<DatasetName> {
-        vec![self.config.data.name]
-    }
-    /// Each trial's step cap: a trial stops earlier when it reaches the target or is beaten.
-    fn planned_steps(&self) -> Vec<PlannedSteps> {
-        let n = self.config.data.train_size();
-        self.trials
-            .iter()
-            .filter_map(|t| {
-                let w = self.config.workloads.get(t.workload)?;
-                let budget = self.step_budget(Some(w), n).ok()?;
-                Some(PlannedSteps {
-                    model: w.model.clone(),
-                    optimizer: w.optimizer.clone(),
-                    batch_size: t.batch_size,
-                    steps: budget.steps(t.batch_size),
-                    cap: true,
-                })
-            })
-            .collect()
-    }
-    fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
-        work::render(self, dir, context)
-    }
     fn trials(&self) -> &[SearchTrial] {
         &self.trials
     }

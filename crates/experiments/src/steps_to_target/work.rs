@@ -11,6 +11,7 @@ use batchlab_method::{
     reaching::reaches,
     rows::{append_rows, steps_to_target::SearchRow},
 };
+use batchlab_report::about::About;
 use batchlab_report::steps_to_target::{render_target, SearchSpace, TargetClaim, TargetContext};
 
 use super::{cutoff, noise, plan::Metaparameters, SearchTrial, TargetStudy, Workload};
@@ -18,7 +19,6 @@ use crate::{
     context::RunContext,
     error::RunError,
     optim::OptimizerConfig,
-    run_dir::about,
     study::Rendered,
     sweeps::{model_name, read_sweep},
     trial::{
@@ -251,7 +251,12 @@ fn run_trial(
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.
-pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
+pub fn render(
+    study: &TargetStudy,
+    dir: &Path,
+    about: About,
+    context: &RunContext,
+) -> Result<Rendered, RunError> {
     let config = &study.config;
     let data_dir = &context.data_dir;
     let mut dataset = vec![format!(
@@ -277,7 +282,7 @@ pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<R
     let step_times = step_times(config, &mut context_notes);
     dataset.extend(context_notes);
     let context = TargetContext {
-        about: about(dir, &config.experiment, &config.backend, study.protocol()),
+        about,
         dataset,
         target_error: config.budget.target_error,
         budget: study
@@ -340,11 +345,7 @@ pub fn render(study: &TargetStudy, dir: &Path, context: &RunContext) -> Result<R
             })
             .collect(),
     };
-    let findings = render_target(dir, &context)?;
-    Ok(Rendered {
-        lines: findings.lines,
-        claims: findings.claims,
-    })
+    Ok(render_target(dir, &context)?.into())
 }
 
 /// `(workload, batch size, median, low, high)` seconds per step (the sweep's raw results.csv

@@ -17,9 +17,12 @@ use std::path::Path;
 
 use batchlab_datasets::{spec::DatasetName, DataConfig};
 
+use batchlab_report::about::About;
+
 use crate::{
     config::{check_model, ConfigError, Source},
     context::RunContext,
+    drive::StudyPlan,
     error::RunError,
     optim::label,
     study::{PlannedSteps, Rendered, Study, StudyConfig},
@@ -76,46 +79,9 @@ impl TrainStudy {
     fn model_line(&self) -> String {
         crate::study::model_line(&self.config.model)
     }
-
-    fn protocol(&self) -> String {
-        let g = &self.config.grid;
-        let schedule = &self.config.schedule;
-        let budgets = if g.steps_matched {
-            format!(
-                "two budgets: {} epochs, and the same number of steps for every batch size ({})",
-                g.epochs,
-                g.steps.map_or(
-                    "what the smallest batch size takes in those epochs".into(),
-                    |s| { format!("{s} steps") }
-                )
-            )
-        } else {
-            format!("{} epochs", g.epochs)
-        };
-        format!(
-            "{budgets}; learning-rate schedule {}; evaluation on the validation split {} (timed apart from training), test split at the end{}; {} order of trials shuffled (seed {}); a trial whose loss turns non-finite or exceeds {}x its first loss is recorded as diverged",
-            schedule.describe(),
-            match (g.evaluate_every, g.evaluations) {
-                (Some(every), _) => format!("every {every} steps and at the end"),
-                (None, Some(n)) => format!("{n} times evenly spaced"),
-                (None, None) => "after every epoch".into(),
-            },
-            match g.eval_batch_size {
-                EvalBatchSize::Train => " (evaluations at each trial's training batch size, so test time measures inference at it)",
-                EvalBatchSize::Examples(_) => "",
-            },
-            if g.drop_last { "last partial batch dropped;" } else { "last partial batch kept;" },
-            g.order_seed,
-            g.divergence_factor
-        )
-    }
 }
 
-impl TrialStudy for TrainStudy {
-    type Trial = Trial;
-    type Worker<'a> = work::TrainWorker<'a>;
-    const WHAT: &'static str = "training trials";
-
+impl StudyPlan for TrainStudy {
     fn config(&self) -> &dyn StudyConfig {
         &self.config
     }
@@ -175,9 +141,49 @@ impl TrialStudy for TrainStudy {
             })
             .collect()
     }
-    fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
-        work::render(self, dir, context)
+    /// The budgets, the schedule, the evaluations and the order of trials.
+    fn protocol(&self) -> String {
+        let g = &self.config.grid;
+        let schedule = &self.config.schedule;
+        let budgets = if g.steps_matched {
+            format!(
+                "two budgets: {} epochs, and the same number of steps for every batch size ({})",
+                g.epochs,
+                g.steps.map_or(
+                    "what the smallest batch size takes in those epochs".into(),
+                    |s| { format!("{s} steps") }
+                )
+            )
+        } else {
+            format!("{} epochs", g.epochs)
+        };
+        format!(
+            "{budgets}; learning-rate schedule {}; evaluation on the validation split {} (timed apart from training), test split at the end{}; {} order of trials shuffled (seed {}); a trial whose loss turns non-finite or exceeds {}x its first loss is recorded as diverged",
+            schedule.describe(),
+            match (g.evaluate_every, g.evaluations) {
+                (Some(every), _) => format!("every {every} steps and at the end"),
+                (None, Some(n)) => format!("{n} times evenly spaced"),
+                (None, None) => "after every epoch".into(),
+            },
+            match g.eval_batch_size {
+                EvalBatchSize::Train => " (evaluations at each trial's training batch size, so test time measures inference at it)",
+                EvalBatchSize::Examples(_) => "",
+            },
+            if g.drop_last { "last partial batch dropped;" } else { "last partial batch kept;" },
+            g.order_seed,
+            g.divergence_factor
+        )
     }
+    fn render(&self, dir: &Path, about: About, context: &RunContext) -> Result<Rendered, RunError> {
+        work::render(self, dir, about, context)
+    }
+}
+
+impl TrialStudy for TrainStudy {
+    type Trial = Trial;
+    type Worker<'a> = work::TrainWorker<'a>;
+    const WHAT: &'static str = "training trials";
+
     fn trials(&self) -> &[Trial] {
         &self.trials
     }

@@ -4,6 +4,7 @@ use batchlab_method::rows::Status;
 use std::{collections::BTreeMap, path::Path};
 
 use batchlab_method::rows::append_rows;
+use batchlab_report::about::About;
 use batchlab_report::train::{render_train, Published, TrainContext};
 
 use super::{claims::ClaimConfig, plan::evaluation_plan, TrainStudy, Trial};
@@ -11,7 +12,6 @@ use crate::sweeps::prediction_inputs;
 use crate::{
     context::RunContext,
     error::RunError,
-    run_dir::about,
     study::Rendered,
     trial::{
         eval_row, load_variant, record, train_loop, Evaluation, Next, Outcome, TrialPlan,
@@ -123,7 +123,12 @@ fn run_trial(
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.
-pub fn render(study: &TrainStudy, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
+pub fn render(
+    study: &TrainStudy,
+    dir: &Path,
+    about: About,
+    context: &RunContext,
+) -> Result<Rendered, RunError> {
     let config = &study.config;
     let data_dir = &context.data_dir;
     let mut dataset = vec![format!(
@@ -155,7 +160,7 @@ pub fn render(study: &TrainStudy, dir: &Path, context: &RunContext) -> Result<Re
         }
     }
     let context = TrainContext {
-        about: about(dir, &config.experiment, &config.backend, study.protocol()),
+        about,
         model: study.model_line(),
         dataset,
         test_examples,
@@ -186,9 +191,5 @@ pub fn render(study: &TrainStudy, dir: &Path, context: &RunContext) -> Result<Re
             prediction_inputs(dir, &series, train_examples, config.grid.drop_last)
         },
     };
-    let findings = render_train(dir, &context)?;
-    Ok(Rendered {
-        lines: findings.lines,
-        claims: findings.claims,
-    })
+    Ok(render_train(dir, &context)?.into())
 }

@@ -1,15 +1,10 @@
-//! Running a study made of independent training trials: the supervisor (child workers, crash
-//! records, resume) and the worker loop (claim, train, write rows, announce). `train` and
+//! The units of a study made of independent training trials, for the one driver
+//! ([`crate::drive`]): resume (rows of unfinished trials dropped, claims released), crash
+//! records, and the worker loop (claim, train, write rows, announce). `train` and
 //! `steps_to_target` both run through here; neither knows the other.
 
-use std::{
-    collections::BTreeSet,
-    panic::{catch_unwind, AssertUnwindSafe},
-    path::Path,
-    time::Duration,
-};
+use std::{collections::BTreeSet, path::Path, time::Duration};
 
-use batchlab_datasets::spec::DatasetName;
 use batchlab_method::rows::Status;
 use batchlab_method::rows::{
     append_rows, read_rows_so_far, retain_rows,
@@ -19,18 +14,16 @@ use batchlab_method::rows::{
 
 use super::rows::{failure_record, TrialLabels};
 use crate::{
-    backend::panic_message,
     context::RunContext,
+    drive::{one_unit, Outcomes, Units},
     error::RunError,
-    isolate::{failure_status, interrupted, supervise, Crash, UnitEvents, WorkerExit},
-    progress::Progress,
+    isolate::{interrupted, Crash, UnitEvents, WorkerExit},
     shard::{claim, done_in_run, pending, release_unfinished_claims, to_try},
-    study::{PlannedSteps, Rendered, Study, StudyConfig},
 };
 
 /// A study whose units are training trials, each done once it has a row in trials.csv. A kind
-/// implements this; the [`Study`] the session runs comes with it (supervisor, worker loop,
-/// shards, resume and crash records are the same for every such kind).
+/// implements this beside its [`crate::drive::StudyPlan`]; its [`Units`] come with it (worker loop, shards,
+/// resume and crash records are the same for every such kind).
 pub trait TrialStudy {
     /// One trial of the study.
     type Trial;
@@ -40,16 +33,6 @@ pub trait TrialStudy {
         Self: 'a;
     /// The progress bar's title, e.g. "training trials".
     const WHAT: &'static str;
-    /// See [`Study::config`].
-    fn config(&self) -> &dyn StudyConfig;
-    /// See [`Study::plan`].
-    fn plan(&self) -> Vec<String>;
-    /// See [`Study::datasets`].
-    fn datasets(&self) -> Vec<DatasetName>;
-    /// See [`Study::planned_steps`].
-    fn planned_steps(&self) -> Vec<PlannedSteps>;
-    /// See [`Study::render`].
-    fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError>;
     /// Every trial, in the planned order.
     fn trials(&self) -> &[Self::Trial];
     /// A trial's id: its unit name in the worker protocol and its key in trials.csv.
@@ -82,32 +65,45 @@ pub trait TrialStudy {
     }
 }
 
-impl<S: TrialStudy> Study for S {
-    fn config(&self) -> &dyn StudyConfig {
-        TrialStudy::config(self)
-    }
-    fn plan(&self) -> Vec<String> {
-        TrialStudy::plan(self)
-    }
-    fn datasets(&self) -> Vec<DatasetName> {
-        TrialStudy::datasets(self)
-    }
-    fn planned_steps(&self) -> Vec<PlannedSteps> {
-        TrialStudy::planned_steps(self)
-    }
+impl<S: TrialStudy> Units for S {
+    type Unit = usize;
+    const WHAT: &'static str = S::WHAT;
+    const UNIT: &'static str = "trial";
     fn shardable(&self) -> bool {
         true
     }
     fn unit_ids(&self) -> Vec<String> {
         self.trials().iter().map(|t| S::id(t).to_string()).collect()
     }
-    fn run(
-        &self,
-        dir: &Path,
-        context: &RunContext,
-        progress: &dyn Progress,
-    ) -> Result<(), RunError> {
-        supervise_trials(self, dir, context, progress)
+    /// Drops half-written rows of unfinished trials and releases their claims; counts the
+    /// trials of this directory's shard without a row in trials.csv.
+    fn units_left(&self, dir: &Path, _context: &RunContext) -> Result<u64, RunError> {
+        let done = done_trials(dir)?;
+        self.drop_unfinished(dir, &done)?;
+        release_unfinished_claims(dir, &done)?;
+        Ok(pending(self.trials(), S::id, dir, &done)?.len() as u64)
+    }
+    /// The trial's index in the plan.
+    fn unit(&self, id: &str) -> Option<usize> {
+        self.trials().iter().position(|t| S::id(t) == id)
+    }
+    fn record_crash(&self, dir: &Path, unit: &usize, crash: &Crash) -> Result<(), RunError> {
+        self.record_failure(dir, &self.trials()[*unit], crash.status, &crash.message)
+    }
+    fn outcomes(&self, dir: &Path) -> Result<Outcomes, RunError> {
+        let file = dir.join("trials.csv");
+        let trials: Vec<TrialRecord> = if batchlab_method::rows::stored::exists(&file) {
+            read_rows_so_far(&file)?
+        } else {
+            Vec::new()
+        };
+        Ok(Outcomes {
+            units: trials
+                .into_iter()
+                .map(|t| (t.trial, t.status, t.message))
+                .collect(),
+            file,
+        })
     }
     fn work(
         &self,
@@ -116,9 +112,6 @@ impl<S: TrialStudy> Study for S {
         events: &dyn UnitEvents,
     ) -> Result<WorkerExit, RunError> {
         work_trials(self, dir, events, &mut self.worker(dir, context))
-    }
-    fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
-        TrialStudy::render(self, dir, context)
     }
 }
 
@@ -148,66 +141,6 @@ pub fn append_failure(
     let row = failure_record(labels, status, message);
     append_rows(&dir.join("trials.csv"), &[row])?;
     Ok(())
-}
-
-/// Drops half-written evaluations of unfinished trials, then runs the study's workers until
-/// every trial of this directory's shard has a row in trials.csv.
-fn supervise_trials<S: TrialStudy>(
-    study: &S,
-    dir: &Path,
-    context: &RunContext,
-    progress: &dyn Progress,
-) -> Result<(), RunError> {
-    let done = done_trials(dir)?;
-    study.drop_unfinished(dir, &done)?;
-    release_unfinished_claims(dir, &done)?;
-    let left = pending(study.trials(), S::id, dir, &done)?.len();
-    progress.start(left as u64, S::WHAT);
-    let record_crash = |unit: &str, crash: &Crash| {
-        let trial = study
-            .trials()
-            .iter()
-            .find(|t| S::id(t) == unit)
-            .ok_or_else(|| {
-                RunError::Other(format!("worker announced an unknown trial {unit:?}"))
-            })?;
-        study.record_failure(dir, trial, crash.status, &crash.message)
-    };
-    let outcome = supervise(
-        dir,
-        &context.isolation,
-        progress,
-        &study.backend().worker_env(),
-        &|events| study.work(dir, context, events),
-        &record_crash,
-    );
-    progress.finish();
-    outcome?;
-    every_trial_failed(dir)
-}
-
-/// An error if every trial recorded in `dir` failed (`oom` or `error`): such a run has no
-/// result, and its exit code and meta.json must say so.
-fn every_trial_failed(dir: &Path) -> Result<(), RunError> {
-    let path = dir.join("trials.csv");
-    if !batchlab_method::rows::stored::exists(&path) {
-        return Ok(());
-    }
-    let trials: Vec<TrialRecord> = read_rows_so_far(&path)?;
-    let failed = |t: &TrialRecord| t.status == Status::Oom || t.status == Status::Error;
-    match trials.iter().find(|t| !failed(t)) {
-        Some(_) => Ok(()),
-        None if trials.is_empty() => Ok(()),
-        None => Err(RunError::NothingSucceeded(format!(
-            "every trial failed ({} of {}); the first: {} ({}: {}); see {}",
-            trials.len(),
-            trials.len(),
-            trials[0].trial,
-            trials[0].status,
-            trials[0].message,
-            path.display()
-        ))),
-    }
 }
 
 /// How long a worker whose remaining trials all wait for others' results sleeps before it
@@ -267,24 +200,16 @@ fn run_one<S: TrialStudy, W: TrialWorker<S::Trial>>(
 ) -> Result<Option<WorkerExit>, RunError> {
     let id = S::id(trial);
     worker.prepare(trial)?;
-    events.begin(id);
     let status = |message: &str| events.status(id, message);
-    let outcome = catch_unwind(AssertUnwindSafe(|| worker.train(trial, &status)))
-        .unwrap_or_else(|panic| Err(panic_message(&panic)));
-    match outcome {
-        Ok(outcome) => {
-            let summary = worker.finish(trial, outcome)?;
-            events.end(id, &summary);
-            Ok(None)
-        }
-        Err(message) => {
-            let status = failure_status(&message);
-            study.record_failure(dir, trial, status, &message)?;
-            eprintln!("trial {id} failed ({status}): {message}");
-            events.end(id, status.as_str());
-            Ok(Some(WorkerExit::PointFailed))
-        }
-    }
+    let worker = std::cell::RefCell::new(worker);
+    one_unit(
+        events,
+        id,
+        &format!("trial {id}"),
+        || worker.borrow_mut().train(trial, &status),
+        |outcome| worker.borrow_mut().finish(trial, outcome),
+        |status, message| study.record_failure(dir, trial, status, message),
+    )
 }
 
 /// Removes from the file at `path` the rows of trials not in `done` (an interrupted run), so a

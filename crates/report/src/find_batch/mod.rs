@@ -129,5 +129,14 @@ pub fn render_find_batch(
     Ok(findings)
 }
 
+impl From<FindBatchFindings> for crate::verdict::Rendered {
+    fn from(findings: FindBatchFindings) -> Self {
+        crate::verdict::Rendered {
+            lines: findings.lines(),
+            claims: findings.claims,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -190,3 +190,12 @@ pub(super) fn check_claim(analysis: &Analysis, claimed: u32, gap: Gap) -> ClaimC
 pub(super) fn is_claimed(jump: &Jump, claimed: &[u32], gap: Gap) -> bool {
     claimed.iter().any(|&c| gap.means(jump, c))
 }
+
+impl From<StepTimeFindings> for crate::verdict::Rendered {
+    fn from(findings: StepTimeFindings) -> Self {
+        crate::verdict::Rendered {
+            lines: findings.lines(),
+            claims: findings.claims,
+        }
+    }
+}

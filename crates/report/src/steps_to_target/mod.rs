@@ -259,5 +259,14 @@ fn measured_cells(
         .collect()
 }
 
+impl From<TargetFindings> for crate::verdict::Rendered {
+    fn from(findings: TargetFindings) -> Self {
+        crate::verdict::Rendered {
+            lines: findings.lines,
+            claims: findings.claims,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

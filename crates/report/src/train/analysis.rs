@@ -324,6 +324,15 @@ fn latest_attempts(evals: Vec<TrainEval>) -> BTreeMap<String, Vec<TrainEval>> {
     curves
 }
 
+impl From<TrainFindings> for crate::verdict::Rendered {
+    fn from(findings: TrainFindings) -> Self {
+        crate::verdict::Rendered {
+            lines: findings.lines,
+            claims: findings.claims,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::rows::tests::{eval, failed, record};

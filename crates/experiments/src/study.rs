@@ -33,14 +33,16 @@ pub struct PlannedSteps {
     pub cap: bool,
 }
 
-/// The model of a study in the report's words ([`batchlab_report::about::model_line`]).
-pub fn model_line(model: &ModelSpec) -> String {
-    batchlab_report::about::model_line(
-        &model.architecture.to_string(),
-        model.input,
-        model.classes,
-        model.trainable_params().unwrap_or(0),
-    )
+/// The model of a study, to be worded by the report ([`batchlab_report::about::ModelLine`]);
+/// a kind adds what else it states.
+pub fn model_line(model: &ModelSpec) -> batchlab_report::about::ModelLine {
+    batchlab_report::about::ModelLine {
+        architecture: model.architecture.to_string(),
+        input: model.input,
+        classes: model.classes,
+        params: model.trainable_params().unwrap_or(0),
+        ..Default::default()
+    }
 }
 
 pub use batchlab_report::Rendered;

@@ -82,19 +82,50 @@ impl About {
     }
 }
 
-/// "vgg16, input 3x224x224, 1000 classes, 138.36 M trainable parameters": a model in the one
-/// wording every kind's report and `batchlab check` use; a kind adds what else it states
-/// (its optimizer, the forward work) after it.
-pub fn model_line(
-    architecture: &str,
-    [c, h, w]: [usize; 3],
-    classes: usize,
-    params: usize,
-) -> String {
-    format!(
-        "{architecture}, input {c}x{h}x{w}, {classes} classes, {:.2} M trainable parameters",
-        params as f64 / 1e6
-    )
+/// A model as every kind's report and `batchlab check` word it, with what a kind states
+/// beside it (the forward work a step-time sweep times, the optimizer whose state a
+/// batch-size finder counts).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelLine {
+    /// The architecture's name, e.g. `vgg16`.
+    pub architecture: String,
+    /// Input channels, height and width.
+    pub input: [usize; 3],
+    /// Output classes.
+    pub classes: usize,
+    /// Trainable parameters.
+    pub params: usize,
+    /// Forward FLOPs per sample, where the kind states them.
+    pub forward_flops: Option<u64>,
+    /// The optimizer, where the kind states it.
+    pub optimizer: Option<String>,
+}
+
+impl ModelLine {
+    /// "vgg16, input 3x224x224, 1000 classes, 138.36 M trainable parameters", then the forward
+    /// work ("15.470 GFLOPs per sample forward": MFLOPs below one GFLOP, where an MLP's 0.0008
+    /// GFLOPs would print as 0.000) and the optimizer ("optimizer adam") where given.
+    pub fn words(&self) -> String {
+        let [c, h, w] = self.input;
+        let mut line = format!(
+            "{}, input {c}x{h}x{w}, {} classes, {:.2} M trainable parameters",
+            self.architecture,
+            self.classes,
+            self.params as f64 / 1e6
+        );
+        if let Some(flops) = self.forward_flops {
+            let flops = flops as f64;
+            if flops >= 1e9 {
+                line += &format!(", {:.3} GFLOPs per sample forward", flops / 1e9);
+            } else {
+                line += &format!(", {:.3} MFLOPs per sample forward", flops / 1e6);
+            }
+        }
+        if let Some(optimizer) = &self.optimizer {
+            line += &format!(", optimizer {optimizer}");
+        }
+        line
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use std::path::Path;
 use batchlab_method::batch_search::BatchSearch;
 use batchlab_models::ModelSpec;
 use batchlab_report::about::About;
+use batchlab_report::find_batch::ProbeProtocol;
 use bytesize::ByteSize;
 use serde::{Deserialize, Serialize};
 
@@ -419,11 +420,11 @@ impl FindBatchStudy {
     }
 
     fn model_line(&self) -> String {
-        format!(
-            "{}, optimizer {}",
-            crate::study::model_line(&self.config.model),
-            self.config.optimizer.name
-        )
+        batchlab_report::about::ModelLine {
+            optimizer: Some(self.config.optimizer.name.to_string()),
+            ..crate::study::model_line(&self.config.model)
+        }
+        .words()
     }
 }
 
@@ -453,13 +454,13 @@ impl StudyPlan for FindBatchStudy {
     }
     fn protocol(&self) -> String {
         let p = &self.config.probe;
-        format!(
-            "every probe in a fresh process under the budget's limit: the model and optimizer built, {} warm-up training step(s) dropped, then {} timed steps (forward + loss + backward + update, the device synchronised before each clock read) on synthetic data made before timing; the curve's {} probes in one shuffled order (seed {}), then the search",
-            p.warmup_steps,
-            p.samples,
-            self.batch_sizes.len() as u32 * self.config.curve.repeats,
-            p.seed
-        )
+        ProbeProtocol {
+            warmup_steps: p.warmup_steps,
+            samples: p.samples,
+            curve_probes: self.batch_sizes.len() as u32 * self.config.curve.repeats,
+            seed: p.seed,
+        }
+        .words()
     }
     fn render(
         &self,

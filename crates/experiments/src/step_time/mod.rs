@@ -15,7 +15,7 @@ use std::path::Path;
 
 use batchlab_models::ModelSpec;
 use batchlab_report::about::About;
-use batchlab_report::step_time::{Gap, StepTimeRules};
+use batchlab_report::step_time::{AnatomyProtocol, Gap, StepTimeRules, SweepProtocol};
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -317,17 +317,11 @@ impl StepTimeStudy {
     }
 
     fn model_line(&self) -> String {
-        let flops = self.config.model.forward_flops().unwrap_or(0) as f64;
-        // MFLOPs below one GFLOP: an MLP's 0.0008 GFLOPs would print as 0.000.
-        let work = if flops >= 1e9 {
-            format!("{:.3} GFLOPs", flops / 1e9)
-        } else {
-            format!("{:.3} MFLOPs", flops / 1e6)
-        };
-        format!(
-            "{}, {work} per sample forward",
-            crate::study::model_line(&self.config.model)
-        )
+        batchlab_report::about::ModelLine {
+            forward_flops: Some(self.config.model.forward_flops().unwrap_or(0)),
+            ..crate::study::model_line(&self.config.model)
+        }
+        .words()
     }
 }
 
@@ -382,31 +376,24 @@ impl StudyPlan for StepTimeStudy {
     /// The rounds, the warm-up and the timed steps, and the anatomy's visits.
     fn protocol(&self) -> String {
         let s = &self.config.sweep;
-        let anatomy = self.config.anatomy.as_ref().map_or(String::new(), |a| {
-            format!(
-                "; then, for the anatomy, {} rounds over batch sizes {:?} (each of {:?} with its neighbours), each visit {} step(s) taken apart and dropped, then {} taken apart: every stage's forward and backward on its own input and the optimizer update, each between two syncs, beside the whole step",
-                a.rounds,
-                a.batch_sizes(),
-                a.around,
-                a.warmup_steps,
-                a.samples
-            )
-        });
         let w = self.warmup();
-        let warmup = if w.max <= w.min {
-            format!("{} warm-up steps dropped", w.min)
-        } else {
-            format!(
-                "at least {} and at most {} warm-up steps dropped, until the last {SETTLE_WINDOW} agree within {:.0}% (each kept in warmup.csv)",
-                w.min,
-                w.max,
-                SETTLE_SPREAD * 100.0
-            )
-        };
-        format!(
-            "{} rounds, each visiting every batch size once in a new shuffled order (seed {}); per visit {warmup}, then {} timed steps of forward + loss + backward + {} update, the device synchronised before every clock read; synthetic inputs made on the device before timing",
-            s.rounds, s.seed, s.samples, self.config.optimizer.name
-        ) + &anatomy
+        SweepProtocol {
+            rounds: s.rounds,
+            seed: s.seed,
+            warmup_min: w.min,
+            warmup_max: w.max,
+            settle: (SETTLE_WINDOW, SETTLE_SPREAD),
+            samples: s.samples,
+            optimizer: self.config.optimizer.name.to_string(),
+            anatomy: self.config.anatomy.as_ref().map(|a| AnatomyProtocol {
+                rounds: a.rounds,
+                batch_sizes: a.batch_sizes(),
+                around: a.around.clone(),
+                warmup_steps: a.warmup_steps,
+                samples: a.samples,
+            }),
+        }
+        .words()
     }
 
     fn render(

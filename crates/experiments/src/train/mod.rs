@@ -18,6 +18,7 @@ use std::path::Path;
 use batchlab_datasets::{spec::DatasetName, DataConfig};
 
 use batchlab_report::about::About;
+use batchlab_report::train::{Evaluations, TrainProtocol};
 
 use crate::{
     config::{check_model, ConfigError, Source},
@@ -26,7 +27,7 @@ use crate::{
     error::RunError,
     optim::label,
     study::{PlannedSteps, Rendered, Study, StudyConfig},
-    trial::{TrialLabels, TrialStudy},
+    trial::{ScheduleKind, TrialLabels, TrialStudy},
 };
 
 pub use budget::Budget;
@@ -77,7 +78,7 @@ impl TrainStudy {
     }
 
     fn model_line(&self) -> String {
-        crate::study::model_line(&self.config.model)
+        crate::study::model_line(&self.config.model).words()
     }
 }
 
@@ -145,34 +146,24 @@ impl StudyPlan for TrainStudy {
     fn protocol(&self) -> String {
         let g = &self.config.grid;
         let schedule = &self.config.schedule;
-        let budgets = if g.steps_matched {
-            format!(
-                "two budgets: {} epochs, and the same number of steps for every batch size ({})",
-                g.epochs,
-                g.steps.map_or(
-                    "what the smallest batch size takes in those epochs".into(),
-                    |s| { format!("{s} steps") }
-                )
-            )
-        } else {
-            format!("{} epochs", g.epochs)
-        };
-        format!(
-            "{budgets}; learning-rate schedule {}; evaluation on the validation split {} (timed apart from training), test split at the end{}; {} order of trials shuffled (seed {}); a trial whose loss turns non-finite or exceeds {}x its first loss is recorded as diverged",
-            schedule.describe(),
-            match (g.evaluate_every, g.evaluations) {
-                (Some(every), _) => format!("every {every} steps and at the end"),
-                (None, Some(n)) => format!("{n} times evenly spaced"),
-                (None, None) => "after every epoch".into(),
+        TrainProtocol {
+            epochs: g.epochs,
+            matched_steps: g.steps_matched.then_some(g.steps),
+            decay: match schedule.kind {
+                ScheduleKind::Constant => None,
+                kind => Some((kind.name().to_string(), schedule.end_factor)),
             },
-            match g.eval_batch_size {
-                EvalBatchSize::Train => " (evaluations at each trial's training batch size, so test time measures inference at it)",
-                EvalBatchSize::Examples(_) => "",
+            evaluations: match (g.evaluate_every, g.evaluations) {
+                (Some(every), _) => Evaluations::EverySteps(every),
+                (None, Some(n)) => Evaluations::Times(n),
+                (None, None) => Evaluations::EveryEpoch,
             },
-            if g.drop_last { "last partial batch dropped;" } else { "last partial batch kept;" },
-            g.order_seed,
-            g.divergence_factor
-        )
+            eval_at_train_batch: g.eval_batch_size == EvalBatchSize::Train,
+            drop_last: g.drop_last,
+            order_seed: g.order_seed,
+            divergence_factor: g.divergence_factor,
+        }
+        .words()
     }
     fn render(&self, dir: &Path, about: About, context: &RunContext) -> Result<Rendered, RunError> {
         work::render(self, dir, about, context)

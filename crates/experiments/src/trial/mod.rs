@@ -17,6 +17,6 @@ pub mod train_loop;
 
 pub use data::{load_variant, VariantData};
 pub use rows::{eval_row, record, TrialLabels};
-pub use schedule::ScheduleConfig;
+pub use schedule::{ScheduleConfig, ScheduleKind};
 pub use supervise::{append_failure, drop_unfinished, TrialStudy, TrialWorker};
 pub use train_loop::{train, Evaluation, Next, Outcome, TrialPlan};

@@ -74,18 +74,6 @@ impl ScheduleConfig {
             ScheduleKind::Constant => initial,
         }
     }
-
-    /// For the protocol line.
-    pub fn describe(&self) -> String {
-        match self.kind {
-            ScheduleKind::Constant => "constant".into(),
-            kind => format!(
-                "{} decay to {} of the initial rate",
-                kind.name(),
-                self.end_factor
-            ),
-        }
-    }
 }
 
 #[cfg(test)]

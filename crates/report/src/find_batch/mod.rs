@@ -61,6 +61,29 @@ pub struct FindBatchContext {
     pub utilization_measured: bool,
 }
 
+/// How a finder probed, as numbers; [`ProbeProtocol::words`] is the report's protocol line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeProtocol {
+    /// Training steps run and dropped per probe.
+    pub warmup_steps: usize,
+    /// Timed steps kept per probe.
+    pub samples: usize,
+    /// The curve's probes (batch sizes x repeats).
+    pub curve_probes: u32,
+    /// Seeds the curve's order.
+    pub seed: u64,
+}
+
+impl ProbeProtocol {
+    /// The protocol in one line.
+    pub fn words(&self) -> String {
+        format!(
+            "every probe in a fresh process under the budget's limit: the model and optimizer built, {} warm-up training step(s) dropped, then {} timed steps (forward + loss + backward + update, the device synchronised before each clock read) on synthetic data made before timing; the curve's {} probes in one shuffled order (seed {}), then the search",
+            self.warmup_steps, self.samples, self.curve_probes, self.seed
+        )
+    }
+}
+
 /// The headline of a finder's report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FindBatchFindings {

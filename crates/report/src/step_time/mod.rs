@@ -10,6 +10,7 @@ pub mod anatomy;
 mod anatomy_view;
 mod figures;
 mod markdown;
+mod protocol;
 mod references;
 mod rows;
 mod summary;
@@ -17,6 +18,7 @@ mod verdicts;
 mod warmup_view;
 
 pub use analysis::StepTimeFindings;
+pub use protocol::{AnatomyProtocol, SweepProtocol};
 pub use references::REFERENCE_TABLES;
 pub use summary::{summarize, write_summary, StepPoint, CI_LEVEL};
 pub use verdicts::{Gap, StepTimeRules};

@@ -17,11 +17,13 @@ mod analysis;
 mod claims;
 mod figures;
 mod markdown;
+mod protocol;
 pub(crate) mod rows;
 mod summary;
 
 pub use crate::predict::check::{PredictionInputs, StepTimes};
 pub use analysis::TrainFindings;
+pub use protocol::{Evaluations, TrainProtocol};
 pub use summary::{summarize, write_summary, TrainCell};
 
 use std::path::Path;

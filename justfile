@@ -48,21 +48,25 @@ bench *ARGS:
 bench-tch *ARGS: build-tch
     target/release/batchlab-tch bench {{ARGS}}
 
-# Every way this machine can run the three standard training steps, interleaved: flex with
-# AVX-512 (the default build), flex with AVX2 only (a build without `avx512`), tch (the LibTorch
-# build, on tch alone: flex's small CNN beside libtorch in one process runs up to 1.6x slower,
-# see docs/tch-performance.md) and plain PyTorch 2.9.0 (scripts/pytorch_steps.py, the same networks
-# and protocol). `rounds` rounds, each running the four in a rotated order, one round of
-# `samples` steps each.
-bench-frameworks rounds="3" samples="10": build-tch build-no-avx512
+# Every way this machine can run the three standard training steps, side by side in one run:
+# flex (the default build), flex with AVX2 kernels only (a build without `avx512`, where the CPU
+# has AVX-512), tch (the LibTorch build, on tch alone: flex's small CNN beside libtorch in one
+# process runs up to 1.6x slower, see docs/tch-performance.md; the GPU campaign's tch-cuda build
+# serves where it exists), plain PyTorch (scripts/pytorch_steps.py) and Keras 3 on TensorFlow
+# (scripts/keras_steps.py), the same networks and protocol. `rounds` rounds, each running every
+# framework once in a rotated order, one round of `samples` steps each; the whole output goes to
+# docs/bench/<date>-<cpu>.log (scripts/bench-frameworks.sh).
+bench-frameworks rounds="3" samples="10": setup-keras
     cargo build --release --quiet -p batchlab-cli
-    for r in $(seq 1 {{rounds}}); do \
-        runs=("target/release/batchlab bench --only steps --rounds 1 --samples {{samples}}" \
-              "target/release/batchlab-tch bench --backend tch --only steps --rounds 1 --samples {{samples}}" \
-              "target/release/batchlab-no-avx512 bench --only steps --rounds 1 --samples {{samples}}" \
-              "{{venv_tch}}/bin/python -W ignore scripts/pytorch_steps.py --rounds 1 --samples {{samples}}"); \
-        for i in 0 1 2 3; do run="${runs[$(( (i + r) % 4 ))]}"; echo "== round $r: $run"; $run; done; \
-    done
+    if grep -qw avx512f /proc/cpuinfo; then just build-no-avx512; fi
+    test -x target/release/batchlab-tch || test -x {{tch_cuda_target}}/release/batchlab || just build-tch
+    bash scripts/bench-frameworks.sh {{rounds}} {{samples}}
+
+# Keras 3 on TensorFlow (CPU) for `bench-frameworks`, in the git-ignored .venv-keras (about
+# 1.6 GB installed), once.
+setup-keras:
+    test -x .venv-keras/bin/python || python3 -m venv .venv-keras
+    .venv-keras/bin/python -c "import keras, tensorflow" 2>/dev/null || .venv-keras/bin/pip install tensorflow-cpu==2.21.0 keras==3.15.1
 
 # flex without its AVX-512 matrix kernels (`--no-default-features`), as
 # target/release/batchlab-no-avx512, built in its own target directory: another feature set of

@@ -4,8 +4,8 @@ The same networks (layer for layer: Keras-style VGG16 with biases and no dropout
 small CNN, the MLP), optimizers, batch sizes and protocol as batchlab's: per visit a fresh model,
 2 warm-up steps dropped, then timed steps; rounds that visit every case once in a shuffled order.
 PyTorch on the CPU computes synchronously, so the clock read after `optimizer.step()` is the
-end of the step. Prints ms per step: median and IQR per case; with `--profile`, each case's
-costliest ops instead.
+end of the step. Prints ms per step: median and IQR per case, then every sample; with
+`--profile`, each case's costliest ops instead.
 
 Run with the project's PyTorch (`just bench-pytorch`); `--threads 0` keeps PyTorch's default.
 
@@ -255,6 +255,8 @@ def main():
     for name, ms in step_ms.items():
         q1, _, q3 = statistics.quantiles(ms, n=4, method="inclusive")
         print(f"{name:<30} {statistics.median(ms):>10.1f} {q1:>10.1f} .. {q3:<9.1f}")
+    for name, ms in step_ms.items():
+        print(f"samples {name}: " + " ".join(f"{v:.1f}" for v in ms))
 
 
 if __name__ == "__main__":

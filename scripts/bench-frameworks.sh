@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Every way this machine runs the three standard training steps (`batchlab bench --only steps`:
+# VGG16 3x64x64 b16 SGD, the small CNN 3x200x200 b32 Adam, the MLP 784-512-512-10 b1024 SGD),
+# side by side in one run: flex (the default build), flex without its AVX-512 matrix kernels
+# (where the CPU has them), tch (burn on LibTorch), plain PyTorch (scripts/pytorch_steps.py) and
+# Keras 3 on TensorFlow (scripts/keras_steps.py), the same networks and protocol.
+#
+# ROUNDS rounds, each running every framework once in a rotated order, one round of SAMPLES
+# timed steps per case each; nothing else may run meanwhile. The whole output (the machine,
+# every version, every round's table and samples) goes to docs/bench/<date>-<cpu>.log and to
+# the terminal. Usage: scripts/bench-frameworks.sh ROUNDS SAMPLES
+set -euo pipefail
+
+rounds=${1:-3}
+samples=${2:-10}
+cd "$(dirname "$0")/.."
+
+# tch and PyTorch: the LibTorch build and its PyTorch (`just build-tch`, .venv-tch), or else the
+# GPU campaign's (`just build-tch-cuda`, .venv-tch-cuda), whose libtorch computes on the CPU
+# alike (its CUDA kernels are never loaded without a GPU).
+if [[ -x target/release/batchlab-tch && -x .venv-tch/bin/python ]]; then
+    tch=target/release/batchlab-tch python_torch=.venv-tch/bin/python
+elif [[ -x target/tch-cuda/release/batchlab && -x .venv-tch-cuda/bin/python ]]; then
+    tch=target/tch-cuda/release/batchlab python_torch=.venv-tch-cuda/bin/python
+else
+    echo "no LibTorch build: run 'just build-tch' (or 'just build-tch-cuda') first" >&2
+    exit 1
+fi
+python_keras=.venv-keras/bin/python
+[[ -x $python_keras ]] || { echo "no Keras: run 'just setup-keras' first" >&2; exit 1; }
+
+runs=("target/release/batchlab bench --only steps --rounds 1 --samples $samples"
+      "$tch bench --backend tch --only steps --rounds 1 --samples $samples"
+      "$python_torch -W ignore scripts/pytorch_steps.py --rounds 1 --samples $samples"
+      "$python_keras scripts/keras_steps.py --rounds 1 --samples $samples")
+if grep -qw avx512f /proc/cpuinfo; then
+    [[ -x target/release/batchlab-no-avx512 ]] || { echo "run 'just build-no-avx512' first" >&2; exit 1; }
+    runs+=("target/release/batchlab-no-avx512 bench --only steps --rounds 1 --samples $samples")
+fi
+
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+family=$(lscpu | sed -n 's/^CPU family: *//p' | head -1)
+model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
+slug=$(echo "$cpu-f$family-m$model" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
+mkdir -p docs/bench
+log="docs/bench/$(date -u +%Y%m%d-%H%M)-$slug.log"
+{
+    echo "# just bench-frameworks $rounds $samples"
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ); commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' (crates modified)')"
+    echo "cpu: $cpu, family $family, model $model; $(nproc) cores; avx512f: $(grep -qw avx512f /proc/cpuinfo && echo yes || echo no); avx2: $(grep -qw avx2 /proc/cpuinfo && echo yes || echo no)"
+    echo "memory: $(free -g | awk '/^Mem:/ {print $2}') GiB; kernel $(uname -r)"
+    echo "rustc: $(rustc --version)"
+    echo "tch binary: $tch; PyTorch: $($python_torch -c 'import torch; print(torch.__version__)' 2>/dev/null)"
+    echo "Keras: $($python_keras -c 'import os; os.environ["TF_CPP_MIN_LOG_LEVEL"]="3"; import keras, tensorflow as tf; print(keras.__version__, "on TensorFlow", tf.__version__)' 2>/dev/null)"
+    echo "rounds: $rounds, each running every framework once in a rotated order, $samples timed steps per case"
+    n=${#runs[@]}
+    for r in $(seq 1 "$rounds"); do
+        for i in $(seq 0 $((n - 1))); do
+            run=${runs[$(( (i + r) % n ))]}
+            echo "== round $r: $run"
+            $run 2>&1
+        done
+    done
+} | tee "$log"
+echo "log: $log"

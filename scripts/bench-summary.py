@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Summarises a `just bench-frameworks` log (docs/bench/*.log) as the docs quote it.
+
+Per case and framework: the median ms per step of every round (each round's own median of its
+timed steps), their median and range; then flex against the best other framework (the lowest
+median of rounds among tch, PyTorch and Keras), for each flex build. Reads only the log, so a
+figure in the docs can be traced to it. Usage: scripts/bench-summary.py LOG
+"""
+
+import re
+import statistics
+import sys
+
+CASES = ["vgg16 3x64x64 b16 sgd", "small-cnn 3x200x200 b32 adam", "mlp 784-512-512-10 b1024 sgd"]
+
+
+def framework(command):
+    if "batchlab-no-avx512" in command:
+        return "flex AVX2"
+    if "--backend tch" in command:
+        return "tch"
+    if "pytorch_steps.py" in command:
+        return "PyTorch"
+    if "keras_steps.py" in command:
+        return "Keras"
+    return "flex AVX-512" if "avx512f: yes" in open(sys.argv[1]).read() else "flex"
+
+
+def main():
+    rounds = {}  # (framework, case) -> [median of each round]
+    current = None
+    for line in open(sys.argv[1]):
+        if line.startswith("== round"):
+            current = framework(line.split(":", 1)[1])
+            continue
+        for case in CASES:
+            m = re.match(rf"{re.escape(case)}\s+(?:\S+\s+)?([0-9.]+)\s+[0-9.]+ \.\. ", line)
+            if current and m:
+                rounds.setdefault((current, case), []).append(float(m.group(1)))
+    names = sorted({f for f, _ in rounds}, key=lambda f: ("flex" not in f, f))
+    print("| case | " + " | ".join(names) + " |")
+    print("| --- |" + " ---: |" * len(names))
+    med = {}
+    for case in CASES:
+        cells = []
+        for f in names:
+            ms = rounds.get((f, case), [])
+            if not ms:
+                cells.append("")
+                continue
+            med[f, case] = statistics.median(ms)
+            cells.append(f"{med[f, case]:.1f} ({min(ms):.1f}-{max(ms):.1f})")
+        print(f"| {case} | " + " | ".join(cells) + " |")
+    print()
+    others = [f for f in names if "flex" not in f]
+    for case in CASES:
+        best = min(others, key=lambda f: med.get((f, case), float("inf")))
+        for f in names:
+            if "flex" in f and (f, case) in med:
+                print(f"{case}: {f} {med[f, case]:.1f} ms / best other ({best}) "
+                      f"{med[best, case]:.1f} ms = {med[f, case] / med[best, case]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

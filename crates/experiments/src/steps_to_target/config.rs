@@ -142,20 +142,6 @@ impl Workload {
         self.one_minus_momentum.unwrap_or(search.one_minus_momentum)
     }
 
-    /// Its search space in words.
-    pub fn search_space(&self, search: &SearchConfig) -> String {
-        let [lo, hi] = self.learning_rate(search);
-        let mut text = format!(
-            "{}: learning rate log-uniform in [{lo}, {hi}]",
-            self.label()
-        );
-        if self.searches_momentum() {
-            let [lo, hi] = self.one_minus_momentum(search);
-            text.push_str(&format!(", 1 - momentum log-uniform in [{lo}, {hi}]"));
-        }
-        text
-    }
-
     /// Its first-stage trials per batch size (its own, or the search's).
     pub fn trials(&self, search: &SearchConfig) -> usize {
         self.trials.unwrap_or(search.trials)

@@ -26,6 +26,7 @@ use batchlab_method::{
 };
 
 use batchlab_report::about::About;
+use batchlab_report::steps_to_target::{SearchSpace, TargetProtocol, WorkloadProtocol};
 
 use crate::{
     config::{ConfigError, Source},
@@ -168,61 +169,32 @@ impl StudyPlan for TargetStudy {
     fn protocol(&self) -> String {
         let b = &self.config.budget;
         let s = &self.config.search;
-        let trials: Vec<String> = self
-            .config
-            .workloads
-            .iter()
-            .map(|w| {
-                let mut cap = w
-                    .max_epochs
-                    .map_or(String::new(), |e| format!(" (at most {e} epochs)"));
-                if let Some(m) = w.min_steps {
-                    cap.push_str(&format!(" (at least {m} steps)"));
-                }
-                let refine = match w.refine_trials(s) {
-                    0 => String::new(),
-                    n => format!(" + {n} refining"),
-                };
-                format!(
-                    "{}: {}{refine} x {:?}{cap}",
-                    w.label(),
-                    w.trials(s),
-                    w.batch_sizes(s)
-                )
-            })
-            .collect();
-        let beaten = match (b.stop_when_beaten, b.beaten_factor) {
-            (false, _) => String::new(),
-            (true, f) if f > 1.0 => format!("; a trial also stops once it has trained {f} x the steps at which another trial of its batch size reached the target (it can no longer lower steps to result; right-censored there)"),
-            (true, _) => "; a trial also stops once another trial of its batch size has reached the target at an earlier or equal evaluation step (it can no longer lower steps to result; right-censored there)".into(),
-        };
-        let points = match s.points {
-            config::Points::Shared => {
-                format!("quasi-random trials (scrambled Halton, seed {}; the same points at every batch size)", s.seed)
-            }
-            config::Points::PerBatchSize => format!(
-                "quasi-random trials (scrambled Halton, seed {}, scrambled anew for every workload and batch size)",
-                s.seed
-            ),
-        };
-        let refine = s.refine.map_or(String::new(), |r| {
-            format!(
-                "; then refining trials, drawn the same way from a box of the best first-stage trial's learning rate (and 1 - momentum) divided and multiplied by {} (cut to the space), the best being the fewest steps to the target, else the lowest validation error; they start once their cell's first stage has finished",
-                r.factor
-            )
-        });
-        format!(
-            "{points} per batch size, for each workload in order: {}; {}{refine}; each trial stops when its validation error is at or below {} or its step budget is spent{beaten}; a loss that turns non-finite or exceeds {}x the first loss makes the trial infeasible; trials run in shuffled order",
-            trials.join(", "),
-            self.config
+        TargetProtocol {
+            workloads: self
+                .config
                 .workloads
                 .iter()
-                .map(|w| w.search_space(s))
-                .collect::<Vec<_>>()
-                .join("; "),
-            b.target_error,
-            b.divergence_factor
-        )
+                .map(|w| WorkloadProtocol {
+                    label: w.label(),
+                    trials: w.trials(s),
+                    refine_trials: w.refine_trials(s),
+                    batch_sizes: w.batch_sizes(s).to_vec(),
+                    max_epochs: w.max_epochs,
+                    min_steps: w.min_steps,
+                    space: SearchSpace {
+                        learning_rate: w.learning_rate(s),
+                        one_minus_momentum: w.searches_momentum().then(|| w.one_minus_momentum(s)),
+                    },
+                })
+                .collect(),
+            shared_points: s.points == config::Points::Shared,
+            seed: s.seed,
+            refine_factor: s.refine.map(|r| r.factor),
+            target_error: b.target_error,
+            beaten_factor: b.stop_when_beaten.then_some(b.beaten_factor),
+            divergence_factor: b.divergence_factor,
+        }
+        .words()
     }
     fn render(&self, dir: &Path, about: About, context: &RunContext) -> Result<Rendered, RunError> {
         work::render(self, dir, about, context)

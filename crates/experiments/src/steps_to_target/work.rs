@@ -308,7 +308,6 @@ pub fn render(
             .iter()
             .map(|w| (w.label(), w.batch_sizes(s).to_vec()))
             .collect(),
-        search_space: config.workloads.iter().map(|w| w.search_space(s)).collect(),
         step_times,
         prediction: {
             let series: Vec<_> = config

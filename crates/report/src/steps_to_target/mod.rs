@@ -27,6 +27,7 @@ mod figures;
 pub mod lr_rule;
 mod markdown;
 pub mod max_useful;
+mod protocol;
 pub mod quality;
 mod rows;
 pub mod scaling;
@@ -45,6 +46,7 @@ pub use analysis::workload::{LearningRateScaling, WorkloadFindings};
 pub use claims::{TargetClaim, TargetClaimRule};
 pub use lr_rule::SearchSpace;
 pub use max_useful::RatioClaim;
+pub use protocol::{TargetProtocol, WorkloadProtocol};
 pub use scaling::{
     curve_intervals, fit_scaling, perfect_scaling_line, regimes, BandRegimes, CellTrials,
     CurveIntervals, Draw, Reading, Regime, RegimeBands, RegimeOptions, Regimes, ScalingFit,
@@ -90,9 +92,6 @@ pub struct TargetContext {
     /// The batch sizes each workload was planned at: (label, batch sizes). A workload not
     /// listed was planned at every batch size recorded.
     pub batch_sizes_by_workload: Vec<(String, Vec<u32>)>,
-    /// The search space, one line per metaparameter, e.g. "learning rate log-uniform in
-    /// [1e-4, 10]".
-    pub search_space: Vec<String>,
     /// Optional step times for time to result: (workload, batch size, median seconds per
     /// step, low, high), where low..high is the spread to propagate (e.g. a 95% interval of
     /// the median). The workload is a `<model>/<optimizer>` label, or a model alone to

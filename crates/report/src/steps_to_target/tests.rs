@@ -33,7 +33,6 @@ fn context() -> TargetContext {
         trials_by_workload: vec![],
         budgets_by_workload: vec![],
         batch_sizes_by_workload: vec![],
-        search_space: vec![],
         step_times: vec![],
         claims: vec![],
         prediction: Default::default(),

@@ -65,7 +65,16 @@ pub fn context(step_times: Vec<(String, u32, f64, f64, f64)>) -> TargetContext {
         },
         bands: Default::default(),
         replicates: vec![],
-        search_spaces: vec![],
+        search_spaces: WORKLOADS
+            .iter()
+            .map(|w| {
+                let space = batchlab_report::steps_to_target::SearchSpace {
+                    learning_rate: [1e-4, 10.0],
+                    one_minus_momentum: (w.momentum > 0.0).then_some([1e-3, 1.0]),
+                };
+                (format!("mlp/{}", w.optimizer), space)
+            })
+            .collect(),
         dataset: vec!["fashion-mnist (synthetic rows)".into()],
         target_error: TARGET,
         budget: batchlab_method::budget::StepBudget::new(K, 1.0, MAX_STEPS, None, 60_000).unwrap(),
@@ -73,10 +82,6 @@ pub fn context(step_times: Vec<(String, u32, f64, f64, f64)>) -> TargetContext {
         trials_by_workload: vec![],
         budgets_by_workload: vec![],
         batch_sizes_by_workload: vec![],
-        search_space: vec![
-            "learning rate log-uniform in [1e-4, 10]".into(),
-            "1 - momentum log-uniform in [1e-3, 1] (momentum workloads)".into(),
-        ],
         step_times,
         claims: vec![],
         prediction: Default::default(),

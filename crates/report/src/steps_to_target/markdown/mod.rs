@@ -81,7 +81,12 @@ fn run_table(ctx: &TargetContext, study: &Study) -> String {
             ctx.budget.describe()
         ),
     ]);
-    rows.push(["search space".into(), ctx.search_space.join("; ")]);
+    let spaces: Vec<String> = ctx
+        .search_spaces
+        .iter()
+        .map(|(label, space)| space.words(label))
+        .collect();
+    rows.push(["search space".into(), spaces.join("; ")]);
     rows.push([
         "trials per batch size".into(),
         format!("best of N, N = {} per workload", ctx.trials_text()),

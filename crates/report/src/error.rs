@@ -24,7 +24,7 @@ pub enum ReportError {
         /// The file concerned.
         path: PathBuf,
         /// The underlying error.
-        source: polars::error::PolarsError,
+        source: polars_core::error::PolarsError,
     },
     /// A file was read but its content is not what this crate wrote.
     #[error("{}: {message}", path.display())]
@@ -81,7 +81,7 @@ impl ReportError {
     pub(crate) fn table(
         action: &'static str,
         path: impl Into<PathBuf>,
-    ) -> impl FnOnce(polars::error::PolarsError) -> Self {
+    ) -> impl FnOnce(polars_core::error::PolarsError) -> Self {
         let path = path.into();
         move |source| ReportError::Table {
             action,

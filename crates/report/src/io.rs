@@ -5,7 +5,8 @@ use std::path::Path;
 
 use batchlab_method::files::write_atomic;
 
-use polars::prelude::{CsvWriter, DataFrame, PolarsResult, SerWriter};
+use polars_core::prelude::{DataFrame, PolarsResult};
+use polars_io::prelude::{CsvWriter, SerWriter};
 
 use crate::ReportError;
 

@@ -25,9 +25,9 @@
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
-use polars::prelude::{
-    Column, DataFrame, DataType, ParquetCompression, ParquetReader, ParquetWriter, SerReader,
-    StatisticsOptions,
+use polars_core::prelude::{Column, DataFrame, DataType};
+use polars_io::prelude::{
+    ParquetCompression, ParquetReader, ParquetWriter, SerReader, StatisticsOptions,
 };
 use polars_parquet::write::ZstdLevel;
 
@@ -402,7 +402,7 @@ fn unscaled(name: &str) -> (&str, Option<f64>) {
 fn fields(column: &Column) -> Result<Vec<String>, String> {
     let series = column.as_materialized_series();
     let text = |v: Option<String>| v.unwrap_or_default();
-    let e = |e: polars::prelude::PolarsError| e.to_string();
+    let e = |e: polars_core::error::PolarsError| e.to_string();
     if let (_, Some(scale)) = unscaled(column.name()) {
         return Ok(series
             .i64()

@@ -1,6 +1,7 @@
 use std::fs;
 
-use polars::prelude::{DataType, ParquetReader, SerReader};
+use polars_core::prelude::DataType;
+use polars_io::prelude::{ParquetReader, SerReader};
 
 use super::*;
 use crate::rows::train::{Budget, TrialRecord, TRIALS_HEADER};

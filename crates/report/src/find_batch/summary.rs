@@ -3,7 +3,7 @@
 use batchlab_method::rows::find_batch::ProbePhase;
 use std::path::Path;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 
 use super::BatchPoint;
 use crate::ReportError;

@@ -6,7 +6,7 @@ use batchlab_method::rows::Status;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 
 use crate::ReportError;
 use batchlab_method::rows::step_time::StepSample;

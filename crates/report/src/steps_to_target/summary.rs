@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 
 use crate::ReportError;
 

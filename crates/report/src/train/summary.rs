@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 
 use crate::ReportError;
 use batchlab_method::rows::train::{Budget, TrialRecord};

@@ -1,8 +1,8 @@
 //! The batch-size finder: memory, time and utilization per batch size from probes run in fresh
 //! processes under a memory budget. [`render_find_batch`] reads `probes.csv` (`rows`), fits the
 //! memory model, replays the search and derives the recommendation (`analysis`), judges the
-//! seed's claims (`verdicts`), draws (`figures`) and writes `summary.csv` and `report.md`
-//! (`markdown`).
+//! seed's claims (`verdicts`, decisions as values) and words them as findings (`words`), draws
+//! (`figures`) and writes `summary.csv` and `report.md` (`markdown`).
 
 mod analysis;
 mod figures;
@@ -10,6 +10,7 @@ mod markdown;
 mod rows;
 mod summary;
 mod verdicts;
+mod words;
 
 pub use analysis::{Analysis, BatchPoint, SearchEnd};
 

@@ -8,6 +8,7 @@ mod positions;
 pub use crate::jumps::Gap;
 pub(crate) use positions::{named_jumps, Reading};
 mod versus;
+mod versus_words;
 
 pub use versus::{Reference, ReferenceCurve};
 

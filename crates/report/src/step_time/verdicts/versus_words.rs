@@ -1,0 +1,150 @@
+//! The comparison claims in words: each reading `versus` decided, worded as a `Finding`.
+
+use batchlab_method::findings::{ClaimText, Finding, Outcome};
+use batchlab_method::tests_of_claims::Decision;
+
+use super::versus::{Fluctuation, Reference, Slowdown, SlowerDecision};
+use super::SEEDS;
+
+/// "Its step time fluctuates more (than the reference)".
+pub(super) fn fluctuates_more(reading: &Fluctuation, reference: &Reference) -> Finding {
+    let claim = ClaimText::new(
+        format!(
+            "Its step time fluctuates more (than {})",
+            reference.experiment
+        ),
+        SEEDS,
+    );
+    let test = "Fluctuation = the robust scale (1.4826 x median) of |median - the line through its two neighbours| / (its standard deviation under pure noise) / step time, over the interior batch sizes: the typical noise of one median as a fraction of the step time, blind to the trend and to a few jumps. The ratio of this curve's fluctuation to the reference's with its 95% bootstrap interval (2000 resamples, each curve's batch sizes resampled from its own stream). Reproduces if the interval lies above 1, does not reproduce if it lies below 1, inconclusive otherwise";
+    let there = match &reading.there {
+        Ok(there) => *there,
+        Err(why) => {
+            return Finding::new(
+                claim,
+                "fluctuates-more",
+                Outcome::cannot_test(why.clone()),
+                format!("here {}", percent(reading.here)),
+                test,
+            )
+        }
+    };
+    let outcome = match (reading.ratio, reading.decided) {
+        (None, _) => Outcome::cannot_test("fewer than three interior batch sizes"),
+        (Some(_), Decision::Shown) => Outcome::reproduces(),
+        (Some(_), Decision::Refuted) => Outcome::does_not_reproduce(format!(
+            "it fluctuates less than {}",
+            reference.experiment
+        )),
+        (Some((_, lo, hi)), Decision::Open) => Outcome::inconclusive(format!(
+            "a ratio of the fluctuations beyond {:.2}x either way (the interval's half-width on the log scale)",
+            ((hi / lo).ln() / 2.0).exp()
+        )),
+    };
+    let measured = format!(
+        "here {}; {} {}{}",
+        percent(reading.here),
+        reference.named(),
+        percent(there),
+        reading.ratio.map_or(String::new(), |(r, lo, hi)| format!(
+            "; ratio {r:.2} (95% interval {lo:.2}–{hi:.2})"
+        ))
+    );
+    let values = |v: Option<(f64, f64, f64)>, prefix: &'static [&'static str; 3]| {
+        v.map(|(s, l, h)| [(prefix[0], s), (prefix[1], l), (prefix[2], h)])
+            .into_iter()
+            .flatten()
+    };
+    Finding::new(claim, "fluctuates-more", outcome, measured, test).with_quantities(
+        values(
+            reading.here,
+            &["scatter", "scatter_low95", "scatter_high95"],
+        )
+        .chain(values(
+            there,
+            &["reference_scatter", "reference_low95", "reference_high95"],
+        ))
+        .chain(values(
+            reading.ratio,
+            &["ratio", "ratio_low95", "ratio_high95"],
+        )),
+    )
+}
+
+fn percent(v: Option<(f64, f64, f64)>) -> String {
+    v.map_or("not measured".into(), |(s, l, h)| {
+        format!(
+            "{:.2}% of the step time (95% interval {:.2}–{:.2}%)",
+            100.0 * s,
+            100.0 * l,
+            100.0 * h
+        )
+    })
+}
+
+/// "Its step time is slightly longer (than the reference)", by the stated `max_ratio`.
+pub(super) fn slower_than(reading: &Slowdown, reference: &Reference, max_ratio: f64) -> Finding {
+    let claim = ClaimText::new(
+        format!(
+            "Its step time is slightly longer (than {})",
+            reference.experiment
+        ),
+        SEEDS,
+    );
+    let test = format!(
+        "Ratio of the step times: at each batch size both sweeps measured (ok), the log of this median over the reference's; their mean (a geometric-mean ratio) with a 90% t interval over the batch sizes. Slower: the interval lies above 1 (one one-sided test at 5%); slightly: it lies below {max_ratio:.2} (a stated convention: less than half again as long). Reproduces when both hold, does not reproduce when the interval lies wholly below 1 or wholly above {max_ratio:.2}, inconclusive otherwise. Both curves come from back-to-back runs on one machine; a drift of the machine between them is read as a difference of the models"
+    );
+    match *reading {
+        Slowdown::NoReference(ref why) => {
+            let outcome = Outcome::cannot_test(why.clone());
+            Finding::new(claim, "slower-than", outcome, "no reference", test)
+        }
+        Slowdown::TooFewCommon(n) => {
+            let outcome = Outcome::cannot_test(format!(
+                "{n} batch sizes measured by both sweeps; the rule needs 2"
+            ));
+            Finding::new(
+                claim,
+                "slower-than",
+                outcome,
+                "too few common batch sizes",
+                test,
+            )
+        }
+        Slowdown::Measured {
+            ratio,
+            low,
+            high,
+            min,
+            max,
+            common,
+            first,
+            last,
+            decided,
+        } => {
+            let measured = format!(
+                "{ratio:.3}x {} (90% interval {low:.3}–{high:.3}) over {common} common batch sizes {first}–{last}; per batch size {min:.3}–{max:.3}x",
+                reference.named(),
+            );
+            let outcome = match decided {
+                SlowerDecision::Slightly => Outcome::reproduces(),
+                SlowerDecision::Faster => Outcome::does_not_reproduce(format!(
+                    "it is faster than {}",
+                    reference.experiment
+                )),
+                SlowerDecision::TooSlow => Outcome::does_not_reproduce(format!(
+                    "it is more than {max_ratio:.2}x as slow: not slightly"
+                )),
+                SlowerDecision::Open { factor } => Outcome::inconclusive(format!(
+                    "a ratio within a factor of {factor:.3} of the one measured"
+                )),
+            };
+            Finding::new(claim, "slower-than", outcome, measured, test).with_quantities([
+                ("ratio", ratio),
+                ("ratio_low90", low),
+                ("ratio_high90", high),
+                ("max_ratio", max_ratio),
+                ("common_batch_sizes", common as f64),
+            ])
+        }
+    }
+}

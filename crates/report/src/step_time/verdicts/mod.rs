@@ -3,18 +3,19 @@
 //! sweep cost the same per extra example, within a margin); "jumps at 16, 32, 48 and 64" and
 //! "no jumps at ..." by one standard, the step at each named gap bounded on one side of a
 //! margin (`positions`); "fluctuates more" and
-//! "slightly slower" against a reference curve measured on the same machine (`versus`).
+//! "slightly slower" against a reference curve measured on the same machine (`versus`). The
+//! linear and comparison rules decide as values, which `words` words as findings.
 mod positions;
 pub use crate::jumps::Gap;
 pub(crate) use positions::{named_jumps, Reading};
 mod versus;
-mod versus_words;
+mod words;
 
 pub use versus::{Reference, ReferenceCurve};
 
-use batchlab_method::findings::{ClaimText, Finding, Outcome};
+use batchlab_method::findings::Finding;
 use batchlab_method::stats::{linear_fit, LinearFit};
-use batchlab_method::tests_of_claims::{critical, ALPHA};
+use batchlab_method::tests_of_claims::{critical, Decision, ALPHA};
 
 use super::analysis::Analysis;
 use super::StepTimeContext;
@@ -123,25 +124,52 @@ fn half_fit(x: &[f64], y: &[f64]) -> Option<LinearFit> {
 }
 
 fn linear(a: &Analysis, margin: f64) -> Finding {
-    let claim = ClaimText::new("The step time grows linearly with batch size", SEEDS);
-    let test = format!(
-        "Constant marginal cost: least-squares lines through the medians of the lower and the upper half of the ok batch sizes (at least {MIN_HALF} each); the step time grows linearly when the upper half's cost per extra example is within ±{:.0}% of the lower half's. Two one-sided tests on the log of their ratio (90% interval, delta method, t with the halves' residual degrees of freedom): reproduces when the interval lies inside the margin, does not reproduce when it lies wholly outside, inconclusive otherwise. Jumps inflate the halves' residuals and so widen the interval; R² is not used (it grows with the range of batch sizes)",
-        100.0 * margin
-    );
+    words::linear(&linearity(a, margin), margin)
+}
+
+/// "The step time grows linearly", as values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Linearity {
+    /// Fewer ok batch sizes than two halves of [`MIN_HALF`].
+    TooFew { ok: usize },
+    /// A half of the sweep has no line with a standard error.
+    NoLines,
+    /// The two halves' lines, the batch sizes they span, the whole sweep's line, and what the
+    /// rule decided.
+    Measured {
+        low: LinearFit,
+        high: LinearFit,
+        /// First and last batch size of the lower half, then of the upper half.
+        spans: [(u32, u32); 2],
+        /// The whole sweep's line, if fitted.
+        whole: Option<LinearFit>,
+        decided: MarginalCost,
+    },
+}
+
+/// What the marginal-cost test of [`Linearity`] decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum MarginalCost {
+    /// A half's cost per example is not positive: refuted where a half's upper bound stays at
+    /// or below zero, else open within `bound` ms.
+    NotPositive { refuted: bool, bound: f64 },
+    /// The upper half's cost over the lower's with its 90% interval; within the margin
+    /// (`Shown`), outside it (`Refuted`), or neither, known within a factor of `half_width`'s
+    /// exponential.
+    Ratio {
+        ratio: f64,
+        low: f64,
+        high: f64,
+        half_width: f64,
+        decided: Decision,
+    },
+}
+
+fn linearity(a: &Analysis, margin: f64) -> Linearity {
     let ok: Vec<_> = a.findings.ok_points().collect();
     let half = ok.len() / 2;
     if half < MIN_HALF {
-        return Finding::new(
-            claim,
-            "linear",
-            Outcome::cannot_test(format!(
-                "{} ok batch sizes; the rule needs {} ({MIN_HALF} per half)",
-                ok.len(),
-                2 * MIN_HALF
-            )),
-            "too few batch sizes for two lines",
-            test,
-        );
+        return Linearity::TooFew { ok: ok.len() };
     }
     let x: Vec<f64> = ok.iter().map(|p| f64::from(p.batch_size)).collect();
     let y: Vec<f64> = ok.iter().map(|p| p.median_ms).collect();
@@ -149,80 +177,51 @@ fn linear(a: &Analysis, margin: f64) -> Finding {
         half_fit(&x[..half], &y[..half]),
         half_fit(&x[half..], &y[half..]),
     ) else {
-        return Finding::new(
-            claim,
-            "linear",
-            Outcome::cannot_test("a half of the sweep has no line with a standard error"),
-            "no lines",
-            test,
-        );
+        return Linearity::NoLines;
     };
-    let measured = format!(
-        "{:.3} ms per example over {}–{}, {:.3} over {}–{}; the whole line {:.1} ms + {:.3} ms per example (R² {:.4})",
-        low.slope,
-        ok[0].batch_size,
-        ok[half - 1].batch_size,
-        high.slope,
-        ok[half].batch_size,
-        ok[ok.len() - 1].batch_size,
-        a.findings.fit.map_or(f64::NAN, |f| f.intercept),
-        a.findings.fit.map_or(f64::NAN, |f| f.slope),
-        a.findings.fit.map_or(f64::NAN, |f| f.r_squared),
-    );
-    let quantities = [
-        ("slope_low_ms_per_example", low.slope),
-        ("slope_high_ms_per_example", high.slope),
-        ("slope_low_se", low.slope_se),
-        ("slope_high_se", high.slope_se),
-        ("margin", margin),
+    let spans = [
+        (ok[0].batch_size, ok[half - 1].batch_size),
+        (ok[half].batch_size, ok[ok.len() - 1].batch_size),
     ];
     let df = (half - 2).min(ok.len() - half - 2) as f64;
-    if low.slope <= 0.0 || high.slope <= 0.0 {
+    let decided = if low.slope <= 0.0 || high.slope <= 0.0 {
         // A cost per example that is not positive: the data refute a growing line only where
         // a half's upper bound stays at or below zero; a flat half with noise is open.
         let t = critical(ALPHA, df);
-        let refuted = [low, high].iter().any(|f| f.slope + t * f.slope_se <= 0.0);
-        let outcome = if refuted {
-            Outcome::does_not_reproduce("the step time does not grow over a half of the sweep")
-        } else {
-            Outcome::inconclusive(format!(
-                "a half's cost per example bounded within ±{:.3} ms",
-                t * low.slope_se.max(high.slope_se)
-            ))
-        };
-        return Finding::new(claim, "linear", outcome, measured, test).with_quantities(quantities);
-    }
-    let ratio = high.slope / low.slope;
-    let se = ((low.slope_se / low.slope).powi(2) + (high.slope_se / high.slope).powi(2)).sqrt();
-    let half_width = critical(ALPHA, df) * se;
-    let (lo, hi) = (
-        (ratio.ln() - half_width).exp(),
-        (ratio.ln() + half_width).exp(),
-    );
-    let bound = (1.0 + margin).ln();
-    let interval = format!("ratio {ratio:.2} (90% interval {lo:.2}–{hi:.2})");
-    let outcome = if lo.ln() > -bound && hi.ln() < bound {
-        Outcome::reproduces_with(format!("{interval}, within ±{:.0}%", 100.0 * margin))
-    } else if hi.ln() < -bound || lo.ln() > bound {
-        Outcome::does_not_reproduce(format!(
-            "the marginal cost {} across the sweep: {interval}",
-            if ratio > 1.0 { "grows" } else { "falls" }
-        ))
+        MarginalCost::NotPositive {
+            refuted: [low, high].iter().any(|f| f.slope + t * f.slope_se <= 0.0),
+            bound: t * low.slope_se.max(high.slope_se),
+        }
     } else {
-        Outcome::inconclusive(format!(
-            "a change of the marginal cost by a factor of {:.2} either way",
-            half_width.exp()
-        ))
+        let ratio = high.slope / low.slope;
+        let se = ((low.slope_se / low.slope).powi(2) + (high.slope_se / high.slope).powi(2)).sqrt();
+        let half_width = critical(ALPHA, df) * se;
+        let (lo, hi) = (
+            (ratio.ln() - half_width).exp(),
+            (ratio.ln() + half_width).exp(),
+        );
+        let bound = (1.0 + margin).ln();
+        MarginalCost::Ratio {
+            ratio,
+            low: lo,
+            high: hi,
+            half_width,
+            decided: if lo.ln() > -bound && hi.ln() < bound {
+                Decision::Shown
+            } else if hi.ln() < -bound || lo.ln() > bound {
+                Decision::Refuted
+            } else {
+                Decision::Open
+            },
+        }
     };
-    Finding::new(
-        claim,
-        "linear",
-        outcome,
-        format!("{measured}; {interval}"),
-        test,
-    )
-    .with_quantities(quantities)
-    .with_quantities([("ratio", ratio), ("ratio_low90", lo), ("ratio_high90", hi)])
+    Linearity::Measured {
+        low,
+        high,
+        spans,
+        whole: a.findings.fit,
+        decided,
+    }
 }
 
 /// "16, 32 and 48".

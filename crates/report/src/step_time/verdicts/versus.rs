@@ -1,5 +1,5 @@
 //! The claims that compare this curve with another model's, measured on the same machine:
-//! "fluctuates more than" and "slightly slower than", decided as values (`versus_words` words
+//! "fluctuates more than" and "slightly slower than", decided as values (`words` words
 //! them).
 
 use batchlab_method::findings::Finding;
@@ -79,7 +79,7 @@ pub(super) fn fluctuates_more(a: &Analysis, reference: &Reference, seed: u64) ->
         Some((_, _, hi)) if hi < 1.0 => Decision::Refuted,
         _ => Decision::Open,
     };
-    super::versus_words::fluctuates_more(
+    super::words::fluctuates_more(
         &Fluctuation {
             here,
             there,
@@ -103,7 +103,7 @@ fn interval(values: &[f64], seed: u64) -> Option<(f64, f64, f64)> {
 /// "Slightly slower": the log of this curve's median over the reference's at each batch size
 /// both swept, averaged (a geometric mean ratio) with a t interval over the batch sizes.
 pub(super) fn slower_than(a: &Analysis, reference: &Reference, max_ratio: f64) -> Finding {
-    super::versus_words::slower_than(&slowdown(a, reference, max_ratio), reference, max_ratio)
+    super::words::slower_than(&slowdown(a, reference, max_ratio), reference, max_ratio)
 }
 
 /// "Slightly slower than", as values.

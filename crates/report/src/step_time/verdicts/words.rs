@@ -1,10 +1,11 @@
-//! The comparison claims in words: each reading `versus` decided, worded as a `Finding`.
+//! The linear and comparison claims in words: each reading the rules decided (`linearity`,
+//! `versus`), worded as a `Finding`.
 
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
 use batchlab_method::tests_of_claims::Decision;
 
 use super::versus::{Fluctuation, Reference, Slowdown, SlowerDecision};
-use super::SEEDS;
+use super::{Linearity, MarginalCost, MIN_HALF, SEEDS};
 
 /// "Its step time fluctuates more (than the reference)".
 pub(super) fn fluctuates_more(reading: &Fluctuation, reference: &Reference) -> Finding {
@@ -144,6 +145,111 @@ pub(super) fn slower_than(reading: &Slowdown, reference: &Reference, max_ratio: 
                 ("ratio_high90", high),
                 ("max_ratio", max_ratio),
                 ("common_batch_sizes", common as f64),
+            ])
+        }
+    }
+}
+
+/// "The step time grows linearly with batch size", within the relative `margin`.
+pub(super) fn linear(reading: &Linearity, margin: f64) -> Finding {
+    let claim = ClaimText::new("The step time grows linearly with batch size", SEEDS);
+    let test = format!(
+        "Constant marginal cost: least-squares lines through the medians of the lower and the upper half of the ok batch sizes (at least {MIN_HALF} each); the step time grows linearly when the upper half's cost per extra example is within ±{:.0}% of the lower half's. Two one-sided tests on the log of their ratio (90% interval, delta method, t with the halves' residual degrees of freedom): reproduces when the interval lies inside the margin, does not reproduce when it lies wholly outside, inconclusive otherwise. Jumps inflate the halves' residuals and so widen the interval; R² is not used (it grows with the range of batch sizes)",
+        100.0 * margin
+    );
+    let (low, high, spans, whole, decided) = match *reading {
+        Linearity::TooFew { ok } => {
+            return Finding::new(
+                claim,
+                "linear",
+                Outcome::cannot_test(format!(
+                    "{ok} ok batch sizes; the rule needs {} ({MIN_HALF} per half)",
+                    2 * MIN_HALF
+                )),
+                "too few batch sizes for two lines",
+                test,
+            )
+        }
+        Linearity::NoLines => {
+            return Finding::new(
+                claim,
+                "linear",
+                Outcome::cannot_test("a half of the sweep has no line with a standard error"),
+                "no lines",
+                test,
+            )
+        }
+        Linearity::Measured {
+            low,
+            high,
+            spans,
+            whole,
+            decided,
+        } => (low, high, spans, whole, decided),
+    };
+    let measured = format!(
+        "{:.3} ms per example over {}–{}, {:.3} over {}–{}; the whole line {:.1} ms + {:.3} ms per example (R² {:.4})",
+        low.slope,
+        spans[0].0,
+        spans[0].1,
+        high.slope,
+        spans[1].0,
+        spans[1].1,
+        whole.map_or(f64::NAN, |f| f.intercept),
+        whole.map_or(f64::NAN, |f| f.slope),
+        whole.map_or(f64::NAN, |f| f.r_squared),
+    );
+    let quantities = [
+        ("slope_low_ms_per_example", low.slope),
+        ("slope_high_ms_per_example", high.slope),
+        ("slope_low_se", low.slope_se),
+        ("slope_high_se", high.slope_se),
+        ("margin", margin),
+    ];
+    match decided {
+        MarginalCost::NotPositive { refuted, bound } => {
+            let outcome = if refuted {
+                Outcome::does_not_reproduce("the step time does not grow over a half of the sweep")
+            } else {
+                Outcome::inconclusive(format!(
+                    "a half's cost per example bounded within ±{bound:.3} ms"
+                ))
+            };
+            Finding::new(claim, "linear", outcome, measured, test).with_quantities(quantities)
+        }
+        MarginalCost::Ratio {
+            ratio,
+            low: lo,
+            high: hi,
+            half_width,
+            decided,
+        } => {
+            let interval = format!("ratio {ratio:.2} (90% interval {lo:.2}–{hi:.2})");
+            let outcome = match decided {
+                Decision::Shown => {
+                    Outcome::reproduces_with(format!("{interval}, within ±{:.0}%", 100.0 * margin))
+                }
+                Decision::Refuted => Outcome::does_not_reproduce(format!(
+                    "the marginal cost {} across the sweep: {interval}",
+                    if ratio > 1.0 { "grows" } else { "falls" }
+                )),
+                Decision::Open => Outcome::inconclusive(format!(
+                    "a change of the marginal cost by a factor of {:.2} either way",
+                    half_width.exp()
+                )),
+            };
+            Finding::new(
+                claim,
+                "linear",
+                outcome,
+                format!("{measured}; {interval}"),
+                test,
+            )
+            .with_quantities(quantities)
+            .with_quantities([
+                ("ratio", ratio),
+                ("ratio_low90", lo),
+                ("ratio_high90", hi),
             ])
         }
     }

@@ -1,5 +1,6 @@
 //! matches-search: one search's steps to result against another's, per batch size both ran,
-//! by the interval of their ratio against the registry's factor.
+//! by the interval of their ratio against the registry's factor; decided as a value
+//! (`search_match`), then worded (`words`).
 
 use batchlab_method::findings::Outcome;
 
@@ -7,12 +8,38 @@ use super::Parts;
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::scaling::bounded_interval;
 
+/// One batch size both searches ran: their steps-to-result ratio and its 95% interval.
+struct Compared {
+    batch: u32,
+    ratio: f64,
+    low: f64,
+    high: f64,
+}
+
+/// matches-search, as values: every compared batch size, and which are bounded within the
+/// margin (`shown`), beyond it (`refuted`) or neither (`open`, with the widest interval's top).
+struct SearchMatch {
+    compared: Vec<Compared>,
+    shown: usize,
+    refuted: usize,
+    open: usize,
+    widest: f64,
+}
+
 pub(super) fn matches(w: &Workload, v: &Workload, margin: f64) -> Parts {
+    words(&search_match(w, v, margin), w, v, margin)
+}
+
+fn search_match(w: &Workload, v: &Workload, margin: f64) -> SearchMatch {
     let (cw, cv) = (&w.intervals, &v.intervals);
     let n = cw.replicate_count().min(cv.replicate_count());
-    let mut parts = vec![];
-    let (mut shown, mut refuted, mut open) = (vec![], vec![], vec![]);
-    let mut widest: f64 = 0.0;
+    let mut reading = SearchMatch {
+        compared: vec![],
+        shown: 0,
+        refuted: 0,
+        open: 0,
+        widest: 0.0,
+    };
     for (k, &b) in cv.batch_sizes.iter().enumerate() {
         let Some(j) = cw.batch_sizes.iter().position(|&x| x == b) else {
             continue;
@@ -27,42 +54,63 @@ pub(super) fn matches(w: &Workload, v: &Workload, margin: f64) -> Parts {
             let ((wl, wh), (vl, vh)) = (cw.replicate_steps(r, j), cv.replicate_steps(r, k));
             (wl / vh, wh / vl)
         }));
-        let batch = b as u32;
         if hi <= margin {
-            shown.push(batch);
+            reading.shown += 1;
         } else if lo > margin {
-            refuted.push(batch);
+            reading.refuted += 1;
         } else {
-            open.push(batch);
-            widest = widest.max(hi);
+            reading.open += 1;
+            reading.widest = reading.widest.max(hi);
         }
-        parts.push(format!(
-            "batch {batch}: {}x (95% interval {}–{})",
-            ratio_text(sw / sv),
-            ratio_text(lo),
-            ratio_text(hi)
-        ));
+        reading.compared.push(Compared {
+            batch: b as u32,
+            ratio: sw / sv,
+            low: lo,
+            high: hi,
+        });
     }
-    let all = shown.len() + refuted.len() + open.len();
+    reading
+}
+
+/// matches-search in words: what was measured, the outcome, the test.
+fn words(reading: &SearchMatch, w: &Workload, v: &Workload, margin: f64) -> Parts {
+    let parts: Vec<String> = reading
+        .compared
+        .iter()
+        .map(|c| {
+            format!(
+                "batch {}: {}x (95% interval {}–{})",
+                c.batch,
+                ratio_text(c.ratio),
+                ratio_text(c.low),
+                ratio_text(c.high)
+            )
+        })
+        .collect();
+    let SearchMatch {
+        shown,
+        refuted,
+        open,
+        widest,
+        ..
+    } = *reading;
+    let all = shown + refuted + open;
     let verdict = if all == 0 {
         Outcome::cannot_test("no batch size where either reached the target")
-    } else if shown.len() == all {
+    } else if shown == all {
         Outcome::reproduces_with(format!("within x{margin} at all {all} batch sizes"))
-    } else if refuted.len() == all {
+    } else if refuted == all {
         Outcome::does_not_reproduce(format!(
             "more than x{margin} the steps at all {all} batch sizes"
         ))
-    } else if !shown.is_empty() && !refuted.is_empty() {
+    } else if shown > 0 && refuted > 0 {
         Outcome::partly(format!(
-            "within x{margin} at {} of {all} batch sizes, beyond it at {}",
-            shown.len(),
-            refuted.len()
+            "within x{margin} at {shown} of {all} batch sizes, beyond it at {refuted}"
         ))
     } else {
         Outcome::inconclusive(format!(
-            "the ratio's interval reaches past x{margin} (up to {}) at {} of {all} batch sizes",
-            ratio_text(widest),
-            open.len()
+            "the ratio's interval reaches past x{margin} (up to {}) at {open} of {all} batch sizes",
+            ratio_text(widest)
         ))
     };
     let test = format!(

@@ -14,7 +14,7 @@ import sys
 CASES = ["vgg16 3x64x64 b16 sgd", "small-cnn 3x200x200 b32 adam", "mlp 784-512-512-10 b1024 sgd"]
 
 
-def framework(command):
+def framework(command, avx512):
     if "batchlab-no-avx512" in command:
         return "flex AVX2"
     if "--backend tch" in command:
@@ -23,15 +23,18 @@ def framework(command):
         return "PyTorch"
     if "keras_steps.py" in command:
         return "Keras"
-    return "flex AVX-512" if "avx512f: yes" in open(sys.argv[1]).read() else "flex"
+    return "flex AVX-512" if avx512 else "flex"
 
 
 def main():
+    lines = open(sys.argv[1]).read().splitlines()
+    # The log's header says whether the CPU has AVX-512 (what the default flex build runs).
+    avx512 = any("avx512f: yes" in line for line in lines)
     rounds = {}  # (framework, case) -> [median of each round]
     current = None
-    for line in open(sys.argv[1]):
+    for line in lines:
         if line.startswith("== round"):
-            current = framework(line.split(":", 1)[1])
+            current = framework(line.split(":", 1)[1], avx512)
             continue
         for case in CASES:
             m = re.match(rf"{re.escape(case)}\s+(?:\S+\s+)?([0-9.]+)\s+[0-9.]+ \.\. ", line)

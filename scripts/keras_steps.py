@@ -14,8 +14,6 @@ Run with `just bench-keras` (its own virtual environment, .venv-keras).
 
 import argparse
 import os
-import random
-import statistics
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -24,6 +22,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from keras import layers  # noqa: E402
+from step_rounds import print_results, time_rounds  # noqa: E402
 
 VGG16 = [[64, 64], [128, 128], [256] * 3, [512] * 3, [512] * 3]
 
@@ -97,19 +96,7 @@ def main():
     threads = tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()
     print(f"Keras {keras.__version__} on TensorFlow {tf.__version__}, {threads} threads, "
           f"{args.rounds} round(s) x (2 warm-up + {args.samples} timed steps) per case")
-    step_ms = {case[0]: [] for case in CASES}
-    order, rng = list(CASES), random.Random(0)
-    for _ in range(args.rounds):
-        rng.shuffle(order)
-        for case in order:
-            step_ms[case[0]] += visit(case, 2, args.samples)
-    print(f"{'case':<30} {'median ms':>10} {'IQR ms':>23}")
-    for name, ms in step_ms.items():
-        q1, _, q3 = statistics.quantiles(ms, n=4, method="inclusive")
-        print(f"{name:<30} {statistics.median(ms):>10.1f} {q1:>10.1f} .. {q3:<9.1f}")
-    for name, ms in step_ms.items():
-        print(f"samples {name}: " + " ".join(f"{v:.1f}" for v in ms))
-
+    print_results(time_rounds(CASES, visit, args.rounds, args.samples))
 
 if __name__ == "__main__":
     main()

@@ -20,11 +20,12 @@ a GradScaler, as seed 002 measured), so the reference reads as one more sweep.
 
 import argparse
 import random
-import statistics
 import time
 
 import torch
 from torch import nn
+
+from step_rounds import print_results, time_rounds
 
 
 def vgg(stages, input_hw, classes):
@@ -245,19 +246,7 @@ def main():
         return
     print(f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"{args.rounds} round(s) x (2 warm-up + {args.samples} timed steps) per case")
-    step_ms = {case[0]: [] for case in CASES}
-    order, rng = list(CASES), random.Random(0)
-    for _ in range(args.rounds):
-        rng.shuffle(order)
-        for case in order:
-            step_ms[case[0]] += visit(case, 2, args.samples)
-    print(f"{'case':<30} {'median ms':>10} {'IQR ms':>23}")
-    for name, ms in step_ms.items():
-        q1, _, q3 = statistics.quantiles(ms, n=4, method="inclusive")
-        print(f"{name:<30} {statistics.median(ms):>10.1f} {q1:>10.1f} .. {q3:<9.1f}")
-    for name, ms in step_ms.items():
-        print(f"samples {name}: " + " ".join(f"{v:.1f}" for v in ms))
-
+    print_results(time_rounds(CASES, visit, args.rounds, args.samples))
 
 if __name__ == "__main__":
     main()

@@ -2,7 +2,6 @@
 //! side (the measuring loop), and rendering the report.
 
 use std::{
-    cell::RefCell,
     collections::HashSet,
     path::{Path, PathBuf},
 };
@@ -42,9 +41,7 @@ impl Units for StepTimeStudy {
         Visit::parse_id(id)
     }
     fn record_crash(&self, dir: &Path, visit: &Visit, crash: &Crash) -> Result<(), RunError> {
-        let row = failure_row(self, *visit, crash.status, &crash.message);
-        append_rows(&dir.join("results.csv"), &[row])?;
-        Ok(())
+        record_failure(self, dir, *visit, crash.status, &crash.message)
     }
     fn outcomes(&self, dir: &Path) -> Result<Outcomes, RunError> {
         Ok(Outcomes {
@@ -191,15 +188,14 @@ fn measure_visits(
     todo: Vec<Visit>,
     stepper: &mut dyn Stepper,
 ) -> Result<WorkerExit, RunError> {
-    let stepper = RefCell::new(stepper);
     for visit in todo {
         if interrupted() {
             return Err(RunError::Interrupted);
         }
         let exit = if visit.dissect {
-            dissect_visit(study, dir, events, visit, &stepper)?
+            dissect_visit(study, dir, events, visit, &mut *stepper)?
         } else {
-            time_visit(study, dir, events, visit, &stepper)?
+            time_visit(study, dir, events, visit, &mut *stepper)?
         };
         if let Some(exit) = exit {
             return Ok(exit);
@@ -233,7 +229,7 @@ fn time_visit(
     dir: &Path,
     events: &dyn UnitEvents,
     visit: Visit,
-    stepper: &RefCell<&mut dyn Stepper>,
+    stepper: &mut dyn Stepper,
 ) -> Result<Option<WorkerExit>, RunError> {
     let config = &study.config;
     let (backend_name, device_name) = (
@@ -242,7 +238,7 @@ fn time_visit(
     );
     let measure = || {
         // Same data for a batch size in every round.
-        stepper.borrow_mut().visit(
+        stepper.visit(
             visit.batch_size as usize,
             config.sweep.seed ^ u64::from(visit.batch_size),
             study.warmup(),
@@ -309,7 +305,7 @@ fn dissect_visit(
     dir: &Path,
     events: &dyn UnitEvents,
     visit: Visit,
-    stepper: &RefCell<&mut dyn Stepper>,
+    stepper: &mut dyn Stepper,
 ) -> Result<Option<WorkerExit>, RunError> {
     let config = &study.config;
     let anatomy = config
@@ -317,7 +313,7 @@ fn dissect_visit(
         .as_ref()
         .ok_or_else(|| RunError::Other("a dissecting visit without [anatomy]".into()))?;
     let measure = || {
-        stepper.borrow_mut().dissect(
+        stepper.dissect(
             visit.batch_size as usize,
             config.sweep.seed ^ u64::from(visit.batch_size),
             anatomy.warmup_steps,

@@ -10,9 +10,6 @@ use batchlab_method::findings::Finding;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use batchlab_report::step_time::{Gap, StepTimeRules};
-use batchlab_report::steps_to_target::RegimeBands;
-
 use crate::config::{BackendKind, ConfigError, Source};
 use crate::kind::Kind;
 
@@ -257,79 +254,28 @@ pub enum ConfigKey {
     Table(&'static str, &'static str, f64),
 }
 
-/// Where the config of a claim's test of record carries the registered `param` of a claim of
-/// `kind` judged by `rule`; `None` for a parameter no config key carries (no rule reads it).
-pub fn config_key(kind: Kind, rule: &str, param: &str) -> Option<ConfigKey> {
-    use ConfigKey::*;
-    let defaults = StepTimeRules::default();
-    use Kind::{FindBatch, StepTime, StepsToTarget, Train};
-    match (kind, rule, param) {
-        (Train | StepsToTarget, _, "from" | "batch_size") => Some(EntryBatch(0)),
-        (Train | StepsToTarget, _, "to") => Some(EntryBatch(1)),
-        (Train, _, p) => TRAIN_KEYS.into_iter().find(|k| *k == p).map(Entry),
-        (StepTime, "jumps-at" | "jump-below-ratio", "positions") => {
-            Some(Analysis("claimed_jumps", None))
+impl ConfigKey {
+    /// The keys of a claim's `[[analysis.claims]]` entry, for a kind whose entries carry their
+    /// batch sizes as `batch_sizes` (`from`/`batch_size` first, `to` second) and the parameters
+    /// named in `keys` under the same names.
+    pub fn in_entry(keys: &[&'static str], param: &str) -> Option<ConfigKey> {
+        match param {
+            "from" | "batch_size" => Some(ConfigKey::EntryBatch(0)),
+            "to" => Some(ConfigKey::EntryBatch(1)),
+            p => keys
+                .iter()
+                .find(|k| **k == p)
+                .copied()
+                .map(ConfigKey::Entry),
         }
-        (StepTime, "jump-below-ratio", "max_ratio") => Some(Analysis("max_jump_ratio", None)),
-        (StepTime, "jumps-at" | "jump-below-ratio", "margin") => {
-            Some(Analysis("jump_margin", Some(defaults.jump_margin)))
-        }
-        (StepTime, "jumps-at" | "jump-below-ratio" | "no-jumps-at", "gap") => {
-            Some(AnalysisText("jump_gap", Gap::default().name()))
-        }
-        (StepTime, "no-jumps-at", "positions") => Some(Analysis("no_jumps_at", None)),
-        (StepTime, "no-jumps-at", "margin") => {
-            Some(Analysis("no_jumps_margin", Some(defaults.no_jumps_margin)))
-        }
-        (StepTime, "linear", "margin") => {
-            Some(Analysis("linear_margin", Some(defaults.linear_margin)))
-        }
-        (StepTime, "fluctuates-more", "than") => Some(Analysis("fluctuates_more_than", None)),
-        (StepTime, "slower-than", "than") => Some(Analysis("slower_than", None)),
-        (FindBatch, "utilization-saturates", "step") => Some(Analysis(
-            "utilization_step",
-            Some(crate::find_batch::UTILIZATION_STEP),
-        )),
-        (FindBatch, "largest-is-not-right", "tolerance") => Some(Table(
-            "recommendation",
-            "throughput_tolerance",
-            crate::find_batch::RecommendationConfig::default().throughput_tolerance,
-        )),
-        (StepTime, "slower-than", "max_ratio") => Some(Analysis(
-            "slower_max_ratio",
-            Some(defaults.slower_max_ratio),
-        )),
-        (StepsToTarget, "three-regimes", p) => {
-            let bands = RegimeBands::default();
-            match p {
-                "perfect_slope_from" => {
-                    Some(Analysis("perfect_slope_from", Some(bands.perfect_from)))
-                }
-                "perfect_slope_to" => Some(Analysis("perfect_slope_to", Some(bands.perfect_to))),
-                "plateau_slope_from" => {
-                    Some(Analysis("plateau_slope_from", Some(bands.plateau_from)))
-                }
-                _ => TARGET_KEYS.into_iter().find(|k| *k == p).map(Entry),
-            }
-        }
-        (StepsToTarget, _, p) => TARGET_KEYS.into_iter().find(|k| *k == p).map(Entry),
-        _ => None,
     }
 }
 
-/// The keys of a training claim's `[[analysis.claims]]` entry that carry the registered
-/// parameter of the same name.
-const TRAIN_KEYS: [&str; 6] = [
-    "series",
-    "budget",
-    "margin",
-    "tolerance",
-    "reference",
-    "versus",
-];
-
-/// The same for a steps-to-target claim.
-const TARGET_KEYS: [&str; 3] = ["workload", "versus", "margin"];
+/// Where the config of a claim's test of record carries the registered `param` of a claim of a
+/// kind judged by `rule`; `None` for a parameter no config key carries (no rule reads it). Each
+/// kind says it for its own rules, and the table of kinds (`registry::config_key`) reads it:
+/// this layer names no kind's keys.
+pub type KeyLookup = fn(Kind, &str, &str) -> Option<ConfigKey>;
 
 impl Registry {
     /// Reads a registry file (`batchlab report --registry FILE`).
@@ -341,8 +287,8 @@ impl Registry {
     /// into each `[[analysis.claims]]` entry whose id it registers, and into the `[analysis]`
     /// keys of the claims this experiment is the test of record for. Re-judging a run with
     /// other margins is rendering it from the config this returns.
-    pub fn apply_to(&self, experiment: &str, config: &mut toml::Table) {
-        self.write(experiment, config, true);
+    pub fn apply_to(&self, experiment: &str, config: &mut toml::Table, keys: KeyLookup) {
+        self.write(experiment, config, keys, true);
     }
 
     /// Fills in what `config` (a run's config.toml) lacks and this registry has, never changing
@@ -350,12 +296,23 @@ impl Registry {
     /// registered after the run, and the registered parameters its keys lack. So `batchlab
     /// report DIR` judges the claims registered since, by the registry's parameters, while
     /// every margin the run was judged by stays as it ran. Whether anything was added.
-    pub fn fill_missing(&self, experiment: &str, config: &mut toml::Table) -> bool {
-        self.write(experiment, config, false)
+    pub fn fill_missing(
+        &self,
+        experiment: &str,
+        config: &mut toml::Table,
+        keys: KeyLookup,
+    ) -> bool {
+        self.write(experiment, config, keys, false)
     }
 
     /// [`Self::apply_to`] (`overwrite`) or [`Self::fill_missing`].
-    fn write(&self, experiment: &str, config: &mut toml::Table, overwrite: bool) -> bool {
+    fn write(
+        &self,
+        experiment: &str,
+        config: &mut toml::Table,
+        keys: KeyLookup,
+        overwrite: bool,
+    ) -> bool {
         let before = config.clone();
         let analysis = config
             .entry("analysis")
@@ -377,7 +334,7 @@ impl Registry {
         let mut elsewhere = vec![];
         for c in &self.claims {
             for (param, value) in &c.params {
-                match config_key(c.kind, &c.rule, param) {
+                match keys(c.kind, &c.rule, param) {
                     Some(ConfigKey::Analysis(key, _) | ConfigKey::AnalysisText(key, _))
                         if c.judged_in(experiment) =>
                     {

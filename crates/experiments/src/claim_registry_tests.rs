@@ -1,4 +1,5 @@
 use super::*;
+use crate::registry::config_key;
 
 fn parse(text: &str) -> Result<Registry, ConfigError> {
     Registry::parse(&Source {
@@ -142,23 +143,23 @@ workload = "a label"
     // A resolved sweep config: no positions named (`[]`), its own margin.
     let mut sweep: toml::Table =
         toml::from_str("[analysis]\nno_jumps_at = []\nno_jumps_margin = 0.05\n").unwrap();
-    assert!(registry.fill_missing("sweep", &mut sweep));
+    assert!(registry.fill_missing("sweep", &mut sweep, config_key));
     let analysis = sweep["analysis"].as_table().unwrap();
     assert_eq!(analysis["no_jumps_at"], toml::Value::from(vec![16, 32]));
     assert_eq!(analysis["no_jumps_margin"], toml::Value::from(0.05));
     // Nothing left to fill: unchanged, and another experiment's config is left alone.
-    assert!(!registry.fill_missing("sweep", &mut sweep));
+    assert!(!registry.fill_missing("sweep", &mut sweep, config_key));
     let mut other: toml::Table = toml::from_str("[analysis]\nno_jumps_at = []\n").unwrap();
-    assert!(!registry.fill_missing("other", &mut other));
+    assert!(!registry.fill_missing("other", &mut other, config_key));
     // A steps-to-target study that ran before the claim was registered gets its entry.
     let mut study: toml::Table = toml::from_str("[analysis]\n").unwrap();
-    assert!(registry.fill_missing("study", &mut study));
+    assert!(registry.fill_missing("study", &mut study, config_key));
     let entry = &study["analysis"]["claims"][0];
     assert_eq!(entry["id"].as_str(), Some("regimes"));
     assert_eq!(entry["workload"].as_str(), Some("mlp/wide"));
     assert_eq!(entry["rule"].as_str(), Some("three-regimes"));
     // Applying the registry instead overwrites the run's margin.
-    registry.apply_to("sweep", &mut sweep);
+    registry.apply_to("sweep", &mut sweep, config_key);
     assert_eq!(
         sweep["analysis"]["no_jumps_margin"],
         toml::Value::from(0.02)

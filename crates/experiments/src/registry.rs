@@ -3,6 +3,7 @@
 //! (docs/ARCHITECTURE.md, "Adding things").
 
 use crate::{
+    claim_registry::ConfigKey,
     config::{ConfigError, HeaderOnly, Source},
     find_batch,
     kind::Kind,
@@ -19,6 +20,8 @@ pub struct Runner {
     pub doc: &'static str,
     /// Parses and resolves a config of this kind.
     pub load: fn(&Source) -> Result<Box<dyn Study>, ConfigError>,
+    /// Where its config carries a registered claim's parameter, by rule and parameter.
+    pub config_key: fn(&str, &str) -> Option<ConfigKey>,
 }
 
 /// The runners, by kind.
@@ -27,21 +30,25 @@ pub const RUNNERS: &[Runner] = &[
         kind: Kind::FindBatch,
         doc: "memory per batch size in fresh processes, its model, the largest batch under a budget (doubling, then bisection), utilization and a recommendation",
         load: find_batch::load,
+        config_key: find_batch::config_key,
     },
     Runner {
         kind: Kind::StepTime,
         doc: "time of one training step per batch size, in shuffled rounds; jumps, linear fit, throughput",
         load: step_time::load,
+        config_key: step_time::config_key,
     },
     Runner {
         kind: Kind::StepsToTarget,
         doc: "steps to a target validation error per batch size, with a quasi-random metaparameter search (Shallue et al. 2018)",
         load: steps_to_target::load,
+        config_key: steps_to_target::config_key,
     },
     Runner {
         kind: Kind::Train,
         doc: "real training over batch sizes x optimizers x data variants x budgets x seeds; accuracy, time",
         load: train::load,
+        config_key: train::config_key,
     },
 ];
 
@@ -51,6 +58,12 @@ pub fn runner(kind: Kind) -> &'static Runner {
         .iter()
         .find(|r| r.kind == kind)
         .expect("every kind has a runner (registry's tests)")
+}
+
+/// Where the config of a claim's test of record carries the registered `param` of a claim of
+/// `kind` judged by `rule` (a `claim_registry::KeyLookup`): the kind's runner says.
+pub fn config_key(kind: Kind, rule: &str, param: &str) -> Option<ConfigKey> {
+    (runner(kind).config_key)(rule, param)
 }
 
 /// Reads `[experiment].kind`, then lets that runner parse and resolve the whole document.

@@ -21,7 +21,7 @@ use crate::{
     isolate::{exit_with_supervisor, StdoutEvents, WorkerExit},
     lock::DirLock,
     progress::Progress,
-    registry::load_study,
+    registry::{config_key, load_study},
     run_dir::{
         new_run_dir, point_latest_at, unfinished_run, write_atomically, write_findings, Meta,
         RunStatus,
@@ -224,7 +224,7 @@ pub fn render_report_with(
             let source = config_source(dir)?;
             let mut table: toml::Table = source.parse()?;
             let experiment = Meta::read(dir).map(|m| m.experiment).unwrap_or_default();
-            registry.apply_to(&experiment, &mut table);
+            registry.apply_to(&experiment, &mut table, config_key);
             load_study(&Source {
                 origin: format!("{} with the registry's parameters", source.origin),
                 text: toml::to_string(&table).map_err(|e| RunError::io(dir, e.to_string()))?,
@@ -281,7 +281,7 @@ fn load_with_later_claims(dir: &Path, notes: &mut Vec<String>) -> Result<Box<dyn
     let source = config_source(dir)?;
     let mut table: toml::Table = source.parse()?;
     let experiment = Meta::read(dir).map(|m| m.experiment).unwrap_or_default();
-    if !Registry::builtin()?.fill_missing(&experiment, &mut table) {
+    if !Registry::builtin()?.fill_missing(&experiment, &mut table, config_key) {
         return Ok(load_study(&source)?);
     }
     let filled = Source {

@@ -1,14 +1,13 @@
 //! A registered claim's parameters are the ones its test of record judges it with: every
 //! parameter in claims/registry.toml equals the key of the experiment's TOML that carries it
-//! (`claim_registry::config_key`), so a margin changed in one place and not the other fails
+//! (`registry::config_key`, which each kind's runner answers), so a margin changed in one place and not the other fails
 //! here, and a registered parameter no rule reads cannot stand unnoticed.
 
 use std::path::Path;
 
-use batchlab_experiments::claim_registry::{
-    campaign_run, config_key, ConfigKey, RegisteredClaim, Registry,
-};
+use batchlab_experiments::claim_registry::{campaign_run, ConfigKey, RegisteredClaim, Registry};
 use batchlab_experiments::kind::Kind;
+use batchlab_experiments::registry::config_key;
 
 /// experiments/NAME.toml, or for a GPU campaign's run name the experiment it ran.
 fn experiment(name: &str) -> toml::Table {
@@ -122,7 +121,7 @@ fn every_registered_parameter_is_the_one_its_test_of_record_uses() {
 fn a_registry_applied_to_a_config_carries_its_parameters_into_it() {
     let registry = Registry::builtin().unwrap();
     let mut config = experiment("sgd-vs-adam-fmnist");
-    registry.apply_to("sgd-vs-adam-fmnist", &mut config);
+    registry.apply_to("sgd-vs-adam-fmnist", &mut config, config_key);
     let holds = registry.get("adam-holds-up-to-64").unwrap();
     assert_eq!(
         value_in(&config, holds, ConfigKey::Entry("margin")),
@@ -149,7 +148,7 @@ fn a_registry_applied_to_a_config_carries_its_parameters_into_it() {
         overrides: vec![],
     })
     .unwrap();
-    other.apply_to("sgd-vs-adam-fmnist", &mut config);
+    other.apply_to("sgd-vs-adam-fmnist", &mut config, config_key);
     let c = other.get("adam-holds-up-to-64").unwrap();
     assert_eq!(
         value_in(&config, c, ConfigKey::Entry("margin")),

@@ -23,6 +23,7 @@ use bytesize::ByteSize;
 use serde::{Deserialize, Serialize};
 
 use crate::{
+    claim_registry::ConfigKey,
     config::{
         check_batch_sizes, check_count, check_model, BackendConfig, BackendKind, ConfigError,
         ExperimentHeader, OutputConfig, Source, MAX_BATCH_SIZE, MAX_UNITS,
@@ -197,6 +198,23 @@ pub struct FindBatchStudy {
 }
 
 /// Parses and resolves a batch-size finder's config (the registry's entry point).
+/// Where a find-batch config carries a registered parameter of `rule`'s claims (the table of
+/// kinds reads it: `registry::config_key`).
+pub fn config_key(rule: &str, param: &str) -> Option<ConfigKey> {
+    match (rule, param) {
+        ("utilization-saturates", "step") => Some(ConfigKey::Analysis(
+            "utilization_step",
+            Some(UTILIZATION_STEP),
+        )),
+        ("largest-is-not-right", "tolerance") => Some(ConfigKey::Table(
+            "recommendation",
+            "throughput_tolerance",
+            RecommendationConfig::default().throughput_tolerance,
+        )),
+        _ => None,
+    }
+}
+
 pub fn load(source: &Source) -> Result<Box<dyn Study>, ConfigError> {
     Ok(Box::new(FindBatchStudy::resolve(source)?))
 }

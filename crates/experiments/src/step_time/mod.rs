@@ -19,6 +19,7 @@ use batchlab_report::step_time::{AnatomyProtocol, Gap, StepTimeRules, SweepProto
 use serde::{Deserialize, Serialize};
 
 use crate::{
+    claim_registry::ConfigKey,
     config::{
         check_batch_sizes, check_count, check_model, BackendConfig, ConfigError, ExperimentHeader,
         OutputConfig, Source, MAX_BATCH_SIZE, MAX_LIST, MAX_UNITS,
@@ -173,6 +174,36 @@ pub struct StepTimeStudy {
 }
 
 /// Parses and resolves a step-time config (the registry's entry point).
+/// Where a step-time config carries a registered parameter of `rule`'s claims (the table of
+/// kinds reads it: `registry::config_key`): keys of `[analysis]`, with the defaults a config
+/// without them gets.
+pub fn config_key(rule: &str, param: &str) -> Option<ConfigKey> {
+    use ConfigKey::{Analysis, AnalysisText};
+    let defaults = StepTimeRules::default();
+    match (rule, param) {
+        ("jumps-at" | "jump-below-ratio", "positions") => Some(Analysis("claimed_jumps", None)),
+        ("jump-below-ratio", "max_ratio") => Some(Analysis("max_jump_ratio", None)),
+        ("jumps-at" | "jump-below-ratio", "margin") => {
+            Some(Analysis("jump_margin", Some(defaults.jump_margin)))
+        }
+        ("jumps-at" | "jump-below-ratio" | "no-jumps-at", "gap") => {
+            Some(AnalysisText("jump_gap", Gap::default().name()))
+        }
+        ("no-jumps-at", "positions") => Some(Analysis("no_jumps_at", None)),
+        ("no-jumps-at", "margin") => {
+            Some(Analysis("no_jumps_margin", Some(defaults.no_jumps_margin)))
+        }
+        ("linear", "margin") => Some(Analysis("linear_margin", Some(defaults.linear_margin))),
+        ("fluctuates-more", "than") => Some(Analysis("fluctuates_more_than", None)),
+        ("slower-than", "than") => Some(Analysis("slower_than", None)),
+        ("slower-than", "max_ratio") => Some(Analysis(
+            "slower_max_ratio",
+            Some(defaults.slower_max_ratio),
+        )),
+        _ => None,
+    }
+}
+
 pub fn load(source: &Source) -> Result<Box<dyn Study>, ConfigError> {
     Ok(Box::new(StepTimeStudy::resolve(source)?))
 }

@@ -26,9 +26,12 @@ use batchlab_method::{
 };
 
 use batchlab_report::about::About;
-use batchlab_report::steps_to_target::{SearchSpace, TargetProtocol, WorkloadProtocol};
+use batchlab_report::steps_to_target::{
+    RegimeBands, SearchSpace, TargetProtocol, WorkloadProtocol,
+};
 
 use crate::{
+    claim_registry::ConfigKey,
     config::{ConfigError, Source},
     context::RunContext,
     drive::StudyPlan,
@@ -79,6 +82,26 @@ pub struct TargetStudy {
 }
 
 /// Parses and resolves a steps-to-target config (the registry's entry point).
+/// Where a steps-to-target config carries a registered parameter of `rule`'s claims (the table
+/// of kinds reads it: `registry::config_key`): the regime bands are keys of `[analysis]`, the
+/// rest the claim's own `[[analysis.claims]]` entry.
+pub fn config_key(rule: &str, param: &str) -> Option<ConfigKey> {
+    use ConfigKey::Analysis;
+    let bands = RegimeBands::default();
+    match (rule, param) {
+        ("three-regimes", "perfect_slope_from") => {
+            Some(Analysis("perfect_slope_from", Some(bands.perfect_from)))
+        }
+        ("three-regimes", "perfect_slope_to") => {
+            Some(Analysis("perfect_slope_to", Some(bands.perfect_to)))
+        }
+        ("three-regimes", "plateau_slope_from") => {
+            Some(Analysis("plateau_slope_from", Some(bands.plateau_from)))
+        }
+        _ => ConfigKey::in_entry(&["workload", "versus", "margin"], param),
+    }
+}
+
 pub fn load(source: &Source) -> Result<Box<dyn Study>, ConfigError> {
     let config: TargetConfig = source.parse()?;
     config.check(source)?;

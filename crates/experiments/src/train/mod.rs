@@ -21,6 +21,7 @@ use batchlab_report::about::About;
 use batchlab_report::train::{Evaluations, TrainProtocol};
 
 use crate::{
+    claim_registry::ConfigKey,
     config::{check_model, ConfigError, Source},
     context::RunContext,
     drive::StudyPlan,
@@ -48,6 +49,23 @@ pub struct TrainStudy {
 }
 
 /// Parses and resolves a training config (the registry's entry point).
+/// Where a training config carries a registered parameter (the table of kinds reads it:
+/// `registry::config_key`): the claim's own `[[analysis.claims]]` entry, under the same name,
+/// whatever the rule.
+pub fn config_key(_rule: &str, param: &str) -> Option<ConfigKey> {
+    ConfigKey::in_entry(
+        &[
+            "series",
+            "budget",
+            "margin",
+            "tolerance",
+            "reference",
+            "versus",
+        ],
+        param,
+    )
+}
+
 pub fn load(source: &Source) -> Result<Box<dyn Study>, ConfigError> {
     Ok(Box::new(TrainStudy::resolve(source)?))
 }

@@ -134,6 +134,19 @@ pub enum Decision {
     Open,
 }
 
+impl Decision {
+    /// The verdict a claim decided this way gets: shown reproduces, refuted does not, open is
+    /// inconclusive.
+    pub fn verdict(self) -> crate::findings::Verdict {
+        use crate::findings::Verdict;
+        match self {
+            Decision::Shown => Verdict::Reproduces,
+            Decision::Refuted => Verdict::DoesNotReproduce,
+            Decision::Open => Verdict::Inconclusive,
+        }
+    }
+}
+
 /// Two one-sided tests of `|diff| < margin`: shown when the 90% interval lies inside
 /// (-margin, margin), refuted when it lies wholly beyond one end, open otherwise.
 pub fn equivalence(d: &Difference, margin: f64) -> Decision {

@@ -1,33 +1,31 @@
 //! matches-search: one search's steps to result against another's, per batch size both ran,
 //! by the interval of their ratio against the registry's factor; decided as a value
-//! (`search_match`), then worded (`words`).
-
-use batchlab_method::findings::Outcome;
+//! (`search_match`), then worded (`claims_words.rs`).
 
 use super::Parts;
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::scaling::bounded_interval;
 
 /// One batch size both searches ran: their steps-to-result ratio and its 95% interval.
-struct Compared {
-    batch: u32,
-    ratio: f64,
-    low: f64,
-    high: f64,
+pub(super) struct Compared {
+    pub batch: u32,
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
 }
 
 /// matches-search, as values: every compared batch size, and which are bounded within the
 /// margin (`shown`), beyond it (`refuted`) or neither (`open`, with the widest interval's top).
-struct SearchMatch {
-    compared: Vec<Compared>,
-    shown: usize,
-    refuted: usize,
-    open: usize,
-    widest: f64,
+pub(super) struct SearchMatch {
+    pub compared: Vec<Compared>,
+    pub shown: usize,
+    pub refuted: usize,
+    pub open: usize,
+    pub widest: f64,
 }
 
 pub(super) fn matches(w: &Workload, v: &Workload, margin: f64) -> Parts {
-    words(&search_match(w, v, margin), w, v, margin)
+    super::words::search_match(&search_match(w, v, margin), w, v, margin)
 }
 
 fn search_match(w: &Workload, v: &Workload, margin: f64) -> SearchMatch {
@@ -70,67 +68,4 @@ fn search_match(w: &Workload, v: &Workload, margin: f64) -> SearchMatch {
         });
     }
     reading
-}
-
-/// matches-search in words: what was measured, the outcome, the test.
-fn words(reading: &SearchMatch, w: &Workload, v: &Workload, margin: f64) -> Parts {
-    let parts: Vec<String> = reading
-        .compared
-        .iter()
-        .map(|c| {
-            format!(
-                "batch {}: {}x (95% interval {}–{})",
-                c.batch,
-                ratio_text(c.ratio),
-                ratio_text(c.low),
-                ratio_text(c.high)
-            )
-        })
-        .collect();
-    let SearchMatch {
-        shown,
-        refuted,
-        open,
-        widest,
-        ..
-    } = *reading;
-    let all = shown + refuted + open;
-    let verdict = if all == 0 {
-        Outcome::cannot_test("no batch size where either reached the target")
-    } else if shown == all {
-        Outcome::reproduces_with(format!("within x{margin} at all {all} batch sizes"))
-    } else if refuted == all {
-        Outcome::does_not_reproduce(format!(
-            "more than x{margin} the steps at all {all} batch sizes"
-        ))
-    } else if shown > 0 && refuted > 0 {
-        Outcome::partly(format!(
-            "within x{margin} at {shown} of {all} batch sizes, beyond it at {refuted}"
-        ))
-    } else {
-        Outcome::inconclusive(format!(
-            "the ratio's interval reaches past x{margin} (up to {}) at {open} of {all} batch sizes",
-            ratio_text(widest)
-        ))
-    };
-    let test = format!(
-        "A non-inferiority claim per batch size both searches ran: the ratio of {}'s steps to result to {}'s, with the nominally 95% interval of that ratio over the two searches' bootstrap replicates (drawn from the cells' intervals, measured at 83% on fresh replicates) (independent draws: where another search of as many trials would find its best); as low as within x{margin} (the registry's margin: steps to result are read on evaluations spaced by a factor of budget.evaluate_growth, so closer searches cannot be told apart) when the interval's top is at most x{margin}, worse when its bottom lies above it. Reproduces if every batch size is as low, does not reproduce if every one is worse, partly if some of each, inconclusive otherwise",
-        w.label, v.label
-    );
-    let measured = format!(
-        "steps to result, {} over {}: {}",
-        w.label,
-        v.label,
-        parts.join("; ")
-    );
-    (measured, verdict, test)
-}
-
-/// A ratio to two decimals, or "unbounded".
-fn ratio_text(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x:.2}")
-    } else {
-        "unbounded".into()
-    }
 }

@@ -18,8 +18,6 @@
 //! it (does not reproduce: the data bound the best rate to linear scaling); otherwise
 //! inconclusive (the regions are too wide or open to bound it either way).
 
-use batchlab_method::findings::Outcome;
-
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::steps::TrialOutcome;
 
@@ -163,64 +161,65 @@ fn bounded(regions: &[RateRegion], k: f64, margin: f64) -> bool {
         )
 }
 
+/// The widest near-best region: one open on a side (the best rate may lie anywhere beyond
+/// the searched space), else the one whose high / low factor is largest.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Widest {
+    /// The first region reaching the searched space's edge, by batch size.
+    Open(u32),
+    /// The factor high / low of the widest closed region, and its batch size.
+    Span { factor: f64, batch: u32 },
+}
+
 /// The widest region, as the factor high / low and its batch size; an open one first.
-fn widest(regions: &[RateRegion]) -> String {
+fn widest(regions: &[RateRegion]) -> Widest {
     if let Some(r) = regions.iter().find(|r| r.open_low || r.open_high) {
-        return format!(
-            "batch {}'s region reaches the searched space's edge, so the best rate may lie anywhere beyond it",
-            r.batch_size
-        );
+        return Widest::Open(r.batch_size);
     }
     let r = regions
         .iter()
         .max_by(|a, b| (a.high / a.low).total_cmp(&(b.high / b.low)))
         .expect("three regions or more");
-    format!(
-        "the widest region spans x{} (batch {})",
-        crate::numbers::sig(r.high / r.low),
-        r.batch_size
-    )
+    Widest::Span {
+        factor: r.high / r.low,
+        batch: r.batch_size,
+    }
 }
 
-/// The verdict of the claim that the best learning rate follows no simple rule; `margin` is
-/// the registry's factor within which a rate follows linear scaling.
-pub(super) fn judge(regions: &[RateRegion], margin: f64) -> Outcome {
+/// The claim that the best learning rate follows no simple rule, decided (see the module).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum LrRule {
+    /// Fewer than 3 batch sizes with near-best trials (how many).
+    TooFew(usize),
+    /// No power law comes within the margin of every region (reproduces).
+    NoPowerLaw,
+    /// Linear scaling misses a region by more than the margin, but power laws of these slopes
+    /// come within it of every one (partly).
+    NotLinear { slopes: (f64, f64) },
+    /// A line of slope 1 keeps every region, closed, within the margin of it (does not
+    /// reproduce).
+    Linear,
+    /// None of these: the regions are too wide or open to bound the rate either way.
+    Open(Widest),
+}
+
+/// The claim that the best learning rate follows no simple rule, decided; `margin` is the
+/// registry's factor within which a rate follows linear scaling.
+pub(super) fn decide(regions: &[RateRegion], margin: f64) -> LrRule {
     if regions.len() < 3 {
-        return Outcome::cannot_test(format!(
-            "{} batch sizes with near-best trials; a rule needs 3 to be tested",
-            regions.len()
-        ));
+        return LrRule::TooFew(regions.len());
     }
-    let m = crate::numbers::sig(margin);
-    let near = |(a, b): (f64, f64)| format!("{a:.2} to {b:.2}");
     match fitting_slopes(regions, margin) {
-        None => Outcome::reproduces_with(format!(
-            "no power law comes within x{m} of every batch size's near-best region"
-        )),
-        Some(slopes) if !fits(regions, 1.0, margin) => Outcome::partly(format!(
-            "linear scaling misses a batch size's near-best region by more than x{m}, but power laws of slope {} come within x{m} of every one",
-            near(slopes)
-        )),
-        Some(_) if bounded(regions, 1.0, margin) => Outcome::does_not_reproduce(format!(
-            "one linear-scaling line keeps every batch size's near-best region within x{m} of it"
-        )),
-        Some(_) => Outcome::inconclusive(format!(
-            "a departure from linear scaling beyond x{m}, the margin, where no line comes within it of every region; short of that, the regions bound nothing: {}, where bounding the rate within x{m} of one line needs every region closed and within x{}",
-            widest(regions),
-            crate::numbers::sig(margin * margin)
-        )),
+        None => LrRule::NoPowerLaw,
+        Some(slopes) if !fits(regions, 1.0, margin) => LrRule::NotLinear { slopes },
+        Some(_) if bounded(regions, 1.0, margin) => LrRule::Linear,
+        Some(_) => LrRule::Open(widest(regions)),
     }
-}
-
-/// "0.62 to 1.10", or "none".
-pub(super) fn slopes_text(regions: &[RateRegion]) -> String {
-    fitting_slopes(regions, 1.0).map_or("none".into(), |(a, b)| format!("{a:.2} to {b:.2}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use batchlab_method::findings::Verdict::*;
 
     /// Regions around rate = c · B^k, ±`width` in log, none open.
     fn law(k: f64, width: f64, bend_at_end: f64) -> Vec<RateRegion> {
@@ -243,13 +242,20 @@ mod tests {
 
     #[test]
     fn the_verdict_follows_which_lines_pass_through_the_regions() {
-        assert_eq!(judge(&law(1.0, 0.2, 1.0), 2.0).verdict(), DoesNotReproduce);
-        assert_eq!(judge(&law(0.5, 0.2, 1.0), 2.0).verdict(), Partly);
+        use LrRule::*;
+        assert_eq!(decide(&law(1.0, 0.2, 1.0), 2.0), Linear);
+        assert!(matches!(
+            decide(&law(0.5, 0.2, 1.0), 2.0),
+            NotLinear { slopes: (a, b) } if a < 0.5 && 0.5 < b
+        ));
         // A rate that stops growing at the largest batch size: no power law.
-        assert_eq!(judge(&law(1.0, 0.2, 0.05), 2.0).verdict(), Reproduces);
+        assert_eq!(decide(&law(1.0, 0.2, 0.05), 2.0), NoPowerLaw);
         // Regions wider than the difference between the rules.
-        assert_eq!(judge(&law(0.75, 3.0, 1.0), 2.0).verdict(), Inconclusive);
-        assert_eq!(judge(&law(1.0, 0.2, 1.0)[..2], 2.0).verdict(), CannotTest);
+        assert!(matches!(
+            decide(&law(0.75, 3.0, 1.0), 2.0),
+            Open(Widest::Span { .. })
+        ));
+        assert_eq!(decide(&law(1.0, 0.2, 1.0)[..2], 2.0), TooFew(2));
         let (a, b) = fitting_slopes(&law(1.0, 0.2, 1.0), 1.0).unwrap();
         assert!(a < 1.0 && 1.0 < b && b - a < 0.2, "{a} {b}");
     }
@@ -261,12 +267,7 @@ mod tests {
         // that stopped growing may be the space's doing, and the line may pass above; but an
         // open region bounds nothing, so linear scaling is not shown either.
         bent[4].open_high = true;
-        let outcome = judge(&bent, 2.0);
-        assert_eq!(outcome.verdict(), Inconclusive);
-        assert!(
-            outcome.reason().unwrap().contains("batch 4096"),
-            "{outcome:?}"
-        );
+        assert_eq!(decide(&bent, 2.0), LrRule::Open(Widest::Open(4096)));
     }
 
     #[test]
@@ -274,11 +275,12 @@ mod tests {
         // Regions of x2.7 (±0.5 in log) around linear scaling: a line passes through them all,
         // but they reach beyond x1.5 of any line, so the data do not bound the rate to it.
         let wide = law(1.0, 0.5, 1.0);
-        let outcome = judge(&wide, 1.5);
-        assert_eq!(outcome.verdict(), Inconclusive);
-        assert!(outcome.reason().unwrap().contains("x2.72"), "{outcome:?}");
+        assert!(matches!(
+            decide(&wide, 1.5),
+            LrRule::Open(Widest::Span { factor, .. }) if (factor - 1f64.exp()).abs() < 1e-9
+        ));
         // The same regions are within x2 of the line: bounded, the claim refuted.
-        assert_eq!(judge(&wide, 2.0).verdict(), DoesNotReproduce);
+        assert_eq!(decide(&wide, 2.0), LrRule::Linear);
     }
 
     #[test]
@@ -288,12 +290,12 @@ mod tests {
         // refuted); with a margin of x1.2 it misses, and a flatter power law does not (partly).
         let bent = law(1.0, 0.05, 0.6);
         assert_eq!(fitting_slopes(&bent, 1.0), None);
-        assert_eq!(judge(&bent, 2.0).verdict(), DoesNotReproduce);
-        assert_eq!(judge(&bent, 1.2).verdict(), Partly);
+        assert_eq!(decide(&bent, 2.0), LrRule::Linear);
+        assert!(matches!(decide(&bent, 1.2), LrRule::NotLinear { .. }));
         // Bent to x0.2: beyond x1.5 of every power law (reproduces), within x2 of a flatter
         // one but not of linear scaling (partly).
         let bent = law(1.0, 0.05, 0.2);
-        assert_eq!(judge(&bent, 1.5).verdict(), Reproduces);
-        assert_eq!(judge(&bent, 2.0).verdict(), Partly);
+        assert_eq!(decide(&bent, 1.5), LrRule::NoPowerLaw);
+        assert!(matches!(decide(&bent, 2.0), LrRule::NotLinear { .. }));
     }
 }

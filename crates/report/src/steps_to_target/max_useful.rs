@@ -10,9 +10,7 @@
 //! the claim's margin m > 1 is the factor below which two maximum useful batch sizes count as
 //! the same (one doubling of the batch-size grid, 2, is the convention the registry states).
 
-use batchlab_method::findings::Outcome;
-
-use crate::numbers::signed;
+use batchlab_method::tests_of_claims::Decision;
 
 /// What a claim says about r.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,55 +36,22 @@ impl RatioClaim {
         }
     }
 
-    /// The rule in words, for the report's test column.
-    pub fn words(self, margin: f64) -> String {
-        let m = signed(margin);
-        let inv = signed(1.0 / margin);
-        match self {
-            RatioClaim::Larger => format!("reproduces when it lies above {m} (larger by more than the margin {m}x, within which two count as the same), does not when it lies below {m}"),
-            RatioClaim::Differs => format!("reproduces when it lies outside [{inv}, {m}] (a difference of more than the margin {m}x either way), does not when it lies inside it (the same within the margin)"),
-            RatioClaim::NotLarger => format!("reproduces when it lies below {m} (not larger by the margin {m}x), does not when it lies above {m}"),
-            RatioClaim::Equal => format!("reproduces when it lies inside [{inv}, {m}] (the same within the margin {m}x), does not when it lies outside it"),
-        }
-    }
-
-    /// The verdict from the interval (lo, hi) of r against the registry's `margin`.
-    pub fn judge(self, (lo, hi): (f64, f64), margin: f64) -> Outcome {
-        let interval = format!("ratio interval {}–{}", signed(lo), signed(hi));
+    /// Where the interval (lo, hi) of r lies against the registry's `margin`: inside what
+    /// the claim says (shown), inside its opposite (refuted), or across a bound of the rule.
+    pub fn decide(self, (lo, hi): (f64, f64), margin: f64) -> Decision {
         let (inv, m) = (1.0 / margin, margin);
-        let open = |could: String| {
-            Outcome::inconclusive(format!(
-                "the {interval} straddles a bound of the rule: {could}"
-            ))
+        let (shown, refuted) = match self {
+            RatioClaim::Larger => (lo > m, hi <= m),
+            RatioClaim::Differs => (lo > m || hi < inv, inv <= lo && hi <= m),
+            RatioClaim::NotLarger => (hi < m, lo > m),
+            RatioClaim::Equal => (inv <= lo && hi <= m, lo > m || hi < inv),
         };
-        match self {
-            RatioClaim::Larger if lo > m => Outcome::reproduces_with(interval),
-            RatioClaim::Larger if hi <= m => Outcome::does_not_reproduce(format!(
-                "not larger by more than the margin ({interval})"
-            )),
-            RatioClaim::Larger => open(format!("a ratio clearly above or below {}", signed(m))),
-            RatioClaim::Differs if lo > m || hi < inv => Outcome::reproduces_with(interval),
-            RatioClaim::Differs if inv <= lo && hi <= m => {
-                Outcome::does_not_reproduce(format!("the same within the margin ({interval})"))
-            }
-            RatioClaim::Differs => open(format!(
-                "a difference beyond {}x either way, or a sameness within it",
-                signed(m)
-            )),
-            RatioClaim::NotLarger if hi < m => Outcome::reproduces_with(interval),
-            RatioClaim::NotLarger if lo > m => {
-                Outcome::does_not_reproduce(format!("larger by more than the margin ({interval})"))
-            }
-            RatioClaim::NotLarger => open(format!("a ratio clearly above or below {}", signed(m))),
-            RatioClaim::Equal if inv <= lo && hi <= m => Outcome::reproduces_with(interval),
-            RatioClaim::Equal if lo > m || hi < inv => Outcome::does_not_reproduce(format!(
-                "they differ by more than the margin ({interval})"
-            )),
-            RatioClaim::Equal => open(format!(
-                "it could not show a ratio within [{}, {}]",
-                signed(inv),
-                signed(m)
-            )),
+        if shown {
+            Decision::Shown
+        } else if refuted {
+            Decision::Refuted
+        } else {
+            Decision::Open
         }
     }
 }
@@ -94,71 +59,32 @@ impl RatioClaim {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use batchlab_method::findings::Verdict::{self, *};
+    use Decision::*;
 
-    fn verdicts(claim: RatioClaim) -> Vec<Verdict> {
+    fn decisions(claim: RatioClaim) -> Vec<Decision> {
         // Far above, just above 1, inside the margin, straddling the margin, far below.
         [(3.0, 5.0), (1.1, 1.5), (0.7, 1.4), (1.5, 3.0), (0.1, 0.3)]
             .into_iter()
-            .map(|i| claim.judge(i, 2.0).verdict())
+            .map(|i| claim.decide(i, 2.0))
             .collect()
     }
 
     #[test]
     fn each_claim_by_where_the_interval_lies_against_its_margin() {
-        use RatioClaim::*;
+        use RatioClaim::{Differs, Equal, Larger, NotLarger};
         // Larger is larger beyond the margin within which two count as the same: a ratio
         // bounded above 1 but inside x2 is the same size, not larger (as Differs reads it).
-        assert_eq!(
-            verdicts(Larger),
-            [
-                Reproduces,
-                DoesNotReproduce,
-                DoesNotReproduce,
-                Inconclusive,
-                DoesNotReproduce
-            ]
-        );
-        assert_eq!(
-            verdicts(Differs),
-            [
-                Reproduces,
-                DoesNotReproduce,
-                DoesNotReproduce,
-                Inconclusive,
-                Reproduces
-            ]
-        );
-        assert_eq!(
-            verdicts(NotLarger),
-            [
-                DoesNotReproduce,
-                Reproduces,
-                Reproduces,
-                Inconclusive,
-                Reproduces
-            ]
-        );
-        assert_eq!(
-            verdicts(Equal),
-            [
-                DoesNotReproduce,
-                Reproduces,
-                Reproduces,
-                Inconclusive,
-                DoesNotReproduce
-            ]
-        );
+        assert_eq!(decisions(Larger), [Shown, Refuted, Refuted, Open, Refuted]);
+        assert_eq!(decisions(Differs), [Shown, Refuted, Refuted, Open, Shown]);
+        assert_eq!(decisions(NotLarger), [Refuted, Shown, Shown, Open, Shown]);
+        assert_eq!(decisions(Equal), [Refuted, Shown, Shown, Open, Refuted]);
     }
 
     #[test]
     fn an_unbounded_interval_decides_nothing_it_cannot() {
         let open = (0.8, f64::INFINITY);
-        assert_eq!(RatioClaim::Equal.judge(open, 2.0).verdict(), Inconclusive);
-        assert_eq!(
-            RatioClaim::NotLarger.judge(open, 2.0).verdict(),
-            Inconclusive
-        );
-        assert_eq!(RatioClaim::Differs.judge(open, 2.0).verdict(), Inconclusive);
+        assert_eq!(RatioClaim::Equal.decide(open, 2.0), Open);
+        assert_eq!(RatioClaim::NotLarger.decide(open, 2.0), Open);
+        assert_eq!(RatioClaim::Differs.decide(open, 2.0), Open);
     }
 }

@@ -12,12 +12,11 @@
 //! the difference of two other searches' bests, each drawn from its own cell's law on its own
 //! random stream ([`difference`]): the two searches are independent, so are their draws.
 
-use batchlab_method::findings::Outcome;
 use batchlab_method::stats::quantile_sorted;
+use batchlab_method::tests_of_claims::Decision;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
-use crate::numbers::fixed;
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::scaling::{spreads_below_best, upper_rank, BestOfN, LEVEL};
 use crate::steps_to_target::steps::TrialOutcome;
@@ -118,117 +117,108 @@ pub(super) fn best_errors(w: &Workload) -> Vec<BestError> {
         .collect()
 }
 
-/// Points of error (percent), two decimals.
-fn points(e: f64) -> String {
-    if e.is_finite() {
-        fixed(100.0 * e, 2)
-    } else {
-        "∞".into()
-    }
-}
-
-/// "12.34% (11.90–13.02%) at 16", per cell.
-pub(super) fn cells_text(cells: &[BestError]) -> String {
-    let parts: Vec<String> = cells
-        .iter()
-        .map(|c| {
-            format!(
-                "{}: {}% ({}–{}%, {} trials{})",
-                c.batch_size,
-                points(c.best),
-                points(c.interval.0),
-                points(c.interval.1),
-                c.trials,
-                c.test_error
-                    .map_or(String::new(), |t| format!("; test {}%", points(t)))
-            )
-        })
-        .collect();
-    if parts.is_empty() {
-        "no ok trial".into()
-    } else {
-        parts.join("; ")
-    }
+/// No degradation of the best error with batch size, decided against the margin (a fraction
+/// of error) from the interval of each batch size's difference from the smallest's
+/// ([`difference`]); `words` words it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum NoDegradation {
+    /// Fewer than two batch sizes with an ok trial (how many): nothing to compare.
+    TooFew(usize),
+    /// The first batch size whose difference from the smallest (`first`) lies wholly above the
+    /// margin, with that difference's interval.
+    Worse {
+        first: u32,
+        batch: u32,
+        low: f64,
+        high: f64,
+    },
+    /// Every difference's interval lies below the margin.
+    Within { first: u32 },
+    /// Neither: the highest top of a difference's interval, and its batch size.
+    Open { batch: u32, worst: f64 },
 }
 
 /// No degradation: every batch size's best error is within `margin` (a fraction of error)
 /// of the smallest batch size's, judged by the interval of each difference ([`difference`]).
-pub(super) fn judge_no_degradation(cells: &[BestError], margin: f64) -> Outcome {
-    let Some((first, rest)) = cells.split_first() else {
-        return Outcome::cannot_test("no batch size with an ok trial");
+pub(super) fn no_degradation(cells: &[BestError], margin: f64) -> NoDegradation {
+    let (first, rest) = match cells.split_first() {
+        Some((first, rest)) if !rest.is_empty() => (first, rest),
+        _ => return NoDegradation::TooFew(cells.len()),
     };
-    if rest.is_empty() {
-        return Outcome::cannot_test("one batch size with an ok trial: nothing to compare");
-    }
     // (batch, interval) of each degradation against the smallest batch size.
     let diffs: Vec<(u32, (f64, f64))> = rest
         .iter()
         .map(|c| (c.batch_size, difference(c, first)))
         .collect();
-    let m = points(margin);
-    if let Some((b, (low, high))) = diffs.iter().find(|(_, (low, _))| *low > margin) {
-        return Outcome::does_not_reproduce(format!(
-            "at batch {b} the best error is worse than at {} by {} to {} points, beyond the margin of {m}",
-            first.batch_size,
-            points(*low),
-            points(*high)
-        ));
+    if let Some(&(batch, (low, high))) = diffs.iter().find(|(_, (low, _))| *low > margin) {
+        return NoDegradation::Worse {
+            first: first.batch_size,
+            batch,
+            low,
+            high,
+        };
     }
-    let (b, (_, worst)) = diffs
+    let (batch, (_, worst)) = diffs
         .iter()
         .copied()
         .max_by(|a, b| a.1 .1.total_cmp(&b.1 .1))
         .expect("rest is not empty");
     if worst <= margin {
-        Outcome::reproduces_with(format!(
-            "every batch size within {m} points of batch {}'s best error",
-            first.batch_size
-        ))
+        NoDegradation::Within {
+            first: first.batch_size,
+        }
     } else {
-        Outcome::inconclusive(format!(
-            "a degradation of up to {} points at batch {b} is within its interval, against a margin of {m}",
-            points(worst)
-        ))
+        NoDegradation::Open { batch, worst }
     }
+}
+
+/// Extra regularization crucial at the largest batch size both workloads have, decided: the
+/// gain `versus`'s best error − `w`'s (the regularized one's), its interval, and whether that
+/// interval lies above the margin (shown), below it (refuted) or across it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Regularization {
+    /// No batch size with ok trials of both workloads.
+    NoSharedBatch,
+    /// The gain at the largest shared batch size.
+    Gain {
+        batch: u32,
+        gain: f64,
+        low: f64,
+        high: f64,
+        decided: Decision,
+    },
 }
 
 /// Extra regularization crucial at the largest batch size both workloads have: the gain
 /// `versus`'s best error − `w`'s (the regularized one's) exceeds `margin`.
-pub(super) fn judge_regularization(w: &[BestError], versus: &[BestError], margin: f64) -> Outcome {
+pub(super) fn regularization(w: &[BestError], versus: &[BestError], margin: f64) -> Regularization {
     let Some((with, without)) = w
         .iter()
         .rev()
         .find_map(|c| Some((c, versus.iter().find(|v| v.batch_size == c.batch_size)?)))
     else {
-        return Outcome::cannot_test("no batch size with ok trials of both workloads");
+        return Regularization::NoSharedBatch;
     };
     let (low, high) = difference(without, with);
-    let gain = format!(
-        "at batch {}: a gain of {} points ({} to {})",
-        with.batch_size,
-        points(without.best - with.best),
-        points(low),
-        points(high)
-    );
-    if low > margin {
-        Outcome::reproduces_with(gain)
+    let decided = if low > margin {
+        Decision::Shown
     } else if high < margin {
-        Outcome::does_not_reproduce(format!(
-            "{gain}, below the margin of {} points",
-            points(margin)
-        ))
+        Decision::Refuted
     } else {
-        Outcome::inconclusive(format!(
-            "{gain}: the interval straddles the margin of {} points",
-            points(margin)
-        ))
+        Decision::Open
+    };
+    Regularization::Gain {
+        batch: with.batch_size,
+        gain: without.best - with.best,
+        low,
+        high,
+        decided,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use batchlab_method::findings::Verdict::*;
 
     /// A cell of 32 trials whose final errors run evenly from `best` to `best + 31 step`, on
     /// its own stream.
@@ -253,33 +243,41 @@ mod tests {
             cell(256, 0.112, 0.0005),
             cell(4096, 0.113, 0.0005),
         ];
-        assert_eq!(judge_no_degradation(&flat, 0.01).verdict(), Reproduces);
-        let worse = [cell(16, 0.11, 0.0005), cell(4096, 0.14, 0.0005)];
         assert_eq!(
-            judge_no_degradation(&worse, 0.01).verdict(),
-            DoesNotReproduce
+            no_degradation(&flat, 0.01),
+            NoDegradation::Within { first: 16 }
         );
+        let worse = [cell(16, 0.11, 0.0005), cell(4096, 0.14, 0.0005)];
+        assert!(matches!(
+            no_degradation(&worse, 0.01),
+            NoDegradation::Worse { batch: 4096, low, .. } if low > 0.01
+        ));
         let wide = [cell(16, 0.11, 0.005), cell(4096, 0.115, 0.005)];
-        assert_eq!(judge_no_degradation(&wide, 0.01).verdict(), Inconclusive);
-        assert_eq!(judge_no_degradation(&flat[..1], 0.01).verdict(), CannotTest);
+        assert!(matches!(
+            no_degradation(&wide, 0.01),
+            NoDegradation::Open { batch: 4096, worst } if worst > 0.01
+        ));
+        assert_eq!(no_degradation(&flat[..1], 0.01), NoDegradation::TooFew(1));
     }
 
     #[test]
     fn regularization_is_judged_at_the_largest_shared_batch_size() {
         let with = [cell(16, 0.11, 0.0005), cell(4096, 0.12, 0.0005)];
         let without = [cell(16, 0.11, 0.0005), cell(4096, 0.14, 0.0005)];
-        assert_eq!(
-            judge_regularization(&with, &without, 0.01).verdict(),
-            Reproduces
-        );
-        assert_eq!(
-            judge_regularization(&with, &with, 0.01).verdict(),
-            DoesNotReproduce
-        );
+        let decided = |versus: &[BestError]| match regularization(&with, versus, 0.01) {
+            Regularization::Gain { batch, decided, .. } => {
+                assert_eq!(batch, 4096);
+                decided
+            }
+            Regularization::NoSharedBatch => panic!("4096 is shared"),
+        };
+        assert_eq!(decided(&without), Decision::Shown);
+        assert_eq!(decided(&with), Decision::Refuted);
         let close = [cell(16, 0.11, 0.0005), cell(4096, 0.131, 0.002)];
+        assert_eq!(decided(&close), Decision::Open);
         assert_eq!(
-            judge_regularization(&with, &close, 0.01).verdict(),
-            Inconclusive
+            regularization(&with, &[], 0.01),
+            Regularization::NoSharedBatch
         );
     }
 

@@ -1,0 +1,520 @@
+//! The steps-to-target claims in words: each value `claims` (and `quality`, `lr_rule`,
+//! `max_useful`, `claims_search`) decided, worded as what was measured, the outcome with its
+//! reason, and the test. Every sentence of these verdicts is here.
+
+use batchlab_method::findings::Outcome;
+use batchlab_method::tests_of_claims::Decision;
+
+use super::search::SearchMatch;
+use super::{Bounded, Parts, Ratio, Regimes, RegimesShown, Resolution};
+use crate::numbers::{fixed, sig, signed};
+use crate::steps_to_target::analysis::workload::Workload;
+use crate::steps_to_target::lr_rule::{self, LrRule, RateRegion, Widest};
+use crate::steps_to_target::max_useful::RatioClaim;
+use crate::steps_to_target::quality::{BestError, NoDegradation, Regularization};
+use crate::steps_to_target::scaling::{INTERVAL_WORDS, LEVEL_WORDS, WINDOW};
+use crate::steps_to_target::{Regime, MIN_FIT_POINTS};
+
+/// A claim about a workload the run did not have.
+pub(super) fn missing(label: &str) -> Parts {
+    (
+        format!("no trial of {label} recorded"),
+        Outcome::cannot_test(format!("no data for {label}")),
+        "–".into(),
+    )
+}
+
+/// A claim judged under both bounds of the censored trials: the agreed reading worded by
+/// `agreed`, or the flip between the bounds.
+fn bounded<T>(decided: &Bounded<T>, agreed: impl Fn(&T) -> Outcome) -> Outcome {
+    match decided {
+        Bounded::Agreed(reading) => agreed(reading),
+        Bounded::Flips(a, b) => Outcome::inconclusive(format!(
+            "none while the trials stopped before reaching the target are unresolved: the verdict flips between their bounds, \"{}\" read as reaching at their stop, \"{}\" as never reaching",
+            a.name(),
+            b.name()
+        )),
+    }
+}
+
+fn range_text(name: &str, range: Option<(f64, f64)>) -> String {
+    match range {
+        Some((a, b)) => format!("{name} {a}–{b}"),
+        None => format!("no {name}"),
+    }
+}
+
+/// The rule of the band-judged regimes, for the test column.
+fn band_rule(w: &Workload) -> String {
+    format!(
+        "the log-log slope of steps to result fitted over every {WINDOW} neighbouring batch sizes, with a nominally 95% interval (its level not checked out of sample) from curves drawn per batch size from the {} (values the data cannot bound enter as bounds, not numbers); a window is in a regime only when its whole interval lies inside that regime's band ({})",
+        INTERVAL_WORDS,
+        w.bands.bands.describe()
+    )
+}
+
+/// What the windows could resolve.
+fn resolution(r: Resolution) -> String {
+    match r {
+        Resolution::Widest { half, bands } => format!(
+            "windows whose interval straddles a band's edge decide nothing; the widest open interval is ±{half:.2} (the bands are {bands:.2} wide)"
+        ),
+        Resolution::Unbounded => {
+            "some window's interval is unbounded (too few trials reached the target there)".into()
+        }
+        Resolution::Decided => "every window's interval lies inside one band".into(),
+    }
+}
+
+/// Too few batch sizes for one slope window.
+pub(super) fn too_few_windows(w: &Workload) -> Parts {
+    (
+        format!("{} batch sizes with trials", w.intervals.batch_sizes.len()),
+        Outcome::cannot_test(format!("a slope window needs {WINDOW} batch sizes")),
+        "–".into(),
+    )
+}
+
+/// The three-regimes verdict of one reading's windows.
+fn regimes_outcome(r: &Regimes) -> Outcome {
+    let words = |rs: &[Regime]| {
+        rs.iter()
+            .map(|r| r.name())
+            .collect::<Vec<_>>()
+            .join(", then ")
+    };
+    let names = |rs: &[Regime]| rs.iter().map(|r| r.name()).collect::<Vec<_>>().join(" or ");
+    let resolved = resolution(r.resolution);
+    match &r.shown {
+        RegimesShown::OutOfOrder(seq) => Outcome::does_not_reproduce(format!(
+            "the windows show {} (out of the claimed order)",
+            words(seq)
+        )),
+        RegimesShown::AllThree => Outcome::reproduces(),
+        RegimesShown::RuledOut {
+            shown, excluded, ..
+        } if shown.is_empty() => Outcome::does_not_reproduce(format!(
+            "every window's interval lies outside the band of {}",
+            names(excluded)
+        )),
+        RegimesShown::RuledOut {
+            shown,
+            excluded,
+            open,
+        } => Outcome::partly(format!(
+            "{} shown in order; every window's interval lies outside the band of {}{}",
+            words(shown),
+            names(excluded),
+            if open.is_empty() {
+                String::new()
+            } else {
+                format!("; {} open ({resolved})", names(open))
+            }
+        )),
+        RegimesShown::NoneShown => Outcome::inconclusive(format!(
+            "no window shows a regime, so none of the three could be told from its neighbours: {resolved}"
+        )),
+        RegimesShown::Open { shown, open } => Outcome::inconclusive(format!(
+            "{} shown in order; no window shows {}, and none rules it out ({resolved})",
+            words(shown),
+            names(open)
+        )),
+    }
+}
+
+/// The three-regimes claim: the ranges and windows measured, the decision, the test.
+pub(super) fn three_regimes(w: &Workload, decided: &Bounded<Regimes>) -> Parts {
+    let range = |r| {
+        w.bands
+            .range(r)
+            .map(|(a, b)| (w.intervals.batch_sizes[a], w.intervals.batch_sizes[b]))
+    };
+    let windows: Vec<String> = w
+        .bands
+        .windows
+        .iter()
+        .map(|(win, r)| {
+            let (lo, hi) = win.interval;
+            format!(
+                "{}–{}: [{}, {}] {}",
+                w.intervals.batch_sizes[win.first],
+                w.intervals.batch_sizes[win.last],
+                signed(lo),
+                signed(hi),
+                r.map_or("open", Regime::name)
+            )
+        })
+        .collect();
+    let measured = format!(
+        "{}; {}; {} (slope windows {})",
+        range_text("perfect scaling", range(Regime::PerfectScaling)),
+        range_text("diminishing returns", range(Regime::DiminishingReturns)),
+        range_text(
+            "maximal data parallelism",
+            range(Regime::MaximalDataParallelism)
+        ),
+        windows.join("; ")
+    );
+    let test = format!(
+        "{}; reproduces when all three regimes are shown in this order and none out of it; {}",
+        band_rule(w),
+        resolution(super::resolution(&w.bands))
+    );
+    (measured, bounded(decided, regimes_outcome), test)
+}
+
+/// Points of error (percent), two decimals.
+fn points(e: f64) -> String {
+    if e.is_finite() {
+        fixed(100.0 * e, 2)
+    } else {
+        "∞".into()
+    }
+}
+
+/// "12.34% (11.90–13.02%) at 16", per cell.
+fn cells_text(cells: &[BestError]) -> String {
+    let parts: Vec<String> = cells
+        .iter()
+        .map(|c| {
+            format!(
+                "{}: {}% ({}–{}%, {} trials{})",
+                c.batch_size,
+                points(c.best),
+                points(c.interval.0),
+                points(c.interval.1),
+                c.trials,
+                c.test_error
+                    .map_or(String::new(), |t| format!("; test {}%", points(t)))
+            )
+        })
+        .collect();
+    if parts.is_empty() {
+        "no ok trial".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// The interval and comparison rule of the best-error claims, for the test column.
+const BEST_ERROR_RULE: &str = "per batch size, the lowest validation error at the last evaluation of its ok trials (diverged trials ranked last), with the interval (nominally 95%, its level not checked out of sample) of where another search of as many trials would find its best (the rank law of the steps-to-result intervals); two cells compared by the nominally 95% interval of the difference of two other searches' bests, each drawn from its own cell's law on its own random stream";
+
+/// No degradation of the best error with batch size.
+pub(super) fn no_degradation(cells: &[BestError], decided: &NoDegradation, margin: f64) -> Parts {
+    let m = points(margin);
+    let outcome = match *decided {
+        NoDegradation::TooFew(0) => Outcome::cannot_test("no batch size with an ok trial"),
+        NoDegradation::TooFew(_) => {
+            Outcome::cannot_test("one batch size with an ok trial: nothing to compare")
+        }
+        NoDegradation::Worse {
+            first,
+            batch,
+            low,
+            high,
+        } => Outcome::does_not_reproduce(format!(
+            "at batch {batch} the best error is worse than at {first} by {} to {} points, beyond the margin of {m}",
+            points(low),
+            points(high)
+        )),
+        NoDegradation::Within { first } => Outcome::reproduces_with(format!(
+            "every batch size within {m} points of batch {first}'s best error"
+        )),
+        NoDegradation::Open { batch, worst } => Outcome::inconclusive(format!(
+            "a degradation of up to {} points at batch {batch} is within its interval, against a margin of {m}",
+            points(worst)
+        )),
+    };
+    let test = format!(
+        "{BEST_ERROR_RULE}: reproduces when every batch size's difference from the smallest batch size's best error has its interval below {} points, does not when some batch size's lies wholly above",
+        fixed(100.0 * margin, 2)
+    );
+    (
+        format!(
+            "best final validation error by batch size: {}",
+            cells_text(cells)
+        ),
+        outcome,
+        test,
+    )
+}
+
+/// Regularization crucial at the largest batch size: the regularized workload `w` against
+/// `v`, each with its cells.
+pub(super) fn regularization(
+    (w, with): (&Workload, &[BestError]),
+    (v, without): (&Workload, &[BestError]),
+    decided: &Regularization,
+    margin: f64,
+) -> Parts {
+    let outcome = match *decided {
+        Regularization::NoSharedBatch => {
+            Outcome::cannot_test("no batch size with ok trials of both workloads")
+        }
+        Regularization::Gain {
+            batch,
+            gain,
+            low,
+            high,
+            decided,
+        } => {
+            let gain = format!(
+                "at batch {batch}: a gain of {} points ({} to {})",
+                points(gain),
+                points(low),
+                points(high)
+            );
+            match decided {
+                Decision::Shown => Outcome::reproduces_with(gain),
+                Decision::Refuted => Outcome::does_not_reproduce(format!(
+                    "{gain}, below the margin of {} points",
+                    points(margin)
+                )),
+                Decision::Open => Outcome::inconclusive(format!(
+                    "{gain}: the interval straddles the margin of {} points",
+                    points(margin)
+                )),
+            }
+        }
+    };
+    let test = format!(
+        "{BEST_ERROR_RULE}: at the largest batch size both searched, the gain {}'s best error − {}'s: reproduces when its interval lies above {} points, does not when below",
+        v.label,
+        w.label,
+        fixed(100.0 * margin, 2)
+    );
+    (
+        format!(
+            "{}: {}; {}: {}",
+            w.label,
+            cells_text(with),
+            v.label,
+            cells_text(without)
+        ),
+        outcome,
+        test,
+    )
+}
+
+/// "0.62 to 1.10".
+fn slopes((a, b): (f64, f64)) -> String {
+    format!("{a:.2} to {b:.2}")
+}
+
+/// The claim that the best learning rate follows no simple rule, `margin` the registry's
+/// factor within which a rate follows linear scaling.
+fn lr_rule_outcome(decided: &LrRule, margin: f64) -> Outcome {
+    let m = sig(margin);
+    match *decided {
+        LrRule::TooFew(n) => Outcome::cannot_test(format!(
+            "{n} batch sizes with near-best trials; a rule needs 3 to be tested"
+        )),
+        LrRule::NoPowerLaw => Outcome::reproduces_with(format!(
+            "no power law comes within x{m} of every batch size's near-best region"
+        )),
+        LrRule::NotLinear { slopes: s } => Outcome::partly(format!(
+            "linear scaling misses a batch size's near-best region by more than x{m}, but power laws of slope {} come within x{m} of every one",
+            slopes(s)
+        )),
+        LrRule::Linear => Outcome::does_not_reproduce(format!(
+            "one linear-scaling line keeps every batch size's near-best region within x{m} of it"
+        )),
+        LrRule::Open(widest) => Outcome::inconclusive(format!(
+            "a departure from linear scaling beyond x{m}, the margin, where no line comes within it of every region; short of that, the regions bound nothing: {}, where bounding the rate within x{m} of one line needs every region closed and within x{}",
+            match widest {
+                Widest::Open(batch) => format!(
+                    "batch {batch}'s region reaches the searched space's edge, so the best rate may lie anywhere beyond it"
+                ),
+                Widest::Span { factor, batch } => {
+                    format!("the widest region spans x{} (batch {batch})", sig(factor))
+                }
+            },
+            sig(margin * margin)
+        )),
+    }
+}
+
+/// Whether the best learning rate follows a simple rule: the regions measured, the decision,
+/// the test.
+pub(super) fn learning_rate_rule(regions: &[RateRegion], decided: &LrRule, margin: f64) -> Parts {
+    let cells: Vec<String> = regions
+        .iter()
+        .map(|r| {
+            format!(
+                "{}: {}{}–{}{} ({} trials)",
+                r.batch_size,
+                if r.open_low { "≤" } else { "" },
+                sig(r.low),
+                sig(r.high),
+                if r.open_high { "+" } else { "" },
+                r.trials
+            )
+        })
+        .collect();
+    let measured = format!(
+        "near-best effective learning rates by batch size: {}; power laws through all of them: slopes {}",
+        if cells.is_empty() { "none".into() } else { cells.join("; ") },
+        lr_rule::fitting_slopes(regions, 1.0).map_or("none".into(), slopes)
+    );
+    let test = format!(
+        "per batch size, the effective learning rates of the trials that reached the target within the upper end of its interval of steps to result ({LEVEL_WORDS}) (≤ or + where they reach the outer {:.0}% of the searched log-range: open on that side); a simple rule is a power law, a line in log-log, and a departure counts beyond x{m} (the registry's margin): reproduces when no line of any slope comes within x{m} of every region, partly when lines do but none of slope 1 (linear scaling fails), does not reproduce when a line of slope 1 keeps every region, closed, within x{m} of it, inconclusive otherwise",
+        100.0 * lr_rule::EDGE_SHARE,
+        m = sig(margin)
+    );
+    (measured, lr_rule_outcome(decided, margin), test)
+}
+
+/// The rule of a ratio claim in words, for the report's test column.
+fn ratio_rule(claim: RatioClaim, margin: f64) -> String {
+    let m = signed(margin);
+    let inv = signed(1.0 / margin);
+    match claim {
+        RatioClaim::Larger => format!("reproduces when it lies above {m} (larger by more than the margin {m}x, within which two count as the same), does not when it lies below {m}"),
+        RatioClaim::Differs => format!("reproduces when it lies outside [{inv}, {m}] (a difference of more than the margin {m}x either way), does not when it lies inside it (the same within the margin)"),
+        RatioClaim::NotLarger => format!("reproduces when it lies below {m} (not larger by the margin {m}x), does not when it lies above {m}"),
+        RatioClaim::Equal => format!("reproduces when it lies inside [{inv}, {m}] (the same within the margin {m}x), does not when it lies outside it"),
+    }
+}
+
+/// A ratio claim's verdict from the interval (lo, hi) of r and what it decided.
+fn ratio_outcome(
+    claim: RatioClaim,
+    (lo, hi): (f64, f64),
+    decided: Decision,
+    margin: f64,
+) -> Outcome {
+    let interval = format!("ratio interval {}–{}", signed(lo), signed(hi));
+    let (inv, m) = (1.0 / margin, margin);
+    let open = |could: String| {
+        Outcome::inconclusive(format!(
+            "the {interval} straddles a bound of the rule: {could}"
+        ))
+    };
+    match (claim, decided) {
+        (_, Decision::Shown) => Outcome::reproduces_with(interval),
+        (RatioClaim::Larger, Decision::Refuted) => {
+            Outcome::does_not_reproduce(format!("not larger by more than the margin ({interval})"))
+        }
+        (RatioClaim::Differs, Decision::Refuted) => {
+            Outcome::does_not_reproduce(format!("the same within the margin ({interval})"))
+        }
+        (RatioClaim::NotLarger, Decision::Refuted) => {
+            Outcome::does_not_reproduce(format!("larger by more than the margin ({interval})"))
+        }
+        (RatioClaim::Equal, Decision::Refuted) => {
+            Outcome::does_not_reproduce(format!("they differ by more than the margin ({interval})"))
+        }
+        (RatioClaim::Larger | RatioClaim::NotLarger, Decision::Open) => {
+            open(format!("a ratio clearly above or below {}", signed(m)))
+        }
+        (RatioClaim::Differs, Decision::Open) => open(format!(
+            "a difference beyond {}x either way, or a sameness within it",
+            signed(m)
+        )),
+        (RatioClaim::Equal, Decision::Open) => open(format!(
+            "it could not show a ratio within [{}, {}]",
+            signed(inv),
+            signed(m)
+        )),
+    }
+}
+
+/// A claim about the ratio of two workloads' maximum useful batch sizes: the fits and the
+/// ratio's interval measured, the decision, the test.
+pub(super) fn ratio(w: &Workload, v: &Workload, decided: &Ratio, margin: f64) -> Parts {
+    let fitted = |x: &Workload| match &x.fit {
+        Ok(f) => format!("B_crit {:.0} for {}", f.b_crit, x.label),
+        Err(e) => format!("no B_crit for {} ({e})", x.label),
+    };
+    let (lo, hi) = decided.interval;
+    let measured = format!(
+        "{}, {}; ratio {} / {}: nominally 95% interval {}–{}",
+        fitted(w),
+        fitted(v),
+        w.label,
+        v.label,
+        signed(lo),
+        signed(hi)
+    );
+    let outcome = match &decided.decided {
+        Err(e) => Outcome::cannot_test(e.clone()),
+        Ok(bounds) => bounded(bounds, |r| {
+            ratio_outcome(decided.claim, r.interval, r.decided, margin)
+        }),
+    };
+    let test = format!(
+        "the critical batch size B_crit of S(B) = S_min (1 + B_crit / B), fitted to each bootstrap replicate of both curves (at least {MIN_FIT_POINTS} batch sizes drawn exactly), compared by the nominally 95% interval of the ratio B_crit({}) / B_crit({}) (drawn from the cells' intervals, {LEVEL_WORDS}; the ratio's own level not checked out of sample): {}",
+        w.label,
+        v.label,
+        ratio_rule(decided.claim, margin)
+    );
+    (measured, outcome, test)
+}
+
+/// matches-search in words: what was measured, the outcome, the test.
+pub(super) fn search_match(
+    reading: &SearchMatch,
+    w: &Workload,
+    v: &Workload,
+    margin: f64,
+) -> Parts {
+    let parts: Vec<String> = reading
+        .compared
+        .iter()
+        .map(|c| {
+            format!(
+                "batch {}: {}x (95% interval {}–{})",
+                c.batch,
+                ratio_text(c.ratio),
+                ratio_text(c.low),
+                ratio_text(c.high)
+            )
+        })
+        .collect();
+    let SearchMatch {
+        shown,
+        refuted,
+        open,
+        widest,
+        ..
+    } = *reading;
+    let all = shown + refuted + open;
+    let verdict = if all == 0 {
+        Outcome::cannot_test("no batch size where either reached the target")
+    } else if shown == all {
+        Outcome::reproduces_with(format!("within x{margin} at all {all} batch sizes"))
+    } else if refuted == all {
+        Outcome::does_not_reproduce(format!(
+            "more than x{margin} the steps at all {all} batch sizes"
+        ))
+    } else if shown > 0 && refuted > 0 {
+        Outcome::partly(format!(
+            "within x{margin} at {shown} of {all} batch sizes, beyond it at {refuted}"
+        ))
+    } else {
+        Outcome::inconclusive(format!(
+            "the ratio's interval reaches past x{margin} (up to {}) at {open} of {all} batch sizes",
+            ratio_text(widest)
+        ))
+    };
+    let test = format!(
+        "A non-inferiority claim per batch size both searches ran: the ratio of {}'s steps to result to {}'s, with the nominally 95% interval of that ratio over the two searches' bootstrap replicates (drawn from the cells' intervals, measured at 83% on fresh replicates) (independent draws: where another search of as many trials would find its best); as low as within x{margin} (the registry's margin: steps to result are read on evaluations spaced by a factor of budget.evaluate_growth, so closer searches cannot be told apart) when the interval's top is at most x{margin}, worse when its bottom lies above it. Reproduces if every batch size is as low, does not reproduce if every one is worse, partly if some of each, inconclusive otherwise",
+        w.label, v.label
+    );
+    let measured = format!(
+        "steps to result, {} over {}: {}",
+        w.label,
+        v.label,
+        parts.join("; ")
+    );
+    (measured, verdict, test)
+}
+
+/// A ratio to two decimals, or "unbounded".
+fn ratio_text(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}")
+    } else {
+        "unbounded".into()
+    }
+}

@@ -31,16 +31,6 @@ pub struct ReferenceCurve {
     pub medians: Vec<(u32, f64)>,
 }
 
-impl Reference {
-    /// "vgg16-step-time-cpu (run 2026..., this machine)".
-    pub(super) fn named(&self) -> String {
-        match &self.run {
-            Some(run) => format!("{} (run {run}, this machine)", self.experiment),
-            None => self.experiment.clone(),
-        }
-    }
-}
-
 /// "Fluctuates more than": each curve's scatter with its 95% interval (as fractions of the step
 /// time), their ratio with its interval, and what the ratio's interval shows.
 #[derive(Debug, Clone, PartialEq)]

@@ -46,7 +46,7 @@ pub(super) fn fluctuates_more(reading: &Fluctuation, reference: &Reference) -> F
     let measured = format!(
         "here {}; {} {}{}",
         percent(reading.here),
-        reference.named(),
+        named(reference),
         percent(there),
         reading.ratio.map_or(String::new(), |(r, lo, hi)| format!(
             "; ratio {r:.2} (95% interval {lo:.2}–{hi:.2})"
@@ -126,7 +126,7 @@ pub(super) fn slower_than(reading: &Slowdown, reference: &Reference, max_ratio: 
         } => {
             let measured = format!(
                 "{ratio:.3}x {} (90% interval {low:.3}–{high:.3}) over {common} common batch sizes {first}–{last}; per batch size {min:.3}–{max:.3}x",
-                reference.named(),
+                named(reference),
             );
             let outcome = match decided {
                 SlowerDecision::Slightly => Outcome::reproduces(),
@@ -492,4 +492,12 @@ pub(super) fn jumps_below(
         ("largest_upper_bound", largest),
         ("jumps_judged", judged as f64),
     ])
+}
+
+/// "vgg16-step-time-cpu (run 2026..., this machine)".
+fn named(reference: &Reference) -> String {
+    match &reference.run {
+        Some(run) => format!("{} (run {run}, this machine)", reference.experiment),
+        None => reference.experiment.clone(),
+    }
 }

@@ -6,6 +6,7 @@
 mod accuracy;
 mod relative;
 mod time;
+mod words;
 
 pub(super) use relative::relative_tables;
 
@@ -16,7 +17,6 @@ use batchlab_method::rows::train::Budget;
 
 use super::analysis::{matches, Analysis, SeriesKey};
 use super::{ClaimRule, TrainCell, TrainClaim, TrainContext};
-use crate::numbers::fixed;
 use crate::predict::check::{checks, CheckBudget, PredictionCheck};
 
 /// Every claim of the context, judged.
@@ -45,76 +45,115 @@ fn rule_name(rule: &ClaimRule) -> &'static str {
     }
 }
 
-/// What a rule found: outcome, measured, quantities.
+/// What a rule found, in words: outcome, measured, quantities (`words`).
 struct Judged {
     outcome: Outcome,
     measured: String,
     quantities: Vec<(&'static str, f64)>,
 }
 
-impl Judged {
-    fn untested(measured: impl Into<String>, why: impl Into<String>) -> Self {
-        Judged {
-            outcome: Outcome::cannot_test(why),
-            measured: measured.into(),
-            quantities: vec![],
-        }
-    }
+/// Why a claim cannot be tested on this run.
+#[derive(Debug, Clone, PartialEq)]
+enum Untested {
+    /// No line the claim's series names was recorded.
+    NoLine(String),
+    /// The series names this many lines.
+    ManyLines(String, usize),
+    /// No trial under the claim's budget.
+    NoTrial(Budget),
+    /// A batch size among these was not run.
+    NotRun(Vec<u32>),
+    /// Batch `from` or `to` was not run.
+    EitherNotRun(u32, u32),
+    /// This batch size was not run.
+    BatchNotRun(u32),
+    /// Fewer than two ok seeds in a cell: no seed spread.
+    TooFewSeeds,
+    /// No cell with an accuracy.
+    NoAccuracy,
+    /// One batch size run: the best by construction.
+    OneBatchSize,
+    /// No power of two beside a neighbour one below or above it.
+    NoPowerOfTwoPair,
+    /// Fewer than three seeds or one number of steps: no line of time on steps.
+    NoStepsLine,
+    /// This many numbers of steps, fewer than the three the left-out lines need.
+    FewStepCounts(usize),
+    /// This many cells with a step-time prediction, fewer than two.
+    FewPredictions(usize),
 }
 
 fn judge_one(claim: &TrainClaim, analysis: &Analysis, predictions: &[PredictionCheck]) -> Finding {
     let text = ClaimText::new(claim.claim.clone(), claim.source.clone())
         .with_id(claim.id.clone())
-        .scoped(format!("{} line, {} budget", claim.series, claim.budget));
+        .scoped(words::scope(claim));
     let judged = match judge_rule(claim, analysis, predictions) {
-        Ok(judged) | Err(judged) => judged,
+        Ok(judged) => judged,
+        Err(untested) => words::untested(&untested),
     };
     Finding::new(
         text,
         rule_name(&claim.rule),
         judged.outcome,
         judged.measured,
-        rule_words(&claim.rule),
+        words::rule(&claim.rule),
     )
     .with_quantities(judged.quantities)
 }
 
-/// The claim judged by its rule; `Err` when its cells are missing.
+/// The claim decided by its rule and worded; `Err` when it cannot be tested here.
 fn judge_rule(
     claim: &TrainClaim,
     analysis: &Analysis,
     predictions: &[PredictionCheck],
-) -> Result<Judged, Judged> {
-    let missing = |why: String| Judged::untested("not measured", why);
-    let line = line_cells(&claim.series, claim.budget, analysis).map_err(missing)?;
-    let versus = |name: &str| line_cells(name, claim.budget, analysis).map_err(missing);
+) -> Result<Judged, Untested> {
+    let line = line_cells(&claim.series, claim.budget, analysis)?;
+    let versus = |name: &str| line_cells(name, claim.budget, analysis);
     Ok(match &claim.rule {
         ClaimRule::AccuracyFalls { from, to, .. }
         | ClaimRule::AccuracyRises { from, to }
         | ClaimRule::AccuracyHolds { from, to, .. }
-        | ClaimRule::AccuracyDoesNotFall { from, to, .. } => {
-            accuracy::accuracy(analysis, &line, *from, *to, &claim.rule)
-        }
+        | ClaimRule::AccuracyDoesNotFall { from, to, .. } => words::change(
+            &accuracy::accuracy(analysis, &line, *from, *to, &claim.rule)?,
+            &claim.rule,
+        ),
         ClaimRule::FallsLessThan {
             from,
             to,
             versus: v,
-        } => accuracy::falls_less_than(analysis, &line, &versus(v)?, (*from, *to), v),
-        ClaimRule::BestBatch { best } => accuracy::best_batch(analysis, &line, *best),
-        ClaimRule::AccuracyHigherThan { at, versus: v } => {
-            accuracy::higher_than(analysis, &line, &versus(v)?, *at, v)
+        } => words::falls_less_than(
+            &accuracy::falls_less_than(analysis, &line, &versus(v)?, (*from, *to))?,
+            (*from, *to),
+            v,
+        ),
+        ClaimRule::BestBatch { best } => {
+            words::best_batch(&accuracy::best_batch(analysis, &line, *best)?, *best)
         }
-        ClaimRule::EpochTimeFalls { from, to } => time::time_falls(&line, analysis, *from, *to),
-        ClaimRule::PowersOfTwoFlat { tolerance } => {
-            time::powers_of_two(&line, analysis, *tolerance, time::Clock::Training)
+        ClaimRule::AccuracyHigherThan { at, versus: v } => words::higher_than(
+            &accuracy::higher_than(analysis, &line, &versus(v)?, *at)?,
+            *at,
+            v,
+        ),
+        ClaimRule::EpochTimeFalls { from, to } => {
+            words::time_falls(&time::time_falls(&line, analysis, *from, *to)?, *from, *to)
         }
-        ClaimRule::InferencePowersOfTwoFlat { tolerance } => {
-            time::powers_of_two(&line, analysis, *tolerance, time::Clock::Test)
-        }
+        ClaimRule::PowersOfTwoFlat { tolerance } => words::powers_of_two(
+            &time::powers_of_two(&line, analysis, *tolerance, time::Clock::Training)?,
+            *tolerance,
+            time::Clock::Training,
+        ),
+        ClaimRule::InferencePowersOfTwoFlat { tolerance } => words::powers_of_two(
+            &time::powers_of_two(&line, analysis, *tolerance, time::Clock::Test)?,
+            *tolerance,
+            time::Clock::Test,
+        ),
         ClaimRule::TimeFollowsSteps {
             reference,
             tolerance,
-        } => time::time_follows_steps(&line, analysis, *reference, *tolerance),
+        } => words::follows_steps(
+            &time::time_follows_steps(&line, analysis, *reference, *tolerance)?,
+            *tolerance,
+        ),
         ClaimRule::TimePredicted { tolerance } => {
             let cells: Vec<&PredictionCheck> = predictions
                 .iter()
@@ -124,7 +163,7 @@ fn judge_rule(
                         .is_some_and(|c| c.optimizer == p.optimizer)
                 })
                 .collect();
-            time::time_predicted(&cells, *tolerance)
+            words::predicted(&time::time_predicted(&cells, *tolerance)?, *tolerance)
         }
     })
 }
@@ -134,7 +173,7 @@ fn line_cells<'a>(
     series: &str,
     budget: Budget,
     analysis: &'a Analysis,
-) -> Result<accuracy::Line<'a>, String> {
+) -> Result<accuracy::Line<'a>, Untested> {
     let lines: Vec<&SeriesKey> = analysis
         .series
         .iter()
@@ -142,73 +181,15 @@ fn line_cells<'a>(
         .collect();
     let line = match lines.as_slice() {
         [one] => *one,
-        [] => return Err(format!("no line {series} was recorded")),
-        many => {
-            return Err(format!(
-                "{series} names {} lines; name one as optimizer/variant",
-                many.len()
-            ))
-        }
+        [] => return Err(Untested::NoLine(series.to_string())),
+        many => return Err(Untested::ManyLines(series.to_string(), many.len())),
     };
     let cells: BTreeMap<u32, &TrainCell> = analysis
         .cells_of(budget, line)
         .map(|c| (c.batch_size, c))
         .collect();
     if cells.is_empty() {
-        return Err(format!("no trial under the {budget} budget"));
+        return Err(Untested::NoTrial(budget));
     }
     Ok(cells)
-}
-
-/// The rule of a claim in words, as the verdict table states it.
-fn rule_words(rule: &ClaimRule) -> String {
-    let welch = "the difference of the test accuracies, paired by seed where both cells have the same seeds (else Welch's standard error and degrees of freedom)";
-    match rule {
-        ClaimRule::AccuracyFalls { from, to, margin } if *margin > 0.0 => format!(
-            "A claim of a fall of a size: {welch}; reproduces when the one-sided 95% upper bound of (accuracy at {to} - accuracy at {from}) lies below -{m} points (the registry's size of the fall the claim states), does not reproduce when the lower bound lies above -{m} (the data bound the fall below that size), inconclusive otherwise.",
-            m = fixed(*margin, 2)
-        ),
-        ClaimRule::AccuracyFalls { from, to, .. } => format!(
-            "A directional claim: {welch}; reproduces when the one-sided 95% upper bound of (accuracy at {to} - accuracy at {from}) lies below zero, does not reproduce when the lower bound lies above zero, inconclusive otherwise."
-        ),
-        ClaimRule::AccuracyRises { from, to } => format!(
-            "A directional claim: {welch}; reproduces when the one-sided 95% lower bound of (accuracy at {to} - accuracy at {from}) lies above zero, does not reproduce when the upper bound lies below zero, inconclusive otherwise."
-        ),
-        ClaimRule::AccuracyHolds { from, to, margin } => format!(
-            "An equivalence claim: {welch}; two one-sided tests at 5%: reproduces when the 90% interval of (accuracy at {to} - accuracy at {from}) lies inside ±{} points, does not reproduce when it lies wholly outside, inconclusive otherwise (more seeds narrow the interval).",
-            fixed(*margin, 2)
-        ),
-        ClaimRule::AccuracyDoesNotFall { from, to, margin } => format!(
-            "A non-inferiority claim: {welch}; reproduces when the one-sided 95% lower bound of (accuracy at {to} - accuracy at {from}) lies above -{} points, does not reproduce when the upper bound lies below it, inconclusive otherwise.",
-            fixed(*margin, 2)
-        ),
-        ClaimRule::PowersOfTwoFlat { tolerance } => format!(
-            "An equivalence claim on each power of two against each neighbour one below or above it: two one-sided tests at 5% on the log training times of the seeds (Welch); the pair counts as not noticeably different when the 90% interval of the time ratio lies within ±{:.0}%, as noticeably different when it lies wholly outside. Reproduces if every pair is shown not different, partly if some are shown different, does not reproduce if all are, inconclusive otherwise.",
-            100.0 * tolerance
-        ),
-        ClaimRule::InferencePowersOfTwoFlat { tolerance } => format!(
-            "An equivalence claim on each power of two against each neighbour one below or above it: two one-sided tests at 5% on the log times of the test pass (inference over the test split, at the training batch size) of the seeds (Welch); the pair counts as not noticeably different when the 90% interval of the time ratio lies within ±{:.0}%, as noticeably different when it lies wholly outside. Reproduces if every pair is shown not different, partly if some are shown different, does not reproduce if all are, inconclusive otherwise.",
-            100.0 * tolerance
-        ),
-        ClaimRule::FallsLessThan { from, to, versus } => format!(
-            "A contrast between two lines: (accuracy at {to} - at {from}) on this line minus the same on {versus}, paired by seed where all four cells share their seeds (else Welch). Reproduces when the one-sided 95% lower bound of that contrast lies above zero (this line loses less), does not reproduce when the upper bound lies below zero, inconclusive otherwise."
-        ),
-        ClaimRule::AccuracyHigherThan { at, versus } => format!(
-            "A superiority between two lines at batch {at}: this line's accuracy minus {versus}'s, paired by seed where both cells have the same seeds (else Welch). Reproduces when the one-sided 95% lower bound lies above zero, does not reproduce when the upper bound lies below zero, inconclusive otherwise."
-        ),
-        ClaimRule::BestBatch { best } => format!(
-            "Which batch sizes could be best: each batch size against the most accurate one, paired by seed where they share their seeds (else Welch), one-sided at 5% divided by the number of comparisons (Bonferroni); a batch size clearly below the best is left out. Reproduces if only {best} could be best, does not reproduce if {best} is left out, inconclusive if the seeds cannot tell it from others."
-        ),
-        ClaimRule::EpochTimeFalls { from, to } => format!(
-            "A directional claim on the training time of the whole (epoch) budget: the seeds' log training times at {to} against {from} (Welch); reproduces when the one-sided 95% upper bound of the ratio lies below 1 (faster at {to}), does not reproduce when the lower bound lies above 1, inconclusive otherwise."
-        ),
-        ClaimRule::TimePredicted { tolerance } => format!(
-            "An equivalence claim: each cell's median training time (the training loop's clock) against the time the same model's step-time sweep on this machine predicts for its median steps (the prediction check below); the mean size of the cells' log errors (their absolute values, so that errors of opposite sign do not cancel; t over the cells): reproduces when its one-sided 95% upper bound lies below {0:.0}%, does not reproduce when its lower bound lies above it, inconclusive otherwise. Cannot be judged without a sweep of the same model on the same machine and build.",
-            100.0 * tolerance
-        ),
-        ClaimRule::TimeFollowsSteps { reference, tolerance } => format!(
-            "A mechanism claim: training time differs between batch sizes because they take different numbers of steps (batch {reference} is the seed's reference). A line of training time on steps through every seed of the line: the mechanism needs a per-step overhead above zero (one-sided 95% lower bound of the slope) and every batch size's mean time within ±{:.0}% of the line through the other batch sizes (two one-sided tests on the seeds' log ratios to it, with that line's own uncertainty; at least three numbers of steps, else it cannot be judged). Reproduces if both, partly if the overhead is there but some batch size lies off the line (the steps explain only part of the time), does not reproduce if the slope's upper bound is not above zero, inconclusive otherwise.",
-            100.0 * tolerance
-        ),
-    }
 }

@@ -3,14 +3,12 @@
 //! following the steps (its mechanism: a per-step overhead, every batch size on the line of
 //! time on steps).
 
-use batchlab_method::findings::Outcome;
-use batchlab_method::stats::linear_fit;
+use batchlab_method::stats::{linear_fit, LinearFit};
 use batchlab_method::tests_of_claims::{
     critical, decrease, equivalence, Arm, Decision, Difference, ALPHA,
 };
 
-use super::{accuracy::Line, Judged};
-use crate::numbers::fixed;
+use super::{accuracy::Line, Untested};
 use crate::predict::check::PredictionCheck;
 use crate::train::analysis::Analysis;
 use crate::train::TrainCell;
@@ -44,13 +42,26 @@ fn log_clock_arm(analysis: &Analysis, c: &TrainCell, clock: Clock) -> Arm {
 }
 
 /// Counts of pairs shown equal, shown apart and open, over the comparisons of a rule.
-#[derive(Default)]
-struct Tally {
-    shown: usize,
-    refuted: usize,
-    compared: usize,
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(super) struct Tally {
+    pub shown: usize,
+    pub refuted: usize,
+    pub compared: usize,
     /// Comparisons without a seed spread: no interval, so no test.
-    untestable: usize,
+    pub untestable: usize,
+}
+
+/// A claim of sameness at every comparison, decided from its [`Tally`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Sameness {
+    /// Every comparison shown within the margin.
+    Shown,
+    /// No comparison testable: no seed spread anywhere.
+    Untestable,
+    /// None bounded beyond the margin, not all within it.
+    Open,
+    /// This many comparisons bounded beyond the margin, of `compared`.
+    Refuted { refuted: usize, compared: usize },
 }
 
 impl Tally {
@@ -64,140 +75,142 @@ impl Tally {
         }
     }
 
-    /// A claim of sameness at every comparison, on one standard with `no-jumps-at`: one
-    /// comparison bounded beyond the margin refutes it; all shown within it: reproduces; none
-    /// testable (no seed spread anywhere): cannot be tested; else inconclusive.
-    fn outcome(&self, what: &str, detectable: String) -> Outcome {
+    /// On one standard with `no-jumps-at`: one comparison bounded beyond the margin refutes
+    /// sameness; all shown within it: shown; none testable: untestable; else open.
+    pub fn decided(&self) -> Sameness {
         match (self.refuted, self.shown) {
-            (0, s) if s == self.compared => Outcome::reproduces(),
-            (0, _) if self.untestable == self.compared => Outcome::cannot_test(
-                "fewer than two ok seeds in the cells compared: no seed spread, so no interval",
-            ),
-            (0, _) => Outcome::inconclusive(detectable),
-            (r, _) => Outcome::does_not_reproduce(format!(
-                "{what} in {r} of {} comparisons",
-                self.compared
-            )),
+            (0, s) if s == self.compared => Sameness::Shown,
+            (0, _) if self.untestable == self.compared => Sameness::Untestable,
+            (0, _) => Sameness::Open,
+            (refuted, _) => Sameness::Refuted {
+                refuted,
+                compared: self.compared,
+            },
         }
     }
+}
+
+/// A larger batch training faster, decided: both cells, the Welch difference of their log
+/// training times (to − from) and whether it lies below zero.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct TimeFalls<'a> {
+    pub cells: (&'a TrainCell, &'a TrainCell),
+    pub d: Difference,
+    pub decided: Decision,
 }
 
 /// A directional claim: training (the whole budget) is faster at `to` than at `from`.
-pub(super) fn time_falls(cells: &Line, analysis: &Analysis, from: u32, to: u32) -> Judged {
-    let (Some(a), Some(b)) = (cells.get(&from), cells.get(&to)) else {
-        return Judged::untested("not measured", format!("batch {from} or {to} was not run"));
+pub(super) fn time_falls<'a>(
+    cells: &Line<'a>,
+    analysis: &Analysis,
+    from: u32,
+    to: u32,
+) -> Result<TimeFalls<'a>, Untested> {
+    let (Some(&a), Some(&b)) = (cells.get(&from), cells.get(&to)) else {
+        return Err(Untested::EitherNotRun(from, to));
     };
-    let Some(d) = Difference::welch(log_time_arm(analysis, a), log_time_arm(analysis, b)) else {
-        return Judged::untested(
-            "fewer than two ok seeds in a cell",
-            "fewer than two ok seeds in a cell: no seed spread",
-        );
-    };
-    let (low, high) = d.interval90();
-    let outcome = match decrease(&d) {
-        Decision::Shown => {
-            Outcome::reproduces_with(format!("{:.1}% faster", -100.0 * d.diff.exp_m1()))
-        }
-        Decision::Refuted => Outcome::does_not_reproduce(format!(
-            "batch {to} trains {:.1}% slower than {from}",
-            100.0 * d.diff.exp_m1()
-        )),
-        Decision::Open => Outcome::inconclusive(format!(
-            "a difference of {:.1}% of the training time",
-            100.0 * (d.critical() * d.se).exp_m1()
-        )),
-    };
-    Judged {
-        outcome,
-        measured: format!(
-            "{} s at {from}, {} s at {to} (medians over the seeds): {:+.1}% (90% interval {:+.1}% to {:+.1}%, Welch on the log times)",
-            fixed(a.train_seconds_median, 2),
-            fixed(b.train_seconds_median, 2),
-            100.0 * d.diff.exp_m1(),
-            100.0 * low.exp_m1(),
-            100.0 * high.exp_m1()
-        ),
-        quantities: vec![("log_ratio", d.diff), ("log_ratio_se", d.se), ("df", d.df)],
-    }
+    let d = Difference::welch(log_time_arm(analysis, a), log_time_arm(analysis, b))
+        .ok_or(Untested::TooFewSeeds)?;
+    Ok(TimeFalls {
+        cells: (a, b),
+        d,
+        decided: decrease(&d),
+    })
 }
 
-pub(super) fn powers_of_two(
-    cells: &Line,
+/// A power of two's cell with each neighbour's batch size and the difference of their log
+/// times (none without a seed spread).
+pub(super) type Neighbours<'a> = (&'a TrainCell, Vec<(u32, Option<Difference>)>);
+
+/// Powers of two against their neighbours, decided: each power of two with its neighbours, the
+/// tally of the equivalences and the widest interval's half-width.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct PowersOfTwo<'a> {
+    pub pairs: Vec<Neighbours<'a>>,
+    pub tally: Tally,
+    pub widest: f64,
+}
+
+pub(super) fn powers_of_two<'a>(
+    cells: &Line<'a>,
     analysis: &Analysis,
     tolerance: f64,
     clock: Clock,
-) -> Judged {
+) -> Result<PowersOfTwo<'a>, Untested> {
     let margin = (1.0 + tolerance).ln();
-    let mut parts = vec![];
-    let mut tally = Tally::default();
-    let mut widest: f64 = 0.0;
+    let mut read = PowersOfTwo {
+        pairs: vec![],
+        tally: Tally::default(),
+        widest: 0.0,
+    };
     for (cell, neighbours) in Analysis::powers_of_two_with_neighbours(cells.values().copied()) {
-        let sides: Vec<String> = neighbours
+        let sides: Vec<(u32, Option<Difference>)> = neighbours
             .iter()
             .map(|n| {
                 let d = Difference::welch(
                     log_clock_arm(analysis, n, clock),
                     log_clock_arm(analysis, cell, clock),
                 );
-                tally.add(d.map(|d| equivalence(&d, margin)));
-                let (text, half) = d.map_or(("no seed spread".to_string(), 0.0), |d| {
-                    let (lo, hi) = d.interval90();
-                    (
-                        format!(
-                            "{:+.1}% vs {} (90% interval {:+.1}% to {:+.1}%)",
-                            100.0 * d.diff.exp_m1(),
-                            n.batch_size,
-                            100.0 * lo.exp_m1(),
-                            100.0 * hi.exp_m1()
-                        ),
-                        d.critical() * d.se,
-                    )
-                });
-                widest = widest.max(half);
-                text
+                read.tally.add(d.map(|d| equivalence(&d, margin)));
+                read.widest = read.widest.max(d.map_or(0.0, |d| d.critical() * d.se));
+                (n.batch_size, d)
             })
             .collect();
-        parts.push(format!(
-            "{} ({} s): {}",
-            cell.batch_size,
-            fixed(
-                match clock {
-                    Clock::Training => cell.train_seconds_median,
-                    Clock::Test => cell.test_seconds_median,
-                },
-                2
-            ),
-            sides.join(", ")
-        ));
+        read.pairs.push((cell, sides));
     }
-    if tally.compared == 0 {
-        return Judged::untested(
-            "no power of two with a neighbour one below or above it",
-            "the grid has no power of two beside its neighbours",
-        );
+    if read.tally.compared == 0 {
+        return Err(Untested::NoPowerOfTwoPair);
     }
-    Judged {
-        outcome: tally.outcome(
-            "a noticeable difference",
-            format!(
-                "a difference of ±{:.1}% (the widest 90% interval's half-width) against a margin of ±{:.0}%",
-                100.0 * widest.exp_m1(),
-                100.0 * tolerance
-            ),
-        ),
-        measured: parts.join("; "),
-        quantities: vec![("tolerance", tolerance), ("pairs", tally.compared as f64)],
+    Ok(read)
+}
+
+/// Training time following the steps, decided: the line of time on steps through every seed
+/// (with its one-sided 95% bounds on the slope), each batch size's departure from the line of
+/// the others, their tally and the widest interval's half-width.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct FollowsSteps<'a> {
+    pub fit: LinearFit,
+    /// One-sided 95% bounds of the slope, and the t critical value they were drawn with.
+    pub low: f64,
+    pub high: f64,
+    pub t: f64,
+    /// Each batch size's cell and the mean log offset of its seeds from the others' line.
+    pub offsets: Vec<(&'a TrainCell, f64)>,
+    pub tally: Tally,
+    pub widest: f64,
+}
+
+/// The mechanism, decided: a per-step overhead above zero, then every batch size on the line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Mechanism {
+    /// The slope's upper bound is not above zero.
+    NoOverhead,
+    /// The slope's lower bound is not above zero.
+    OverheadOpen,
+    /// An overhead: then the batch sizes' sameness to the line.
+    Overhead(Sameness),
+}
+
+impl FollowsSteps<'_> {
+    pub fn decided(&self) -> Mechanism {
+        if self.high <= 0.0 {
+            Mechanism::NoOverhead
+        } else if self.low <= 0.0 {
+            Mechanism::OverheadOpen
+        } else {
+            Mechanism::Overhead(self.tally.decided())
+        }
     }
 }
 
-pub(super) fn time_follows_steps(
-    cells: &Line,
+pub(super) fn time_follows_steps<'a>(
+    cells: &Line<'a>,
     analysis: &Analysis,
     reference: u32,
     tolerance: f64,
-) -> Judged {
+) -> Result<FollowsSteps<'a>, Untested> {
     if !cells.contains_key(&reference) {
-        return Judged::untested("not measured", format!("batch {reference} was not run"));
+        return Err(Untested::BatchNotRun(reference));
     }
     // Every ok seed of the line: training time against the steps it took.
     let (mut steps, mut seconds) = (vec![], vec![]);
@@ -210,24 +223,17 @@ pub(super) fn time_follows_steps(
             seconds.push(r.train_seconds);
         }
     }
-    let Some(fit) = linear_fit(&steps, &seconds).filter(|f| f.slope_se.is_finite()) else {
-        return Judged::untested(
-            "fewer than three seeds or one number of steps",
-            "no line of time on steps",
-        );
-    };
+    let fit = linear_fit(&steps, &seconds)
+        .filter(|f| f.slope_se.is_finite())
+        .ok_or(Untested::NoStepsLine)?;
     let df = (steps.len() - 2) as f64;
     let t = critical(ALPHA, df);
-    let (low, high) = (fit.slope - t * fit.slope_se, fit.slope + t * fit.slope_se);
     // How far each batch size's mean time lies off the line, relative to the line: the part
     // of its time the number of steps does not explain. The line is fitted without the batch
     // size it is compared with (a line through a cell's own seeds absorbs its departure: with
     // two numbers of steps every offset would be zero by construction), and the line's own
     // uncertainty at that number of steps joins the seeds' (a prediction interval).
     let margin = (1.0 + tolerance).ln();
-    let mut tally = Tally::default();
-    let mut parts = vec![];
-    let mut widest: f64 = 0.0;
     let distinct = {
         let mut s: Vec<u64> = steps.iter().map(|x| *x as u64).collect();
         s.sort_unstable();
@@ -235,11 +241,17 @@ pub(super) fn time_follows_steps(
         s.len()
     };
     if distinct < 3 {
-        return Judged::untested(
-            format!("{distinct} numbers of steps"),
-            "the line left out of each batch size needs two other numbers of steps: at least three in all",
-        );
+        return Err(Untested::FewStepCounts(distinct));
     }
+    let mut read = FollowsSteps {
+        low: fit.slope - t * fit.slope_se,
+        high: fit.slope + t * fit.slope_se,
+        t,
+        fit,
+        offsets: vec![],
+        tally: Tally::default(),
+        widest: 0.0,
+    };
     // Every ok seed as (batch size, (steps, seconds)).
     let seeds: Vec<(u32, (f64, f64))> = cells
         .iter()
@@ -250,7 +262,7 @@ pub(super) fn time_follows_steps(
                 .map(move |r| (c, (r.steps as f64, r.train_seconds)))
         })
         .collect();
-    for (&b, cell) in cells {
+    for (&b, &cell) in cells {
         let of = |inside: bool| -> Vec<(f64, f64)> {
             seeds
                 .iter()
@@ -277,65 +289,34 @@ pub(super) fn time_follows_steps(
                     ..d
                 }
             });
-        tally.add(d.map(|d| equivalence(&d, margin)));
+        read.tally.add(d.map(|d| equivalence(&d, margin)));
         if let Some(d) = d {
-            widest = widest.max(d.critical() * d.se);
+            read.widest = read.widest.max(d.critical() * d.se);
         }
-        parts.push(format!(
-            "{b}: {} steps, {} s ({:+.1}% off the line of the others)",
-            fixed(cell.steps_median, 0),
-            fixed(cell.train_seconds_median, 2),
-            100.0 * arm.mean.exp_m1()
-        ));
+        read.offsets.push((cell, arm.mean));
     }
-    let measured = format!(
-        "time = {} s + {} ms per step (95% one-sided bounds {} to {} ms); {}",
-        fixed(fit.intercept, 2),
-        fixed(1000.0 * fit.slope, 3),
-        fixed(1000.0 * low, 3),
-        fixed(1000.0 * high, 3),
-        parts.join("; ")
-    );
-    let outcome = if high <= 0.0 {
-        Outcome::does_not_reproduce(
-            "more steps do not take more time: the time per step's overhead is not above zero",
-        )
-    } else if low <= 0.0 {
-        Outcome::inconclusive(format!(
-            "a per-step overhead of {} ms",
-            fixed(1000.0 * t * fit.slope_se, 3)
-        ))
-    } else {
-        match tally.outcome(
-            "the time lies off the steps line",
-            format!(
-                "a departure from the steps line of ±{:.1}% against a margin of ±{:.0}%",
-                100.0 * widest.exp_m1(),
-                100.0 * tolerance
-            ),
-        ) {
-            Outcome::DoesNotReproduce { why } => Outcome::partly(format!(
-                "more steps take more time, but {why}: the steps explain only part of it"
-            )),
-            other => other,
-        }
-    };
-    Judged {
-        outcome,
-        measured: format!("relative to the line through every seed: {measured}"),
-        quantities: vec![
-            ("seconds_per_step", fit.slope),
-            ("seconds_per_step_low95", low),
-            ("seconds_per_step_high95", high),
-            ("tolerance", tolerance),
-        ],
-    }
+    Ok(read)
+}
+
+/// Seed 000's Training Cost Calculator, decided: the mean signed log error of the prediction
+/// (predicted over measured), the mean size of the errors tested against ln(1 + tolerance),
+/// the largest and how many cells.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Predicted {
+    pub signed: Difference,
+    pub size: Difference,
+    pub largest: f64,
+    pub cells: usize,
+    pub decided: Decision,
 }
 
 /// Seed 000's Training Cost Calculator: the training time computed from the step time. The
 /// cells' log errors of the prediction (predicted over measured), their mean with a 90% t
 /// interval, against ±ln(1 + `tolerance`).
-pub(super) fn time_predicted(cells: &[&PredictionCheck], tolerance: f64) -> Judged {
+pub(super) fn time_predicted(
+    cells: &[&PredictionCheck],
+    tolerance: f64,
+) -> Result<Predicted, Untested> {
     let errors: Vec<f64> = cells
         .iter()
         .map(|c| (c.predicted.0 / c.measured).ln())
@@ -344,60 +325,24 @@ pub(super) fn time_predicted(cells: &[&PredictionCheck], tolerance: f64) -> Judg
     // The size of each cell's error: signed errors of +15% and -14% would cancel in a mean
     // and call a prediction that misses every cell "right on average".
     let sizes: Vec<f64> = errors.iter().map(|e| e.abs()).collect();
-    let (Some(signed), Some(d)) = (
+    let (Some(signed), Some(size)) = (
         Difference::one_sample(Arm::of(&errors)),
         Difference::one_sample(Arm::of(&sizes)),
     ) else {
-        return Judged::untested(
-            format!("{} cells with a prediction", errors.len()),
-            "fewer than two cells have a step-time prediction: no sweep of this model on this machine and build was found (the prediction check below says where it looked)",
-        );
+        return Err(Untested::FewPredictions(errors.len()));
     };
-    let (low, high) = d.interval90();
-    let bound = (1.0 + tolerance).ln();
-    let pct = |x: f64| format!("{:.1}%", 100.0 * (x.exp() - 1.0));
-    let signed_pct = |x: f64| format!("{:+.1}%", 100.0 * (x.exp() - 1.0));
-    let largest = sizes.iter().copied().fold(0.0, f64::max);
-    let measured = format!(
-        "mean size of the error {} (90% interval {} to {}) over {} cells; mean signed error {}; the largest {}",
-        pct(d.diff),
-        pct(low),
-        pct(high),
-        errors.len(),
-        signed_pct(signed.diff),
-        fixed(100.0 * (largest.exp() - 1.0), 1) + "%"
-    );
-    let within = format!("{:.0}%", 100.0 * tolerance);
     // One-sided bounds of the mean size against the tolerance.
     let against = Difference {
-        diff: d.diff - bound,
-        ..d
+        diff: size.diff - (1.0 + tolerance).ln(),
+        ..size
     };
-    let outcome = match decrease(&against) {
-        Decision::Shown => {
-            Outcome::reproduces_with(format!("off by less than {within} on average"))
-        }
-        Decision::Refuted => Outcome::does_not_reproduce(format!(
-            "the prediction is off by more than {within} on average"
-        )),
-        Decision::Open => Outcome::inconclusive(format!(
-            "a mean error of {within} either way lies inside the interval ({} to {})",
-            pct(low),
-            pct(high)
-        )),
-    };
-    Judged {
-        outcome,
-        measured,
-        quantities: vec![
-            ("mean_abs_log_error", d.diff),
-            ("abs_log_error_low90", low),
-            ("abs_log_error_high90", high),
-            ("mean_log_error", signed.diff),
-            ("tolerance", tolerance),
-            ("cells", errors.len() as f64),
-        ],
-    }
+    Ok(Predicted {
+        signed,
+        size,
+        largest: sizes.iter().copied().fold(0.0, f64::max),
+        cells: errors.len(),
+        decided: decrease(&against),
+    })
 }
 
 /// The least-squares line through (steps, seconds) points ([`linear_fit`]) and the standard

@@ -19,7 +19,9 @@ fn cells(errors: &[f64]) -> Vec<PredictionCheck> {
 fn verdict(errors: &[f64]) -> batchlab_method::findings::Verdict {
     let cells = cells(errors);
     let refs: Vec<&PredictionCheck> = cells.iter().collect();
-    time_predicted(&refs, 0.1).outcome.verdict()
+    time_predicted(&refs, 0.1).map_or(batchlab_method::findings::Verdict::CannotTest, |p| {
+        p.decided.verdict()
+    })
 }
 
 #[test]
@@ -45,22 +47,30 @@ fn a_prediction_is_judged_by_its_mean_error_size_against_the_tolerance() {
 
 #[test]
 fn one_comparison_bounded_beyond_the_margin_refutes_sameness() {
-    use batchlab_method::findings::Verdict::*;
     let tally = |decisions: &[Option<Decision>]| {
         let mut t = Tally::default();
         decisions.iter().for_each(|d| t.add(*d));
-        t.outcome("a difference", "±5%".into()).verdict()
+        t.decided()
     };
     use Decision::*;
     // Three pairs open and one bounded beyond the margin: refuted, not "partly".
     assert_eq!(
         tally(&[Some(Open), Some(Open), Some(Open), Some(Refuted)]),
-        DoesNotReproduce
+        Sameness::Refuted {
+            refuted: 1,
+            compared: 4
+        }
     );
-    assert_eq!(tally(&[Some(Shown), Some(Refuted)]), DoesNotReproduce);
-    assert_eq!(tally(&[Some(Shown), Some(Shown)]), Reproduces);
-    assert_eq!(tally(&[Some(Shown), Some(Open)]), Inconclusive);
-    assert_eq!(tally(&[Some(Shown), None]), Inconclusive);
+    assert_eq!(
+        tally(&[Some(Shown), Some(Refuted)]),
+        Sameness::Refuted {
+            refuted: 1,
+            compared: 2
+        }
+    );
+    assert_eq!(tally(&[Some(Shown), Some(Shown)]), Sameness::Shown);
+    assert_eq!(tally(&[Some(Shown), Some(Open)]), Sameness::Open);
+    assert_eq!(tally(&[Some(Shown), None]), Sameness::Open);
     // No seed spread anywhere: no interval, no test.
-    assert_eq!(tally(&[None, None]), CannotTest);
+    assert_eq!(tally(&[None, None]), Sameness::Untestable);
 }

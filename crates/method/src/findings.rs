@@ -162,6 +162,11 @@ pub struct Finding {
     /// `slope_ms_per_example`); NaN and infinities are left out.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub quantities: BTreeMap<String, f64>,
+    /// What the rule decided, as the kind's own value (numbers and kebab-case enums: a
+    /// `Decision`, the rule's reading with the numbers it was decided from), which `verdict`
+    /// and the sentences word; absent in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reading: Option<serde_json::Value>,
     /// The rule in words, with what it could detect.
     pub test: String,
 }
@@ -184,8 +189,16 @@ impl Finding {
             outcome,
             measured: measured.into(),
             quantities: BTreeMap::new(),
+            reading: None,
             test: test.into(),
         }
+    }
+
+    /// Records what the rule decided (see [`Finding::reading`]); a value serde cannot write
+    /// as JSON leaves none.
+    pub fn with_reading(mut self, value: &impl Serialize) -> Self {
+        self.reading = reading(value);
+        self
     }
 
     /// Records the numbers the rule decided from (finite ones only: JSON has no NaN).
@@ -197,6 +210,12 @@ impl Finding {
         }
         self
     }
+}
+
+/// What a rule decided, as [`Finding::reading`] records it; none for a value serde cannot
+/// write as JSON.
+pub fn reading(value: &impl Serialize) -> Option<serde_json::Value> {
+    serde_json::to_value(value).ok()
 }
 
 /// Who made a claim and where a run judges it: what every [`Finding`] starts from.
@@ -280,5 +299,43 @@ mod tests {
         assert_eq!(back, finding);
         assert_eq!(back.outcome.verdict(), Verdict::Inconclusive);
         assert_eq!(back.outcome.reason(), Some("0.8 points"));
+    }
+
+    #[test]
+    fn a_reading_is_written_as_numbers_and_enums_and_old_files_load_without_one() {
+        use crate::tests_of_claims::{Decision, Difference};
+        #[derive(Serialize)]
+        #[serde(rename_all = "kebab-case")]
+        enum Read {
+            Measured { d: Difference, decided: Decision },
+        }
+        let finding = Finding::new(
+            ClaimText::new("it falls", "seed 003"),
+            "accuracy-falls",
+            Outcome::reproduces(),
+            "-7 points",
+            "one-sided",
+        );
+        let text = serde_json::to_string(&finding).unwrap();
+        assert!(!text.contains("reading"), "{text}");
+        let back: Finding = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.reading, None);
+        let read = Read::Measured {
+            d: Difference {
+                diff: -7.0,
+                se: 1.0,
+                df: 4.0,
+            },
+            decided: Decision::Shown,
+        };
+        let text = serde_json::to_string(&finding.with_reading(&read)).unwrap();
+        assert!(
+            text.contains(
+                r#""reading":{"measured":{"d":{"df":4.0,"diff":-7.0,"se":1.0},"decided":"shown"}}"#
+            ),
+            "{text}"
+        );
+        let back: Finding = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.reading.unwrap()["measured"]["decided"], "shown");
     }
 }

@@ -124,7 +124,7 @@ pub fn bootstrap_median_ratio_ci(
 }
 
 /// An ordinary-least-squares line `y = intercept + slope * x`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct LinearFit {
     /// Value of the line at x = 0.
     pub intercept: f64,

@@ -23,7 +23,7 @@ pub const ALPHA: f64 = 0.05;
 
 /// A difference of two means (second minus first) with its standard error and degrees of
 /// freedom.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Difference {
     /// Mean of the second arm minus mean of the first.
     pub diff: f64,
@@ -124,7 +124,8 @@ pub fn critical(alpha: f64, df: f64) -> f64 {
 }
 
 /// What a test decided: the claim shown, refuted, or neither at this noise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Decision {
     /// The data show the claim.
     Shown,

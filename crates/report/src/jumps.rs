@@ -37,9 +37,10 @@
 //! [`method_description`] is the same method in one paragraph for `report.md`.
 
 use batchlab_method::stats::{linear_fit, mad, median, LinearFit, MAD_TO_SD};
+use serde::Serialize;
 
 /// One detected discontinuity.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Jump {
     /// The first batch size on the far side of the step: the step lies between
     /// `previous_batch_size` and this one.

@@ -7,23 +7,25 @@ use batchlab_method::findings::Finding;
 use batchlab_method::tests_of_claims::{
     critical, equivalence, increase, Arm, Decision, Difference,
 };
+use serde::Serialize;
 
 /// The claims of seed 003 (and the Ohio State thesis it cites), each judged by a stated rule
 /// and worded by [`super::words`].
 pub(super) fn judge(a: &Analysis, ctx: &FindBatchContext) -> Vec<Finding> {
+    let (growth, utilization) = (memory_grows(a), utilization_saturates(a, ctx));
+    let largest = largest_is_not_right(a, ctx.throughput_tolerance);
     vec![
-        super::words::memory_grows(&memory_grows(a), a.model_points),
-        super::words::utilization_saturates(&utilization_saturates(a, ctx), ctx.utilization_step),
-        super::words::largest_is_not_right(
-            &largest_is_not_right(a, ctx.throughput_tolerance),
-            a,
-            ctx.throughput_tolerance,
-        ),
+        super::words::memory_grows(&growth, a.model_points).with_reading(&growth),
+        super::words::utilization_saturates(&utilization, ctx.utilization_step)
+            .with_reading(&utilization),
+        super::words::largest_is_not_right(&largest, a, ctx.throughput_tolerance)
+            .with_reading(&largest),
     ]
 }
 
 /// "Memory grows with batch size": the memory model's per-example cost and its interval.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum MemoryGrowth {
     /// Fewer than three fitting probes, or no standard error: no line with an interval.
     TooFewProbes,
@@ -69,7 +71,8 @@ fn memory_grows(a: &Analysis) -> MemoryGrowth {
 }
 
 /// "Utilization rises with batch size, then saturates".
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum Utilization {
     /// The backend's utilization is not measured (a GPU).
     NotMeasured,
@@ -85,7 +88,8 @@ pub(super) enum Utilization {
 }
 
 /// What the two tests of [`Utilization`] decided.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum Saturation {
     /// Fewer curve batch sizes with a utilization than the rule's 3.
     TooFewSizes(usize),
@@ -150,7 +154,8 @@ fn utilization_saturates(a: &Analysis, ctx: &FindBatchContext) -> Utilization {
 }
 
 /// "The largest batch size that fits is not automatically the right one".
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum LargestIsNotRight {
     /// The search ended without a size that fits.
     NothingFits,

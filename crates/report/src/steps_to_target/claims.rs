@@ -3,8 +3,10 @@
 //! decides a value here (or in `quality`, `lr_rule`, `max_useful`); `claims_words.rs` words
 //! every one (docs/ARCHITECTURE.md, "Analysis decides, rendering words").
 
-use batchlab_method::findings::{ClaimText, Finding, Outcome, Verdict};
+use batchlab_method::findings::{reading, ClaimText, Finding, Outcome, Verdict};
 use batchlab_method::tests_of_claims::Decision;
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::analysis::Study;
@@ -98,14 +100,17 @@ fn verdict<'a>(
     use TargetClaimRule::*;
     let rule = c.rule.name();
     let versus = c.versus.as_deref().and_then(|v| find(study, v));
-    let (measured, verdict, test) = match (find(study, &c.workload), c.rule, versus) {
-        (None, _, _) => words::missing(&c.workload),
+    let ((measured, verdict, test), reading) = match (find(study, &c.workload), c.rule, versus) {
+        (None, _, _) => (words::missing(&c.workload), None),
         (Some(w), ThreeRegimes, _) => three_regimes(w),
         (Some(w), NoSimpleLrScaling(margin), _) => {
             learning_rate_rule(w, space(&c.workload), margin)
         }
         (Some(w), NoDegradation(margin), _) => no_degradation(w, margin),
-        (Some(_), _, None) => words::missing(c.versus.as_deref().unwrap_or("(none named)")),
+        (Some(_), _, None) => (
+            words::missing(c.versus.as_deref().unwrap_or("(none named)")),
+            None,
+        ),
         (Some(w), MatchesSearch(margin), Some(v)) => search::matches(w, v, margin),
         (Some(w), RegularizationHelps(margin), Some(v)) => regularization(w, v, margin),
         (Some(w), ExtendsPerfectScaling(margin), Some(v)) => {
@@ -113,14 +118,21 @@ fn verdict<'a>(
         }
         (Some(w), MaxUsefulBatch(claim, margin), Some(v)) => ratio(w, v, claim, margin),
     };
-    Finding::new(claim, rule, verdict, measured, test)
+    let mut finding = Finding::new(claim, rule, verdict, measured, test);
+    finding.reading = reading;
+    finding
 }
 
-/// What a rule found: measured, outcome, test.
+/// What a rule found, in words: measured, outcome, test.
 pub(super) type Parts = (String, Outcome, String);
 
+/// What a rule found in words, with what it decided as a value (`Finding::reading`); none
+/// where it could not be tested.
+type Judged = (Parts, Option<Value>);
+
 /// The regimes the windows show, against the claim of all three in order, decided.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum RegimesShown {
     /// Shown out of the claimed order (does not reproduce).
     OutOfOrder(Vec<Regime>),
@@ -144,7 +156,8 @@ pub(super) enum RegimesShown {
 }
 
 /// What the slope windows could resolve.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum Resolution {
     /// Some window straddles a band's edge: the widest such interval's half-width, against
     /// the width of the bands.
@@ -156,7 +169,7 @@ pub(super) enum Resolution {
 }
 
 /// The three-regimes claim on one reading's windows, with what they could resolve.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub(super) struct Regimes {
     pub shown: RegimesShown,
     pub resolution: Resolution,
@@ -220,7 +233,8 @@ fn judge_regimes(b: &BandRegimes) -> Regimes {
 }
 
 /// A claim judged under both bounds of the censored trials.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum Bounded<T> {
     /// Both bounds decide the same: the reading between them where it decides that too, else
     /// the optimistic one.
@@ -245,16 +259,16 @@ fn within_bounds<T>(judge: impl Fn(Reading) -> T, verdict: impl Fn(&T) -> Verdic
     }
 }
 
-fn three_regimes(w: &Workload) -> Parts {
+fn three_regimes(w: &Workload) -> Judged {
     if !w.regimes_with_intervals() {
-        return words::too_few_windows(w);
+        return (words::too_few_windows(w), None);
     }
     let bands = w.bands.bands;
     let decided = within_bounds(
         |r| judge_regimes(&BandRegimes::new(w.curve(r), bands)),
         Regimes::verdict,
     );
-    words::three_regimes(w, &decided)
+    (words::three_regimes(w, &decided), reading(&decided))
 }
 
 /// Bounds on B_crit fitted to one bootstrap replicate of a curve: the value itself where the
@@ -298,27 +312,39 @@ fn b_crit_ratio(w: &CurveIntervals, v: &CurveIntervals) -> (f64, f64) {
 }
 
 /// No degradation of the best error with batch size (`quality`).
-fn no_degradation(w: &Workload, margin: f64) -> Parts {
+fn no_degradation(w: &Workload, margin: f64) -> Judged {
     let cells = quality::best_errors(w);
-    words::no_degradation(&cells, &quality::no_degradation(&cells, margin), margin)
+    let decided = quality::no_degradation(&cells, margin);
+    (
+        words::no_degradation(&cells, &decided, margin),
+        reading(&decided),
+    )
 }
 
 /// Regularization crucial at the largest batch size (`quality`).
-fn regularization(w: &Workload, v: &Workload, margin: f64) -> Parts {
+fn regularization(w: &Workload, v: &Workload, margin: f64) -> Judged {
     let (with, without) = (quality::best_errors(w), quality::best_errors(v));
     let decided = quality::regularization(&with, &without, margin);
-    words::regularization((w, &with), (v, &without), &decided, margin)
+    (
+        words::regularization((w, &with), (v, &without), &decided, margin),
+        reading(&decided),
+    )
 }
 
 /// Whether the best learning rate follows a simple rule (`lr_rule`).
-fn learning_rate_rule(w: &Workload, space: Option<&SearchSpace>, margin: f64) -> Parts {
+fn learning_rate_rule(w: &Workload, space: Option<&SearchSpace>, margin: f64) -> Judged {
     let regions = lr_rule::regions(w, space);
-    words::learning_rate_rule(&regions, &lr_rule::decide(&regions, margin), margin)
+    let decided = lr_rule::decide(&regions, margin);
+    (
+        words::learning_rate_rule(&regions, &decided, margin),
+        reading(&decided),
+    )
 }
 
 /// A claim about the ratio of two workloads' maximum useful batch sizes (B_crit), decided:
 /// the Kaplan-Meier interval of their ratio (the measurement), and the claim under both
 /// bounds of the censored trials, or the error of a fit that failed.
+#[derive(Serialize)]
 pub(super) struct Ratio {
     pub claim: RatioClaim,
     pub interval: (f64, f64),
@@ -326,14 +352,14 @@ pub(super) struct Ratio {
 }
 
 /// The ratio's interval under one reading and what it decides.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub(super) struct RatioReading {
     pub interval: (f64, f64),
     pub decided: Decision,
 }
 
 /// A claim about the ratio of two workloads' maximum useful batch sizes (B_crit).
-fn ratio(w: &Workload, v: &Workload, claim: RatioClaim, margin: f64) -> Parts {
+fn ratio(w: &Workload, v: &Workload, claim: RatioClaim, margin: f64) -> Judged {
     // The Kaplan-Meier ratio is both the measurement and that reading's verdict: fitted once.
     let km = b_crit_ratio(&w.intervals, &v.intervals);
     let decided = match (&w.fit, &v.fit) {
@@ -357,7 +383,7 @@ fn ratio(w: &Workload, v: &Workload, claim: RatioClaim, margin: f64) -> Parts {
         interval: km,
         decided,
     };
-    words::ratio(w, v, &decided, margin)
+    (words::ratio(w, v, &decided, margin), reading(&decided))
 }
 
 #[path = "claims_search.rs"]

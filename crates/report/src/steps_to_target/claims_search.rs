@@ -2,11 +2,14 @@
 //! by the interval of their ratio against the registry's factor; decided as a value
 //! (`search_match`), then worded (`claims_words.rs`).
 
-use super::Parts;
+use serde::Serialize;
+
+use super::Judged;
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::scaling::bounded_interval;
 
 /// One batch size both searches ran: their steps-to-result ratio and its 95% interval.
+#[derive(Serialize)]
 pub(super) struct Compared {
     pub batch: u32,
     pub ratio: f64,
@@ -16,6 +19,7 @@ pub(super) struct Compared {
 
 /// matches-search, as values: every compared batch size, and which are bounded within the
 /// margin (`shown`), beyond it (`refuted`) or neither (`open`, with the widest interval's top).
+#[derive(Serialize)]
 pub(super) struct SearchMatch {
     pub compared: Vec<Compared>,
     pub shown: usize,
@@ -24,8 +28,12 @@ pub(super) struct SearchMatch {
     pub widest: f64,
 }
 
-pub(super) fn matches(w: &Workload, v: &Workload, margin: f64) -> Parts {
-    super::words::search_match(&search_match(w, v, margin), w, v, margin)
+pub(super) fn matches(w: &Workload, v: &Workload, margin: f64) -> Judged {
+    let decided = search_match(w, v, margin);
+    (
+        super::words::search_match(&decided, w, v, margin),
+        batchlab_method::findings::reading(&decided),
+    )
 }
 
 fn search_match(w: &Workload, v: &Workload, margin: f64) -> SearchMatch {

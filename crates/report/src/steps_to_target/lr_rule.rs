@@ -20,6 +20,7 @@
 
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::steps::TrialOutcome;
+use serde::Serialize;
 
 /// The share of the searched log-range at each end whose settings count as on its edge.
 pub const EDGE_SHARE: f64 = 0.1;
@@ -163,7 +164,8 @@ fn bounded(regions: &[RateRegion], k: f64, margin: f64) -> bool {
 
 /// The widest near-best region: one open on a side (the best rate may lie anywhere beyond
 /// the searched space), else the one whose high / low factor is largest.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum Widest {
     /// The first region reaching the searched space's edge, by batch size.
     Open(u32),
@@ -187,7 +189,8 @@ fn widest(regions: &[RateRegion]) -> Widest {
 }
 
 /// The claim that the best learning rate follows no simple rule, decided (see the module).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum LrRule {
     /// Fewer than 3 batch sizes with near-best trials (how many).
     TooFew(usize),

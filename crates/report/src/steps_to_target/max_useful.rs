@@ -11,9 +11,11 @@
 //! the same (one doubling of the batch-size grid, 2, is the convention the registry states).
 
 use batchlab_method::tests_of_claims::Decision;
+use serde::Serialize;
 
 /// What a claim says about r.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum RatioClaim {
     /// r is larger than 1: momentum extends perfect scaling (no margin: any reliable excess).
     Larger,

@@ -16,6 +16,7 @@ use batchlab_method::stats::quantile_sorted;
 use batchlab_method::tests_of_claims::Decision;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
+use serde::Serialize;
 
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::scaling::{spreads_below_best, upper_rank, BestOfN, LEVEL};
@@ -120,7 +121,8 @@ pub(super) fn best_errors(w: &Workload) -> Vec<BestError> {
 /// No degradation of the best error with batch size, decided against the margin (a fraction
 /// of error) from the interval of each batch size's difference from the smallest's
 /// ([`difference`]); `words` words it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum NoDegradation {
     /// Fewer than two batch sizes with an ok trial (how many): nothing to compare.
     TooFew(usize),
@@ -175,7 +177,8 @@ pub(super) fn no_degradation(cells: &[BestError], margin: f64) -> NoDegradation 
 /// Extra regularization crucial at the largest batch size both workloads have, decided: the
 /// gain `versus`'s best error − `w`'s (the regularized one's), its interval, and whether that
 /// interval lies above the margin (shown), below it (refuted) or across it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum Regularization {
     /// No batch size with ok trials of both workloads.
     NoSharedBatch,

@@ -16,6 +16,7 @@ pub use versus::{Reference, ReferenceCurve};
 use batchlab_method::findings::Finding;
 use batchlab_method::stats::{linear_fit, LinearFit};
 use batchlab_method::tests_of_claims::{critical, Decision, ALPHA};
+use serde::Serialize;
 
 use super::analysis::Analysis;
 use super::StepTimeContext;
@@ -124,11 +125,13 @@ fn half_fit(x: &[f64], y: &[f64]) -> Option<LinearFit> {
 }
 
 fn linear(a: &Analysis, margin: f64) -> Finding {
-    words::linear(&linearity(a, margin), margin)
+    let reading = linearity(a, margin);
+    words::linear(&reading, margin).with_reading(&reading)
 }
 
 /// "The step time grows linearly", as values.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum Linearity {
     /// Fewer ok batch sizes than two halves of [`MIN_HALF`].
     TooFew { ok: usize },
@@ -148,7 +151,8 @@ pub(super) enum Linearity {
 }
 
 /// What the marginal-cost test of [`Linearity`] decided.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum MarginalCost {
     /// A half's cost per example is not positive: refuted where a half's upper bound stays at
     /// or below zero, else open within `bound` ms.

@@ -9,13 +9,15 @@
 
 use batchlab_method::findings::Finding;
 use batchlab_method::tests_of_claims::{named_position_z, named_rank_p};
+use serde::Serialize;
 
 use super::RANK_RESAMPLES;
 use crate::jumps::{relative_se, Gap, Jump};
 use crate::step_time::analysis::Analysis;
 
 /// What the one-sided bounds of a named step say about it against a margin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(crate) enum Reading {
     /// Its lower bound reaches the margin and it is no spike: a jump.
     Jump,
@@ -29,6 +31,7 @@ pub(crate) enum Reading {
 
 /// One named position as the rules read it: its gap, the step's one-sided 95% bounds (as a
 /// fraction of the step time) and what they say.
+#[derive(Serialize)]
 pub(crate) struct NamedJump<'a> {
     pub index: usize,
     pub gap: &'a Jump,
@@ -115,6 +118,7 @@ pub(crate) fn named_jumps<'a>(
 
 /// "The step time jumps at b1, b2, ...", as values: every named position with its reading,
 /// the named gaps' permutation rank, and what the positions' readings come to.
+#[derive(Serialize)]
 pub(super) struct JumpsAt<'a> {
     /// Each claimed position and, where tested, its named gap and reading.
     pub named: Vec<(u32, Option<NamedJump<'a>>)>,
@@ -156,11 +160,12 @@ pub(super) fn jumps_at(a: &Analysis, claimed: &[u32], gap: Gap, margin: f64, see
         open,
         detectable,
     };
-    super::words::jumps_at(&reading, claimed, gap, margin, z_one_sided())
+    super::words::jumps_at(&reading, claimed, gap, margin, z_one_sided()).with_reading(&reading)
 }
 
 /// "No jumps at b1, b2, ...", as values: every named position with its reading, and how many
 /// were tested, shown within ± the margin, and bounded beyond it.
+#[derive(Serialize)]
 pub(super) struct NoJumpsAt<'a> {
     pub named: Vec<(u32, Option<NamedJump<'a>>)>,
     pub tested: usize,
@@ -190,12 +195,13 @@ pub(super) fn no_jumps_at(a: &Analysis, positions: &[u32], gap: Gap, margin: f64
         refuted,
         widest,
     };
-    super::words::no_jumps_at(&reading, positions, gap, margin)
+    super::words::no_jumps_at(&reading, positions, gap, margin).with_reading(&reading)
 }
 
 /// The seed's "why not double", as values: every named position with its reading (only
 /// jumps are judged), and how many jumps were judged, bounded below `max_ratio` and bounded
 /// at or above it, with the largest upper bound of after over before.
+#[derive(Serialize)]
 pub(super) struct JumpsBelow<'a> {
     pub named: Vec<(u32, Option<NamedJump<'a>>)>,
     pub judged: usize,
@@ -236,5 +242,5 @@ pub(super) fn jumps_below(
         refuted,
         largest,
     };
-    super::words::jumps_below(&reading, positions, margin, max_ratio)
+    super::words::jumps_below(&reading, positions, margin, max_ratio).with_reading(&reading)
 }

@@ -5,6 +5,7 @@
 use batchlab_method::findings::Finding;
 use batchlab_method::stats::{bootstrap_median_ci, bootstrap_median_ratio_ci, MAD_TO_SD};
 use batchlab_method::tests_of_claims::{increase, non_inferiority, Arm, Decision, Difference};
+use serde::Serialize;
 
 use super::super::analysis::Analysis;
 use crate::jumps::scatter;
@@ -33,7 +34,7 @@ pub struct ReferenceCurve {
 
 /// "Fluctuates more than": each curve's scatter with its 95% interval (as fractions of the step
 /// time), their ratio with its interval, and what the ratio's interval shows.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub(super) struct Fluctuation {
     /// This curve's (scatter, low, high), if measured.
     pub here: Option<(f64, f64, f64)>,
@@ -69,15 +70,13 @@ pub(super) fn fluctuates_more(a: &Analysis, reference: &Reference, seed: u64) ->
         Some((_, _, hi)) if hi < 1.0 => Decision::Refuted,
         _ => Decision::Open,
     };
-    super::words::fluctuates_more(
-        &Fluctuation {
-            here,
-            there,
-            ratio,
-            decided,
-        },
-        reference,
-    )
+    let reading = Fluctuation {
+        here,
+        there,
+        ratio,
+        decided,
+    };
+    super::words::fluctuates_more(&reading, reference).with_reading(&reading)
 }
 
 /// (scatter, low, high) of the 95% bootstrap interval, as fractions.
@@ -93,11 +92,13 @@ fn interval(values: &[f64], seed: u64) -> Option<(f64, f64, f64)> {
 /// "Slightly slower": the log of this curve's median over the reference's at each batch size
 /// both swept, averaged (a geometric mean ratio) with a t interval over the batch sizes.
 pub(super) fn slower_than(a: &Analysis, reference: &Reference, max_ratio: f64) -> Finding {
-    super::words::slower_than(&slowdown(a, reference, max_ratio), reference, max_ratio)
+    let reading = slowdown(a, reference, max_ratio);
+    super::words::slower_than(&reading, reference, max_ratio).with_reading(&reading)
 }
 
 /// "Slightly slower than", as values.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum Slowdown {
     /// No reference curve, and why.
     NoReference(String),
@@ -119,7 +120,8 @@ pub(super) enum Slowdown {
 }
 
 /// What the two one-sided tests of [`Slowdown`] decided.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum SlowerDecision {
     /// Slower, and by less than the stated ratio.
     Slightly,

@@ -21,10 +21,12 @@
 
 use super::check_points;
 use batchlab_method::TargetError;
+use serde::Serialize;
 
 /// The three regimes of a steps-to-result curve, ordered as the claim orders them (perfect
 /// scaling first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Regime {
     /// Doubling the batch size (nearly) halves the steps.
     PerfectScaling,

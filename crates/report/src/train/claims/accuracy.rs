@@ -3,6 +3,7 @@
 //! paired by seed where every cell has the same seeds (the seeds' own differences), else with
 //! Welch's standard error.
 
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 use batchlab_method::tests_of_claims::{
@@ -17,7 +18,8 @@ use crate::train::TrainCell;
 pub(super) type Line<'a> = BTreeMap<u32, &'a TrainCell>;
 
 /// How a combination of cells was tested.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum Pairing {
     /// Paired by seed: every cell has these many same seeds.
     BySeed(usize),
@@ -26,7 +28,7 @@ pub(super) enum Pairing {
 }
 
 /// A signed combination of cells' accuracies in points, with how it was tested.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub(super) struct Tested {
     pub d: Difference,
     pub pairing: Pairing,
@@ -95,8 +97,9 @@ fn cells_at<'a>(line: &Line<'a>, sizes: &[u32]) -> Result<Vec<&'a TrainCell>, Un
 
 /// A single-line rule decided: the change of the accuracy from `from` (`cells.0`) to `to`,
 /// tested, and what the rule's test decided.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub(super) struct Change<'a> {
+    #[serde(serialize_with = "super::as_batch::pair")]
     pub cells: (&'a TrainCell, &'a TrainCell),
     pub tested: Tested,
     pub decided: Decision,
@@ -135,9 +138,11 @@ pub(super) fn accuracy<'a>(
 
 /// Two lines compared: the claim's line's cells and `versus`'s (at `from` and `to`, or at one
 /// batch size), the contrast tested, and whether it lies above zero.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub(super) struct Versus<'a> {
+    #[serde(serialize_with = "super::as_batch::many")]
     pub line: Vec<&'a TrainCell>,
+    #[serde(serialize_with = "super::as_batch::many")]
     pub versus: Vec<&'a TrainCell>,
     pub tested: Tested,
     pub decided: Decision,
@@ -183,8 +188,9 @@ pub(super) fn higher_than<'a>(
 /// Which batch sizes could be best, decided: the best observed cell, each other batch size's
 /// deficit against it with its one-sided Bonferroni bound, the batch sizes that could be best
 /// and the widest bound.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub(super) struct BestBatch<'a> {
+    #[serde(serialize_with = "super::as_batch::one")]
     pub top: &'a TrainCell,
     /// (batch size, its accuracy minus the best's in points, the bound's half-width).
     pub against: Vec<(u32, f64, f64)>,

@@ -12,7 +12,7 @@ pub(super) use relative::relative_tables;
 
 use std::collections::BTreeMap;
 
-use batchlab_method::findings::{ClaimText, Finding, Outcome};
+use batchlab_method::findings::{reading, ClaimText, Finding, Outcome};
 use batchlab_method::rows::train::Budget;
 
 use super::analysis::{matches, Analysis, SeriesKey};
@@ -45,11 +45,48 @@ fn rule_name(rule: &ClaimRule) -> &'static str {
     }
 }
 
-/// What a rule found, in words: outcome, measured, quantities (`words`).
+/// What a rule found, in words: outcome, measured, quantities (`words`); and what it decided,
+/// as a value (`Finding::reading`; none where it could not be tested).
 struct Judged {
     outcome: Outcome,
     measured: String,
     quantities: Vec<(&'static str, f64)>,
+    reading: Option<serde_json::Value>,
+}
+
+impl Judged {
+    /// The same, recording `decided` as its reading.
+    fn decided(mut self, decided: &impl serde::Serialize) -> Self {
+        self.reading = reading(decided);
+        self
+    }
+}
+
+/// A cell in a reading, as its batch size: the cell's numbers are the report's tables.
+mod as_batch {
+    use serde::{Serialize, Serializer};
+
+    use crate::train::TrainCell;
+
+    pub fn one<S: Serializer>(c: &&TrainCell, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(c.batch_size)
+    }
+
+    pub fn pair<S: Serializer>(c: &(&TrainCell, &TrainCell), s: S) -> Result<S::Ok, S::Error> {
+        (c.0.batch_size, c.1.batch_size).serialize(s)
+    }
+
+    pub fn many<S: Serializer>(c: &[&TrainCell], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(c.iter().map(|c| c.batch_size))
+    }
+
+    /// Pairs whose first element is a cell.
+    pub fn keyed<S: Serializer, T: Serialize>(
+        c: &[(&TrainCell, T)],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(c.iter().map(|(c, t)| (c.batch_size, t)))
+    }
 }
 
 /// Why a claim cannot be tested on this run.
@@ -91,14 +128,16 @@ fn judge_one(claim: &TrainClaim, analysis: &Analysis, predictions: &[PredictionC
         Ok(judged) => judged,
         Err(untested) => words::untested(&untested),
     };
-    Finding::new(
+    let mut finding = Finding::new(
         text,
         rule_name(&claim.rule),
         judged.outcome,
         judged.measured,
         words::rule(&claim.rule),
     )
-    .with_quantities(judged.quantities)
+    .with_quantities(judged.quantities);
+    finding.reading = judged.reading;
+    finding
 }
 
 /// The claim decided by its rule and worded; `Err` when it cannot be tested here.
@@ -113,47 +152,47 @@ fn judge_rule(
         ClaimRule::AccuracyFalls { from, to, .. }
         | ClaimRule::AccuracyRises { from, to }
         | ClaimRule::AccuracyHolds { from, to, .. }
-        | ClaimRule::AccuracyDoesNotFall { from, to, .. } => words::change(
-            &accuracy::accuracy(analysis, &line, *from, *to, &claim.rule)?,
-            &claim.rule,
-        ),
+        | ClaimRule::AccuracyDoesNotFall { from, to, .. } => {
+            let d = accuracy::accuracy(analysis, &line, *from, *to, &claim.rule)?;
+            words::change(&d, &claim.rule).decided(&d)
+        }
         ClaimRule::FallsLessThan {
             from,
             to,
             versus: v,
-        } => words::falls_less_than(
-            &accuracy::falls_less_than(analysis, &line, &versus(v)?, (*from, *to))?,
-            (*from, *to),
-            v,
-        ),
+        } => {
+            let d = accuracy::falls_less_than(analysis, &line, &versus(v)?, (*from, *to))?;
+            words::falls_less_than(&d, (*from, *to), v).decided(&d)
+        }
         ClaimRule::BestBatch { best } => {
-            words::best_batch(&accuracy::best_batch(analysis, &line, *best)?, *best)
+            let d = accuracy::best_batch(analysis, &line, *best)?;
+            words::best_batch(&d, *best).decided(&d)
         }
-        ClaimRule::AccuracyHigherThan { at, versus: v } => words::higher_than(
-            &accuracy::higher_than(analysis, &line, &versus(v)?, *at)?,
-            *at,
-            v,
-        ),
+        ClaimRule::AccuracyHigherThan { at, versus: v } => {
+            let d = accuracy::higher_than(analysis, &line, &versus(v)?, *at)?;
+            words::higher_than(&d, *at, v).decided(&d)
+        }
         ClaimRule::EpochTimeFalls { from, to } => {
-            words::time_falls(&time::time_falls(&line, analysis, *from, *to)?, *from, *to)
+            let d = time::time_falls(&line, analysis, *from, *to)?;
+            words::time_falls(&d, *from, *to).decided(&d)
         }
-        ClaimRule::PowersOfTwoFlat { tolerance } => words::powers_of_two(
-            &time::powers_of_two(&line, analysis, *tolerance, time::Clock::Training)?,
-            *tolerance,
-            time::Clock::Training,
-        ),
-        ClaimRule::InferencePowersOfTwoFlat { tolerance } => words::powers_of_two(
-            &time::powers_of_two(&line, analysis, *tolerance, time::Clock::Test)?,
-            *tolerance,
-            time::Clock::Test,
-        ),
+        ClaimRule::PowersOfTwoFlat { tolerance } => {
+            let clock = time::Clock::Training;
+            let d = time::powers_of_two(&line, analysis, *tolerance, clock)?;
+            words::powers_of_two(&d, *tolerance, clock).decided(&d)
+        }
+        ClaimRule::InferencePowersOfTwoFlat { tolerance } => {
+            let clock = time::Clock::Test;
+            let d = time::powers_of_two(&line, analysis, *tolerance, clock)?;
+            words::powers_of_two(&d, *tolerance, clock).decided(&d)
+        }
         ClaimRule::TimeFollowsSteps {
             reference,
             tolerance,
-        } => words::follows_steps(
-            &time::time_follows_steps(&line, analysis, *reference, *tolerance)?,
-            *tolerance,
-        ),
+        } => {
+            let d = time::time_follows_steps(&line, analysis, *reference, *tolerance)?;
+            words::follows_steps(&d, *tolerance).decided(&d)
+        }
         ClaimRule::TimePredicted { tolerance } => {
             let cells: Vec<&PredictionCheck> = predictions
                 .iter()
@@ -163,7 +202,8 @@ fn judge_rule(
                         .is_some_and(|c| c.optimizer == p.optimizer)
                 })
                 .collect();
-            words::predicted(&time::time_predicted(&cells, *tolerance)?, *tolerance)
+            let d = time::time_predicted(&cells, *tolerance)?;
+            words::predicted(&d, *tolerance).decided(&d)
         }
     })
 }

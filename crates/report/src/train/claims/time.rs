@@ -7,6 +7,7 @@ use batchlab_method::stats::{linear_fit, LinearFit};
 use batchlab_method::tests_of_claims::{
     critical, decrease, equivalence, Arm, Decision, Difference, ALPHA,
 };
+use serde::Serialize;
 
 use super::{accuracy::Line, Untested};
 use crate::predict::check::PredictionCheck;
@@ -20,7 +21,8 @@ fn log_time_arm(analysis: &Analysis, c: &TrainCell) -> Arm {
 }
 
 /// Which of a trial's clocks a time rule reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum Clock {
     /// Training seconds of the whole budget.
     Training,
@@ -42,7 +44,7 @@ fn log_clock_arm(analysis: &Analysis, c: &TrainCell, clock: Clock) -> Arm {
 }
 
 /// Counts of pairs shown equal, shown apart and open, over the comparisons of a rule.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize)]
 pub(super) struct Tally {
     pub shown: usize,
     pub refuted: usize,
@@ -52,7 +54,8 @@ pub(super) struct Tally {
 }
 
 /// A claim of sameness at every comparison, decided from its [`Tally`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum Sameness {
     /// Every comparison shown within the margin.
     Shown,
@@ -92,8 +95,9 @@ impl Tally {
 
 /// A larger batch training faster, decided: both cells, the Welch difference of their log
 /// training times (to − from) and whether it lies below zero.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub(super) struct TimeFalls<'a> {
+    #[serde(serialize_with = "super::as_batch::pair")]
     pub cells: (&'a TrainCell, &'a TrainCell),
     pub d: Difference,
     pub decided: Decision,
@@ -124,8 +128,9 @@ pub(super) type Neighbours<'a> = (&'a TrainCell, Vec<(u32, Option<Difference>)>)
 
 /// Powers of two against their neighbours, decided: each power of two with its neighbours, the
 /// tally of the equivalences and the widest interval's half-width.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub(super) struct PowersOfTwo<'a> {
+    #[serde(serialize_with = "super::as_batch::keyed")]
     pub pairs: Vec<Neighbours<'a>>,
     pub tally: Tally,
     pub widest: f64,
@@ -167,7 +172,7 @@ pub(super) fn powers_of_two<'a>(
 /// Training time following the steps, decided: the line of time on steps through every seed
 /// (with its one-sided 95% bounds on the slope), each batch size's departure from the line of
 /// the others, their tally and the widest interval's half-width.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub(super) struct FollowsSteps<'a> {
     pub fit: LinearFit,
     /// One-sided 95% bounds of the slope, and the t critical value they were drawn with.
@@ -175,13 +180,15 @@ pub(super) struct FollowsSteps<'a> {
     pub high: f64,
     pub t: f64,
     /// Each batch size's cell and the mean log offset of its seeds from the others' line.
+    #[serde(serialize_with = "super::as_batch::keyed")]
     pub offsets: Vec<(&'a TrainCell, f64)>,
     pub tally: Tally,
     pub widest: f64,
 }
 
 /// The mechanism, decided: a per-step overhead above zero, then every batch size on the line.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub(super) enum Mechanism {
     /// The slope's upper bound is not above zero.
     NoOverhead,
@@ -301,7 +308,7 @@ pub(super) fn time_follows_steps<'a>(
 /// Seed 000's Training Cost Calculator, decided: the mean signed log error of the prediction
 /// (predicted over measured), the mean size of the errors tested against ln(1 + tolerance),
 /// the largest and how many cells.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub(super) struct Predicted {
     pub signed: Difference,
     pub size: Difference,

@@ -72,6 +72,7 @@ pub(super) fn untested(u: &Untested) -> Judged {
         outcome: Outcome::cannot_test(why),
         measured,
         quantities: vec![],
+        reading: None,
     }
 }
 
@@ -186,6 +187,7 @@ pub(super) fn change(c: &Change, rule: &ClaimRule) -> Judged {
             interval_text(&c.tested)
         ),
         quantities: quantities(d),
+        reading: None,
     }
 }
 
@@ -222,6 +224,7 @@ pub(super) fn falls_less_than(v: &Versus, (from, to): (u32, u32), versus: &str) 
             interval_text(&v.tested)
         ),
         quantities: quantities(d),
+        reading: None,
     }
 }
 
@@ -242,6 +245,7 @@ pub(super) fn higher_than(v: &Versus, at: u32, versus: &str) -> Judged {
             interval_text(&v.tested)
         ),
         quantities: quantities(&v.tested.d),
+        reading: None,
     }
 }
 
@@ -284,6 +288,7 @@ pub(super) fn best_batch(b: &BestBatch, claimed: u32) -> Judged {
             ("best_observed", f64::from(b.top.batch_size)),
             ("could_be_best", b.possible.len() as f64),
         ],
+        reading: None,
     }
 }
 
@@ -315,6 +320,7 @@ pub(super) fn time_falls(t: &TimeFalls, from: u32, to: u32) -> Judged {
             100.0 * high.exp_m1()
         ),
         quantities: vec![("log_ratio", d.diff), ("log_ratio_se", d.se), ("df", d.df)],
+        reading: None,
     }
 }
 
@@ -380,6 +386,7 @@ pub(super) fn powers_of_two(p: &PowersOfTwo, tolerance: f64, clock: Clock) -> Ju
         ),
         measured: parts.join("; "),
         quantities: vec![("tolerance", tolerance), ("pairs", p.tally.compared as f64)],
+        reading: None,
     }
 }
 
@@ -438,6 +445,7 @@ pub(super) fn follows_steps(f: &FollowsSteps, tolerance: f64) -> Judged {
             ("seconds_per_step_high95", f.high),
             ("tolerance", tolerance),
         ],
+        reading: None,
     }
 }
 
@@ -480,6 +488,7 @@ pub(super) fn predicted(p: &Predicted, tolerance: f64) -> Judged {
             ("tolerance", tolerance),
             ("cells", p.cells as f64),
         ],
+        reading: None,
     }
 }
 

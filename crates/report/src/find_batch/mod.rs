@@ -145,7 +145,7 @@ pub fn render_find_batch(
     figures::draw_memory(dir, ctx, &analysis)?;
     figures::draw_utilization(dir, ctx, &analysis)?;
     figures::draw_probes(dir, ctx, &analysis)?;
-    let verdicts = verdicts::judge(&analysis, ctx);
+    let verdicts = judge(&analysis, ctx);
     let report = markdown::report(ctx, &analysis, &verdicts);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
     let mut findings = analysis.findings();
@@ -164,3 +164,21 @@ impl From<FindBatchFindings> for crate::verdict::Rendered {
 
 #[cfg(test)]
 mod tests;
+
+/// The claims of seed 003 (and the Ohio State thesis it cites), each decided by a stated rule
+/// in [`verdicts`] and worded by [`words`].
+fn judge(
+    a: &analysis::Analysis,
+    ctx: &FindBatchContext,
+) -> Vec<batchlab_method::findings::Finding> {
+    let (growth, utilization) = (
+        verdicts::memory_grows(a),
+        verdicts::utilization_saturates(a, ctx),
+    );
+    let largest = verdicts::largest_is_not_right(a, ctx.throughput_tolerance);
+    vec![
+        words::memory_grows(&growth, a.model_points).with_reading(&growth),
+        words::utilization_saturates(&utilization, ctx.utilization_step).with_reading(&utilization),
+        words::largest_is_not_right(&largest, a, ctx.throughput_tolerance).with_reading(&largest),
+    ]
+}

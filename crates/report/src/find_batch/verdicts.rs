@@ -1,27 +1,13 @@
 //! What each of the seed's claims comes to, decided from the analysis by a stated rule, as
-//! values: no sentence is made here ([`super::words`] words each reading as a `Finding`).
+//! values: no sentence is made here (`words` words each reading as a `Finding`; `judge` in the
+//! kind's module puts the two together).
 
 use super::analysis::{Analysis, BatchPoint};
 use super::FindBatchContext;
-use batchlab_method::findings::Finding;
 use batchlab_method::tests_of_claims::{
     critical, equivalence, increase, Arm, Decision, Difference,
 };
 use serde::Serialize;
-
-/// The claims of seed 003 (and the Ohio State thesis it cites), each judged by a stated rule
-/// and worded by [`super::words`].
-pub(super) fn judge(a: &Analysis, ctx: &FindBatchContext) -> Vec<Finding> {
-    let (growth, utilization) = (memory_grows(a), utilization_saturates(a, ctx));
-    let largest = largest_is_not_right(a, ctx.throughput_tolerance);
-    vec![
-        super::words::memory_grows(&growth, a.model_points).with_reading(&growth),
-        super::words::utilization_saturates(&utilization, ctx.utilization_step)
-            .with_reading(&utilization),
-        super::words::largest_is_not_right(&largest, a, ctx.throughput_tolerance)
-            .with_reading(&largest),
-    ]
-}
 
 /// "Memory grows with batch size": the memory model's per-example cost and its interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -43,7 +29,7 @@ pub(super) enum MemoryGrowth {
     },
 }
 
-fn memory_grows(a: &Analysis) -> MemoryGrowth {
+pub(super) fn memory_grows(a: &Analysis) -> MemoryGrowth {
     match a.model {
         Some(fit) if a.model_points >= 3 && fit.slope_se.is_finite() => {
             // A line through n probes has n - 2 residual degrees of freedom: with three, the
@@ -105,7 +91,7 @@ pub(super) enum Saturation {
     Undecided { rise_half: f64, settle_half: f64 },
 }
 
-fn utilization_saturates(a: &Analysis, ctx: &FindBatchContext) -> Utilization {
+pub(super) fn utilization_saturates(a: &Analysis, ctx: &FindBatchContext) -> Utilization {
     // The registry's `step` for this claim (claims/registry.toml), through `[analysis]`.
     let step = ctx.utilization_step;
     if !ctx.utilization_measured {
@@ -175,7 +161,7 @@ pub(super) enum LargestIsNotRight {
     SlowerByMedian { below: u32 },
 }
 
-fn largest_is_not_right(a: &Analysis, tolerance: f64) -> LargestIsNotRight {
+pub(super) fn largest_is_not_right(a: &Analysis, tolerance: f64) -> LargestIsNotRight {
     let point = |b: u32| a.points.iter().find(|p| p.batch_size == b && p.ok > 0);
     let log_throughput = |p: &BatchPoint| {
         let b = f64::from(p.batch_size);

@@ -81,40 +81,31 @@ pub(super) fn judge(
     let mut findings = vec![linear(a, ctx.rules.linear_margin)];
     if !ctx.claimed_jumps.is_empty() {
         let claimed = &ctx.claimed_jumps;
-        findings.push(positions::jumps_at(
-            a,
-            claimed,
-            r.gap,
-            r.jump_margin,
-            ctx.seed,
-        ));
+        let reading = positions::jumps_at(a, claimed, r.gap, r.jump_margin, ctx.seed);
+        let z = positions::z_one_sided();
+        findings.push(
+            words::jumps_at(&reading, claimed, r.gap, r.jump_margin, z).with_reading(&reading),
+        );
         if let Some(ratio) = r.max_jump_ratio {
-            findings.push(positions::jumps_below(
-                a,
-                claimed,
-                r.gap,
-                r.jump_margin,
-                ratio,
-            ));
+            let reading = positions::jumps_below(a, claimed, r.gap, r.jump_margin, ratio);
+            findings.push(
+                words::jumps_below(&reading, claimed, r.jump_margin, ratio).with_reading(&reading),
+            );
         }
     }
     if !ctx.no_jumps_at.is_empty() {
-        findings.push(positions::no_jumps_at(
-            a,
-            &ctx.no_jumps_at,
-            r.gap,
-            r.no_jumps_margin,
-        ));
+        let (at, margin) = (&ctx.no_jumps_at, r.no_jumps_margin);
+        let reading = positions::no_jumps_at(a, at, r.gap, margin);
+        findings.push(words::no_jumps_at(&reading, at, r.gap, margin).with_reading(&reading));
     }
     if let Some(reference) = fluctuation {
-        findings.push(versus::fluctuates_more(a, reference, ctx.seed));
+        let reading = versus::fluctuates_more(a, reference, ctx.seed);
+        findings.push(words::fluctuates_more(&reading, reference).with_reading(&reading));
     }
     if let Some(reference) = slower {
-        findings.push(versus::slower_than(
-            a,
-            reference,
-            ctx.rules.slower_max_ratio,
-        ));
+        let max_ratio = ctx.rules.slower_max_ratio;
+        let reading = versus::slowdown(a, reference, max_ratio);
+        findings.push(words::slower_than(&reading, reference, max_ratio).with_reading(&reading));
     }
     findings
 }

@@ -7,7 +7,6 @@
 //! wrong side of its margin, never by a test that merely failed to find them. The readings are
 //! values; `words` words them.
 
-use batchlab_method::findings::Finding;
 use batchlab_method::tests_of_claims::{named_position_z, named_rank_p};
 use serde::Serialize;
 
@@ -45,7 +44,7 @@ pub(crate) struct NamedJump<'a> {
 
 /// z of a one-sided 95% bound: every rule here is an intersection (or union) of one-sided tests
 /// at the named gaps, which needs no correction for their number.
-fn z_one_sided() -> f64 {
+pub(super) fn z_one_sided() -> f64 {
     named_position_z(1)
 }
 
@@ -132,7 +131,13 @@ pub(super) struct JumpsAt<'a> {
     pub detectable: f64,
 }
 
-pub(super) fn jumps_at(a: &Analysis, claimed: &[u32], gap: Gap, margin: f64, seed: u64) -> Finding {
+pub(super) fn jumps_at<'a>(
+    a: &'a Analysis,
+    claimed: &[u32],
+    gap: Gap,
+    margin: f64,
+    seed: u64,
+) -> JumpsAt<'a> {
     let named = named_jumps(a, claimed, gap, margin);
     let (mut jumps, mut none, mut open, mut indices) = (vec![], vec![], vec![], vec![]);
     // The smallest step an open position would have shown as a jump: the margin plus its
@@ -152,15 +157,14 @@ pub(super) fn jumps_at(a: &Analysis, claimed: &[u32], gap: Gap, margin: f64, see
     let z_all: Vec<f64> = a.gaps.iter().map(|g| g.z).collect();
     let rank = named_rank_p(&z_all, &indices, RANK_RESAMPLES, seed)
         .map(|p| (p, indices.len(), z_all.len()));
-    let reading = JumpsAt {
+    JumpsAt {
         named,
         rank,
         jumps,
         none,
         open,
         detectable,
-    };
-    super::words::jumps_at(&reading, claimed, gap, margin, z_one_sided()).with_reading(&reading)
+    }
 }
 
 /// "No jumps at b1, b2, ...", as values: every named position with its reading, and how many
@@ -175,7 +179,12 @@ pub(super) struct NoJumpsAt<'a> {
     pub widest: f64,
 }
 
-pub(super) fn no_jumps_at(a: &Analysis, positions: &[u32], gap: Gap, margin: f64) -> Finding {
+pub(super) fn no_jumps_at<'a>(
+    a: &'a Analysis,
+    positions: &[u32],
+    gap: Gap,
+    margin: f64,
+) -> NoJumpsAt<'a> {
     let named = named_jumps(a, positions, gap, margin);
     let (mut shown, mut refuted, mut tested) = (0, 0, 0);
     let mut widest: f64 = 0.0;
@@ -188,14 +197,13 @@ pub(super) fn no_jumps_at(a: &Analysis, positions: &[u32], gap: Gap, margin: f64
             refuted += 1;
         }
     }
-    let reading = NoJumpsAt {
+    NoJumpsAt {
         named,
         tested,
         shown,
         refuted,
         widest,
-    };
-    super::words::no_jumps_at(&reading, positions, gap, margin).with_reading(&reading)
+    }
 }
 
 /// The seed's "why not double", as values: every named position with its reading (only
@@ -215,13 +223,13 @@ pub(super) struct JumpsBelow<'a> {
 /// height, with its one-sided 95% bounds) stays below `max_ratio`. A claim about the jumps' size
 /// cannot be judged where there is no jump: positions without one are left out, and a run
 /// without any cannot judge it.
-pub(super) fn jumps_below(
-    a: &Analysis,
+pub(super) fn jumps_below<'a>(
+    a: &'a Analysis,
     positions: &[u32],
     gap: Gap,
     margin: f64,
     max_ratio: f64,
-) -> Finding {
+) -> JumpsBelow<'a> {
     let named = named_jumps(a, positions, gap, margin);
     let (mut shown, mut refuted, mut judged) = (0, 0, 0);
     let mut largest: f64 = 0.0;
@@ -235,12 +243,11 @@ pub(super) fn jumps_below(
         shown += usize::from(high < max_ratio);
         refuted += usize::from(low >= max_ratio);
     }
-    let reading = JumpsBelow {
+    JumpsBelow {
         named,
         judged,
         shown,
         refuted,
         largest,
-    };
-    super::words::jumps_below(&reading, positions, margin, max_ratio).with_reading(&reading)
+    }
 }

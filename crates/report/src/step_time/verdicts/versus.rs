@@ -2,7 +2,6 @@
 //! "fluctuates more than" and "slightly slower than", decided as values (`words` words
 //! them).
 
-use batchlab_method::findings::Finding;
 use batchlab_method::stats::{bootstrap_median_ci, bootstrap_median_ratio_ci, MAD_TO_SD};
 use batchlab_method::tests_of_claims::{increase, non_inferiority, Arm, Decision, Difference};
 use serde::Serialize;
@@ -46,7 +45,7 @@ pub(super) struct Fluctuation {
     pub decided: Decision,
 }
 
-pub(super) fn fluctuates_more(a: &Analysis, reference: &Reference, seed: u64) -> Finding {
+pub(super) fn fluctuates_more(a: &Analysis, reference: &Reference, seed: u64) -> Fluctuation {
     let here = interval(&a.scatter_values, seed);
     let there = match &reference.curve {
         Ok(curve) => Ok(interval(&curve.scatter_values, seed)),
@@ -70,13 +69,12 @@ pub(super) fn fluctuates_more(a: &Analysis, reference: &Reference, seed: u64) ->
         Some((_, _, hi)) if hi < 1.0 => Decision::Refuted,
         _ => Decision::Open,
     };
-    let reading = Fluctuation {
+    Fluctuation {
         here,
         there,
         ratio,
         decided,
-    };
-    super::words::fluctuates_more(&reading, reference).with_reading(&reading)
+    }
 }
 
 /// (scatter, low, high) of the 95% bootstrap interval, as fractions.
@@ -91,11 +89,6 @@ fn interval(values: &[f64], seed: u64) -> Option<(f64, f64, f64)> {
 
 /// "Slightly slower": the log of this curve's median over the reference's at each batch size
 /// both swept, averaged (a geometric mean ratio) with a t interval over the batch sizes.
-pub(super) fn slower_than(a: &Analysis, reference: &Reference, max_ratio: f64) -> Finding {
-    let reading = slowdown(a, reference, max_ratio);
-    super::words::slower_than(&reading, reference, max_ratio).with_reading(&reading)
-}
-
 /// "Slightly slower than", as values.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -133,7 +126,7 @@ pub(super) enum SlowerDecision {
     Open { factor: f64 },
 }
 
-fn slowdown(a: &Analysis, reference: &Reference, max_ratio: f64) -> Slowdown {
+pub(super) fn slowdown(a: &Analysis, reference: &Reference, max_ratio: f64) -> Slowdown {
     let common = match &reference.curve {
         Ok(curve) => log_ratios(a, &curve.medians),
         Err(why) => return Slowdown::NoReference(why.clone()),

@@ -281,17 +281,37 @@ impl QuickFind {
     }
 }
 
-/// Parses a budget: a size with its unit, or `available`.
-fn parse_budget(text: &str) -> Result<u64, String> {
-    if text.trim() == "available" {
-        return memory::available_bytes().ok_or_else(|| {
-            "cannot read the available memory (/proc/meminfo); give a size such as \"4GiB\"".into()
-        });
+/// `search.memory_budget`, parsed once: the memory available when the run starts, or a size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum MemoryBudget {
+    /// `available`: what /proc/meminfo says is available.
+    Available,
+    /// A size, in bytes.
+    Size(u64),
+}
+
+impl MemoryBudget {
+    /// A size with its unit, or `available`.
+    fn parse(text: &str) -> Result<MemoryBudget, String> {
+        let text = text.trim();
+        if text == "available" {
+            return Ok(MemoryBudget::Available);
+        }
+        text.parse::<ByteSize>()
+            .map(|size| MemoryBudget::Size(size.as_u64()))
+            .map_err(|_| format!("expected a size such as \"4GiB\", \"512MiB\" or \"2GB\", or \"available\"; got {text:?}"))
     }
-    text.trim()
-        .parse::<ByteSize>()
-        .map(|size| size.as_u64())
-        .map_err(|_| format!("expected a size such as \"4GiB\", \"512MiB\" or \"2GB\", or \"available\"; got {text:?}"))
+
+    /// The budget in bytes, `available` read now.
+    fn bytes(self) -> Result<u64, String> {
+        match self {
+            MemoryBudget::Size(bytes) => Ok(bytes),
+            MemoryBudget::Available => memory::available_bytes().ok_or_else(|| {
+                "cannot read the available memory (/proc/meminfo); give a size such as \"4GiB\""
+                    .into()
+            }),
+        }
+    }
 }
 
 impl FindBatchStudy {
@@ -360,7 +380,8 @@ impl FindBatchStudy {
                 "find-batch does not run on tch or tch-cuda: its memory limit would count the several GB of libraries libtorch maps at start-up; use flex or cuda",
             ));
         }
-        if !config.backend.name.on_cpu() && search.memory_budget.trim() != "available" {
+        let memory_budget = MemoryBudget::parse(&search.memory_budget);
+        if !config.backend.name.on_cpu() && memory_budget != Ok(MemoryBudget::Available) {
             return Err(source.error(
                 "search.memory_budget",
                 "on a GPU the device's own memory is the limit and a smaller budget cannot be enforced on it: set \"available\"",
@@ -374,7 +395,8 @@ impl FindBatchStudy {
         if !config.backend.name.on_cpu() {
             return Ok(study);
         }
-        let budget = parse_budget(&search.memory_budget)
+        let budget = memory_budget
+            .and_then(MemoryBudget::bytes)
             .map_err(|e| source.error("search.memory_budget", e))?;
         if budget as f64 <= study.fixed_estimate_bytes() {
             return Err(source.error(

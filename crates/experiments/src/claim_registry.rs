@@ -320,7 +320,7 @@ impl Registry {
         let Some(analysis) = analysis.as_table_mut() else {
             return false;
         };
-        self.add_missing_entries(experiment, analysis);
+        self.add_missing_entries(experiment, analysis, keys);
         // A resolved config writes `[]` for a list of positions no claim names: as absent.
         let set = |table: &mut toml::Table, key: &str, value: &toml::Value| {
             let unset = table
@@ -375,11 +375,12 @@ impl Registry {
 }
 
 impl Registry {
-    /// Gives `analysis` an `[[analysis.claims]]` entry for each training or steps-to-target
-    /// claim `experiment` is the test of record for and that no entry names: a claim
+    /// Gives `analysis` an `[[analysis.claims]]` entry for each claim judged from its own entry
+    /// (one whose kind keeps its parameters there, as `keys` says: training and steps-to-target
+    /// claims) that `experiment` is the test of record for and that no entry names: a claim
     /// registered after a run still judges it when the run is rendered again (its parameters
     /// follow in [`Self::write`]).
-    fn add_missing_entries(&self, experiment: &str, analysis: &mut toml::Table) {
+    fn add_missing_entries(&self, experiment: &str, analysis: &mut toml::Table, keys: KeyLookup) {
         let named: Vec<String> = analysis
             .get("claims")
             .and_then(|v| v.as_array())
@@ -387,8 +388,16 @@ impl Registry {
             .flatten()
             .filter_map(|e| e.get("id")?.as_str().map(str::to_string))
             .collect();
+        let in_entry = |c: &RegisteredClaim| {
+            c.params.keys().any(|p| {
+                matches!(
+                    keys(c.kind, &c.rule, p),
+                    Some(ConfigKey::Entry(_) | ConfigKey::EntryBatch(_))
+                )
+            })
+        };
         let missing = self.claims.iter().filter(|c| {
-            matches!(c.kind, Kind::Train | Kind::StepsToTarget)
+            in_entry(c)
                 && c.untested.is_none()
                 && c.test_of_record.as_deref() == Some(experiment)
                 && !named.contains(&c.id)

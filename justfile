@@ -86,6 +86,12 @@ bench-kernels rounds="3" samples="10": build-no-avx512
         for b in "${pair[@]}"; do echo "== round $r: $b"; "$b" bench --only steps --samples {{samples}}; done; \
     done
 
+# flex's convolution paths measured on this machine against the fixed thresholds, interleaved,
+# logged to docs/bench/<date>-<cpu>-conv-paths.log (scripts/bench-conv-paths.sh).
+bench-conv-paths rounds="3" samples="10":
+    cargo build --release --quiet -p batchlab-cli
+    bash scripts/bench-conv-paths.sh {{rounds}} {{samples}}
+
 # Any other batchlab command, e.g. `just batchlab list`.
 batchlab *ARGS:
     {{batchlab}} {{ARGS}}

@@ -38,6 +38,34 @@ pub fn cpu_model() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
+/// The CPU as one file name: its model name, family and model numbers from /proc/cpuinfo,
+/// lower-cased with every other character a dash, e.g. `amd-epyc-f26-m2`.
+pub fn cpu_slug() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let name = format!(
+        "{} f{} m{}",
+        cpu_model(),
+        field("cpu family"),
+        field("model")
+    );
+    let slug: String = name
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    slug.split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
 /// The vector instruction sets this CPU offers that decide which matrix kernels flex runs
 /// (detected at run time, as gemm detects them), widest last, e.g. `sse4.2 avx avx2 fma avx512f`.
 pub fn simd_features() -> Vec<String> {
@@ -179,6 +207,45 @@ impl KernelCache {
             ..self
         }
     }
+}
+
+/// flex's measured convolution paths a run reads and grows (`batchlab_fast::conv::choice`: one
+/// file per machine), and the shapes in it when the run started and when it ended: a run that
+/// met only known shapes measured nothing, and the difference is what it measured.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ConvChoices {
+    /// The file.
+    pub file: String,
+    /// Shapes chosen in it when the run started.
+    pub shapes_at_start: usize,
+    /// Shapes chosen in it when the run ended (`None` while it runs).
+    pub shapes_at_end: Option<usize>,
+}
+
+impl ConvChoices {
+    /// The file `file`, read now.
+    pub fn at_start(file: &Path) -> Self {
+        Self {
+            file: file.display().to_string(),
+            shapes_at_start: shapes(file),
+            shapes_at_end: None,
+        }
+    }
+
+    /// The same file read again at the end of the run.
+    pub fn at_end(self) -> Self {
+        Self {
+            shapes_at_end: Some(shapes(Path::new(&self.file))),
+            ..self
+        }
+    }
+}
+
+/// Lines (one chosen shape each) in a choices file; 0 without one.
+fn shapes(file: &Path) -> usize {
+    std::fs::read_to_string(file)
+        .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
+        .unwrap_or(0)
 }
 
 /// Autotune results under `dir/autotune`: cubecl keeps one JSON entry per line in each

@@ -6,7 +6,11 @@ use batchlab_method::machine::{Autotune, FastPaths};
 
 #[test]
 fn the_words_each_backend_records_are_known_fast_paths() {
-    for words in [batchlab_fast::ON_FLEX, batchlab_fast::ON_LIBTORCH] {
+    for words in [
+        batchlab_fast::ON_FLEX,
+        batchlab_fast::ON_FLEX_THRESHOLDS,
+        batchlab_fast::ON_LIBTORCH,
+    ] {
         let read = FastPaths::read(words);
         assert!(
             read.all_known(),
@@ -22,9 +26,14 @@ fn the_words_each_backend_records_are_known_fast_paths() {
             "conv-relu-v1",
             "maxpool-2x2-v1",
             "optimizers-v1",
-            "winograd-f4x4-v1"
+            "winograd-f4x4-measured-v1"
         ]
     );
+    // The paths chosen by the fixed thresholds are another build's: a sweep timed with them
+    // predicts no run whose paths were measured, nor the other way round.
+    let thresholds = FastPaths::read(batchlab_fast::ON_FLEX_THRESHOLDS);
+    assert!(thresholds.ids().any(|id| id == "winograd-f4x4-v1"));
+    assert_ne!(thresholds, flex);
 }
 
 #[test]

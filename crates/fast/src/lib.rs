@@ -70,7 +70,12 @@ fn count(kind: Kind, fast: bool) {
 /// The fast paths a flex run takes, in words (meta.json `fast_paths`).
 /// Since 2026-11-26 it names Winograd's algorithm and the max-pooling, which changed the step
 /// times of every convolutional model: a step-time sweep timed before predicts none after.
-pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays; 2x2 max-pooling with its own backward";
+/// Since 2026-11-27 Winograd runs where this machine measured it faster (`conv::choice`), not by
+/// fixed thresholds: a new phrase, so sweeps timed before predict none after.
+pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where this machine measured it faster; 2x2 max-pooling with its own backward";
+/// The same with Winograd chosen by the fixed thresholds (no file to keep measurements in, or
+/// `BATCHLAB_CONV_PATHS=thresholds`): the words of runs before 2026-11-27.
+pub const ON_FLEX_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays; 2x2 max-pooling with its own backward";
 /// The fast paths a LibTorch run takes, in words.
 /// Since 2026-11-26 it names libtorch's convolution backward, which changed the step times of
 /// every convolutional model on tch.

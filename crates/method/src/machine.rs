@@ -29,6 +29,10 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
         &["convolution + ReLU with its own backward"],
     ),
     ("winograd-f4x4-v1", &["Winograd F(4x4, 3x3) where it pays"]),
+    (
+        "winograd-f4x4-measured-v1",
+        &["Winograd F(4x4, 3x3) where this machine measured it faster"],
+    ),
     ("maxpool-2x2-v1", &["2x2 max-pooling with its own backward"]),
     (
         "conv-relu-libtorch-v1",

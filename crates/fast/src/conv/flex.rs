@@ -20,6 +20,7 @@ use burn::{
 use rayon::prelude::*;
 
 use super::{
+    choice::{self, Site},
     kernels::{
         channels_first, im2col_into, relu_in_place, relu_mask_and_bias, transpose_flip, Geometry,
     },
@@ -32,26 +33,44 @@ fn options(padding: [usize; 2]) -> ConvOptions<2> {
 }
 
 impl Fused<Flex> for ConvRelu {
-    /// Winograd's where it pays (`winograd::pays`), else flex's convolution and an in-place
-    /// parallel ReLU (the convolution's output is fresh, so uniquely owned).
+    /// Winograd's where it is faster on this machine (`choice`), else flex's convolution and
+    /// an in-place parallel ReLU (the convolution's output is fresh, so uniquely owned).
     fn conv_relu(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
         let (g, n, k) = geometry(&x, &w, padding);
-        if winograd::pays(g, n) {
-            let [p, q] = g.output();
-            let (x, w, b) = (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
-            let y = winograd::conv3x3(slice(&x), g, slice(&w), k, Some(slice(&b)), true);
-            return flex(y, [n, k, p, q]);
+        let [p, q] = g.output();
+        let (xc, wc, bc) = (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
+        let winograd = |x: &FlexTensor, w: &FlexTensor, b: &FlexTensor| {
+            winograd::conv3x3(slice(x), g, slice(w), k, Some(slice(b)), true)
+        };
+        let measured = || {
+            choice::race(
+                || drop(winograd(&xc, &wc, &bc)),
+                || drop(direct_conv_relu(x.clone(), w.clone(), b.clone(), padding)),
+            )
+        };
+        if choice::winograd(Site::Forward, g, k, n, winograd::pays(g, n), measured) {
+            return flex(winograd(&xc, &wc, &bc), [n, k, p, q]);
         }
-        let mut out = <Flex as ModuleOps<Flex>>::conv2d(x, w, Some(b), options(padding));
-        match out.layout().contiguous_offsets() {
-            Some((start, end)) if out.dtype() == DType::F32 => match out.try_storage_mut::<f32>() {
-                Some(values) => relu_in_place(&mut values[start..end]),
-                None => out = <Flex as burn::tensor::ops::ActivationOps<Flex>>::relu(out),
-            },
-            _ => out = <Flex as burn::tensor::ops::ActivationOps<Flex>>::relu(out),
-        }
-        out
+        direct_conv_relu(x, w, b, padding)
     }
+}
+
+/// flex's convolution and an in-place parallel ReLU.
+fn direct_conv_relu(
+    x: FlexTensor,
+    w: FlexTensor,
+    b: FlexTensor,
+    padding: [usize; 2],
+) -> FlexTensor {
+    let mut out = <Flex as ModuleOps<Flex>>::conv2d(x, w, Some(b), options(padding));
+    match out.layout().contiguous_offsets() {
+        Some((start, end)) if out.dtype() == DType::F32 => match out.try_storage_mut::<f32>() {
+            Some(values) => relu_in_place(&mut values[start..end]),
+            None => out = <Flex as burn::tensor::ops::ActivationOps<Flex>>::relu(out),
+        },
+        _ => out = <Flex as burn::tensor::ops::ActivationOps<Flex>>::relu(out),
+    }
+    out
 }
 
 /// The fused operation on flex.
@@ -131,15 +150,24 @@ fn input_grad(
         kernel: [kh, kw],
         padding: pad,
     };
-    if winograd::pays(g, n) {
-        let [h, wd] = g.output();
+    let [h, wd] = g.output();
+    let direct = |masked: Vec<f32>, flipped: Vec<f32>| {
+        let (masked, flipped) = (flex(masked, out), flex(flipped, [c, k, kh, kw]));
+        <Flex as ModuleOps<Flex>>::conv2d(masked, flipped, None, options(pad))
+    };
+    let measured = || {
+        choice::race(
+            || drop(winograd::conv3x3(&masked, g, &flipped, c, None, false)),
+            || drop(direct(masked.clone(), flipped.clone())),
+        )
+    };
+    if choice::winograd(Site::InputGrad, g, c, n, winograd::pays(g, n), measured) {
         return flex(
             winograd::conv3x3(&masked, g, &flipped, c, None, false),
             [n, c, h, wd],
         );
     }
-    let (masked, flipped) = (flex(masked, out), flex(flipped, [c, k, kh, kw]));
-    <Flex as ModuleOps<Flex>>::conv2d(masked, flipped, None, options(pad))
+    direct(masked, flipped)
 }
 
 /// Elements of im2col matrix the weight gradient builds at a time per thread (64 MiB).
@@ -165,12 +193,32 @@ fn weight_grad(
     slice_elements: usize,
 ) -> FlexTensor {
     let (g, n, k) = geometry(x, w, padding);
-    let ([c, kh, kw], [p, q]) = ([g.channels, g.kernel[0], g.kernel[1]], g.output());
+    let [c, kh, kw] = [g.channels, g.kernel[0], g.kernel[1]];
     let x = x.to_contiguous();
     let xs = slice(&x);
-    if winograd::pays_for_weight_grad(g, k, n) {
+    let measured = || {
+        choice::race(
+            || drop(winograd::weight_grad3x3(xs, g, masked, k)),
+            || drop(direct_weight_grad(xs, g, n, k, masked, slice_elements)),
+        )
+    };
+    let thresholds = winograd::pays_for_weight_grad(g, k, n);
+    if choice::winograd(Site::WeightGrad, g, k, n, thresholds, measured) {
         return flex(winograd::weight_grad3x3(xs, g, masked, k), [k, c, kh, kw]);
     }
+    direct_weight_grad(xs, g, n, k, masked, slice_elements)
+}
+
+/// The weight gradient through flex's matrix kernel, the samples shared out among the threads.
+fn direct_weight_grad(
+    xs: &[f32],
+    g: Geometry,
+    n: usize,
+    k: usize,
+    masked: &[f32],
+    slice_elements: usize,
+) -> FlexTensor {
+    let ([c, kh, kw], [p, q]) = ([g.channels, g.kernel[0], g.kernel[1]], g.output());
     let share = Share {
         g,
         k,

@@ -23,6 +23,7 @@
 //! docs/tch-performance.md), inference and the switch off take burn's `relu(conv.forward(x))`.
 
 pub mod agreement;
+pub mod choice;
 mod flex;
 mod kernels;
 #[cfg(feature = "tch")]

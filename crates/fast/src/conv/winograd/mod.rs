@@ -68,13 +68,15 @@ const MIN_CHANNELS: usize = 16;
 /// 15 against 15, conv2_2 (128 x 128) 29 against 23, conv4 (512 x 512) 47 against 17.
 const MIN_WEIGHT_GRAD_CHANNELS: usize = 128 * 128;
 
-/// Whether Winograd computes this convolution of `samples` samples faster than flex.
+/// Whether Winograd's F(4x4, 3x3) can compute this convolution: a 3x3 kernel, padding below 3.
+pub(super) fn applies(g: Geometry) -> bool {
+    g.kernel == [3, 3] && g.padding[0] < 3 && g.padding[1] < 3
+}
+
+/// Whether Winograd computes this convolution of `samples` samples faster than flex, by the
+/// thresholds above (where the machine's own measurement is not used: `choice`).
 pub(super) fn pays(g: Geometry, samples: usize) -> bool {
-    g.kernel == [3, 3]
-        && g.padding[0] < 3
-        && g.padding[1] < 3
-        && g.channels >= MIN_CHANNELS
-        && samples * Grid::new(g).per_sample() >= MIN_TILES
+    applies(g) && g.channels >= MIN_CHANNELS && samples * Grid::new(g).per_sample() >= MIN_TILES
 }
 
 /// Whether Winograd computes the weight gradient of this convolution (to `k` channels)

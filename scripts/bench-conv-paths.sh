@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# flex's convolution paths chosen by this machine's measurement (`batchlab_fast::conv::choice`)
+# against the fixed thresholds they replace (`BATCHLAB_CONV_PATHS=thresholds`), on the three
+# standard training steps (`batchlab bench --only steps`), interleaved. First one short bench
+# run measures every shape the cases meet (the first time a shape is met, in a warm-up step);
+# then ROUNDS rounds, each running both in an alternating order, SAMPLES timed steps per case.
+# Nothing else may run meanwhile. The whole output (the machine, the measured choices with both
+# paths' times, every round) goes to docs/bench/<date>-<cpu>-conv-paths.log and the terminal.
+# Usage: scripts/bench-conv-paths.sh ROUNDS SAMPLES
+set -euo pipefail
+
+rounds=${1:-3}
+samples=${2:-10}
+cd "$(dirname "$0")/.."
+batchlab=target/release/batchlab
+
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+family=$(lscpu | sed -n 's/^CPU family: *//p' | head -1)
+model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
+slug=$(echo "$cpu-f$family-m$model" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
+mkdir -p docs/bench
+log="docs/bench/$(date -u +%Y%m%d-%H%M)-$slug-conv-paths.log"
+{
+    echo "# just bench-conv-paths $rounds $samples"
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ); commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' (crates modified)')"
+    echo "cpu: $cpu, family $family, model $model; $(nproc) cores; avx512f: $(grep -qw avx512f /proc/cpuinfo && echo yes || echo no)"
+    echo "== measuring: $batchlab bench --only steps --rounds 1 --samples 1"
+    $batchlab bench --backend flex --only steps --rounds 1 --samples 1 2>&1
+    file=$(ls -t "${BATCHLAB_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/batchlab}"/conv-paths/*.tsv | head -1)
+    echo "== the choices ($file): site, channels, height, width, padding, other channels, samples, choice, Winograd ms, flex ms"
+    cat "$file"
+    runs=("env BATCHLAB_CONV_PATHS=thresholds $batchlab bench --backend flex --only steps --rounds 1 --samples $samples"
+          "$batchlab bench --backend flex --only steps --rounds 1 --samples $samples")
+    for r in $(seq 1 "$rounds"); do
+        for i in 0 1; do
+            run=${runs[$(( (i + r) % 2 ))]}
+            echo "== round $r: $run"
+            $run 2>&1
+        done
+    done
+} | tee "$log"
+echo "log: $log"

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -105,6 +106,16 @@ struct Choices {
 
 static CHOICES: Mutex<Option<Choices>> = Mutex::new(None);
 
+/// Off in a process that measures memory ([`without_measuring`]).
+static MEASURING: AtomicBool = AtomicBool::new(true);
+
+/// From now on this process measures no shape: a shape the machine has measured takes its
+/// choice, any other the thresholds. For a process whose peak memory is the measurement (a
+/// find-batch probe): timing both paths would add the one not taken to that peak.
+pub fn without_measuring() {
+    MEASURING.store(false, Ordering::Relaxed);
+}
+
 /// From now on, choose each convolution's path by measurement on this machine, reading and
 /// appending the choices at `file` (one file per machine: its CPU, its matrix kernels and its
 /// thread count). The choices already there are read now; a missing file starts empty.
@@ -157,6 +168,9 @@ pub(super) fn winograd(
             return winograd;
         }
     } else {
+        return thresholds;
+    }
+    if !MEASURING.load(Ordering::Relaxed) {
         return thresholds;
     }
     // Timed without the lock held: the other paths of this step may run meanwhile.

@@ -38,18 +38,20 @@ impl Fused<Flex> for ConvRelu {
     fn conv_relu(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
         let (g, n, k) = geometry(&x, &w, padding);
         let [p, q] = g.output();
-        let (xc, wc, bc) = (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
-        let winograd = |x: &FlexTensor, w: &FlexTensor, b: &FlexTensor| {
+        // Winograd reads contiguous inputs (a copy only of a strided view), made where it runs.
+        let contiguous = || (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
+        let winograd = |(x, w, b): &(FlexTensor, FlexTensor, FlexTensor)| {
             winograd::conv3x3(slice(x), g, slice(w), k, Some(slice(b)), true)
         };
         let measured = || {
+            let inputs = contiguous();
             choice::race(
-                || drop(winograd(&xc, &wc, &bc)),
+                || drop(winograd(&inputs)),
                 || drop(direct_conv_relu(x.clone(), w.clone(), b.clone(), padding)),
             )
         };
         if choice::winograd(Site::Forward, g, k, n, winograd::pays(g, n), measured) {
-            return flex(winograd(&xc, &wc, &bc), [n, k, p, q]);
+            return flex(winograd(&contiguous()), [n, k, p, q]);
         }
         direct_conv_relu(x, w, b, padding)
     }

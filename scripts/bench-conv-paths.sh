@@ -14,16 +14,11 @@ samples=${2:-10}
 cd "$(dirname "$0")/.."
 batchlab=target/release/batchlab
 
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-family=$(lscpu | sed -n 's/^CPU family: *//p' | head -1)
-model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
-slug=$(echo "$cpu-f$family-m$model" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
-mkdir -p docs/bench
-log="docs/bench/$(date -u +%Y%m%d-%H%M)-$slug-conv-paths.log"
+source scripts/bench-log.sh
+bench_log "-conv-paths"
 {
     echo "# just bench-conv-paths $rounds $samples"
-    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ); commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' (crates modified)')"
-    echo "cpu: $cpu, family $family, model $model; $(nproc) cores; avx512f: $(grep -qw avx512f /proc/cpuinfo && echo yes || echo no)"
+    machine_lines
     echo "== measuring: $batchlab bench --only steps --rounds 1 --samples 1"
     $batchlab bench --backend flex --only steps --rounds 1 --samples 1 2>&1
     file=$(ls -t "${BATCHLAB_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/batchlab}"/conv-paths/*.tsv | head -1)

@@ -38,16 +38,11 @@ if grep -qw avx512f /proc/cpuinfo; then
     runs+=("target/release/batchlab-no-avx512 bench --only steps --rounds 1 --samples $samples")
 fi
 
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-family=$(lscpu | sed -n 's/^CPU family: *//p' | head -1)
-model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
-slug=$(echo "$cpu-f$family-m$model" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
-mkdir -p docs/bench
-log="docs/bench/$(date -u +%Y%m%d-%H%M)-$slug.log"
+source scripts/bench-log.sh
+bench_log ""
 {
     echo "# just bench-frameworks $rounds $samples"
-    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ); commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' (crates modified)')"
-    echo "cpu: $cpu, family $family, model $model; $(nproc) cores; avx512f: $(grep -qw avx512f /proc/cpuinfo && echo yes || echo no); avx2: $(grep -qw avx2 /proc/cpuinfo && echo yes || echo no)"
+    machine_lines
     echo "memory: $(free -g | awk '/^Mem:/ {print $2}') GiB; kernel $(uname -r)"
     echo "rustc: $(rustc --version)"
     echo "tch binary: $tch; PyTorch: $($python_torch -c 'import torch; print(torch.__version__)' 2>/dev/null)"

@@ -1,0 +1,19 @@
+# Sourced by the bench scripts that log to docs/bench: `bench_log SUFFIX` sets $log to
+# docs/bench/<date>-<cpu>SUFFIX.log (the CPU as model name, family and model, e.g.
+# amd-epyc-f26-m2), and `machine_lines` prints the date, the commit and the CPU, the first lines
+# of every such log.
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+family=$(lscpu | sed -n 's/^CPU family: *//p' | head -1)
+model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
+
+bench_log() {
+    local slug
+    slug=$(echo "$cpu-f$family-m$model" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
+    mkdir -p docs/bench
+    log="docs/bench/$(date -u +%Y%m%d-%H%M)-$slug$1.log"
+}
+
+machine_lines() {
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ); commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' (crates modified)')"
+    echo "cpu: $cpu, family $family, model $model; $(nproc) cores; avx512f: $(grep -qw avx512f /proc/cpuinfo && echo yes || echo no); avx2: $(grep -qw avx2 /proc/cpuinfo && echo yes || echo no)"
+}

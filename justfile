@@ -3,7 +3,7 @@
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
-batchlab := "cargo run --release --quiet -p batchlab-cli --"
+batchlab := "bash scripts/batchlab.sh"
 
 # The project-local PyTorch of the LibTorch backend, and the environment torch-sys builds in.
 venv_tch := ".venv-tch"
@@ -75,16 +75,14 @@ build-no-avx512:
     cargo build --release --quiet -p batchlab-cli --no-default-features --target-dir {{no_avx512_target}}
     mkdir -p target/release && cp {{no_avx512_target}}/release/batchlab target/release/batchlab-no-avx512
 
-# flex's AVX-512 matrix kernels (the default build) against the AVX2 ones (a build without the
-# `avx512` feature, kept as target/release/batchlab-no-avx512), interleaved: `rounds` alternating
-# runs of the step benchmarks, the first binary swapped each round. Without AVX-512F both run AVX2.
-bench-kernels rounds="3" samples="10": build-no-avx512
+# Which matrix kernels flex runs on this machine, chosen by measurement: the default build
+# (AVX-512 kernels) against the AVX2 one (target/release/batchlab-no-avx512), `rounds`
+# alternating runs of the step benchmarks; the faster on the geometric mean of the three cases
+# is kept per machine, and `just run` / `just batchlab` start that build from then on
+# (scripts/choose-kernels.sh, scripts/batchlab.sh); logged to docs/bench/<date>-<cpu>-kernels.log.
+choose-kernels rounds="3" samples="10": build-no-avx512
     cargo build --release --quiet -p batchlab-cli
-    for r in $(seq 1 {{rounds}}); do \
-        pair=(target/release/batchlab-no-avx512 target/release/batchlab); \
-        if (( r % 2 == 0 )); then pair=("${pair[1]}" "${pair[0]}"); fi; \
-        for b in "${pair[@]}"; do echo "== round $r: $b"; "$b" bench --only steps --samples {{samples}}; done; \
-    done
+    bash scripts/choose-kernels.sh {{rounds}} {{samples}}
 
 # flex's convolution paths measured on this machine against the fixed thresholds, interleaved,
 # logged to docs/bench/<date>-<cpu>-conv-paths.log (scripts/bench-conv-paths.sh).

@@ -14,7 +14,7 @@ samples=${2:-10}
 cd "$(dirname "$0")/.."
 batchlab=target/release/batchlab
 
-source scripts/bench-log.sh
+source scripts/machine.sh
 bench_log "-conv-paths"
 {
     echo "# just bench-conv-paths $rounds $samples"

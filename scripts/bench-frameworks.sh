@@ -38,7 +38,7 @@ if grep -qw avx512f /proc/cpuinfo; then
     runs+=("target/release/batchlab-no-avx512 bench --only steps --rounds 1 --samples $samples")
 fi
 
-source scripts/bench-log.sh
+source scripts/machine.sh
 bench_log ""
 {
     echo "# just bench-frameworks $rounds $samples"

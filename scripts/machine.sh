@@ -1,14 +1,12 @@
-# Sourced by the bench scripts that log to docs/bench: `bench_log SUFFIX` sets $log to
-# docs/bench/<date>-<cpu>SUFFIX.log (the CPU as model name, family and model, e.g.
-# amd-epyc-f26-m2), and `machine_lines` prints the date, the commit and the CPU, the first lines
-# of every such log.
+# This machine, sourced by the scripts that name it: $slug, the CPU as model name, family and
+# model (e.g. amd-epyc-f26-m2); `bench_log SUFFIX` sets $log to docs/bench/<date>-<slug>SUFFIX.log;
+# `machine_lines` prints the date, the commit and the CPU, the first lines of every such log.
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 family=$(lscpu | sed -n 's/^CPU family: *//p' | head -1)
 model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
+slug=$(echo "$cpu-f$family-m$model" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
 
 bench_log() {
-    local slug
-    slug=$(echo "$cpu-f$family-m$model" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
     mkdir -p docs/bench
     log="docs/bench/$(date -u +%Y%m%d-%H%M)-$slug$1.log"
 }

@@ -26,12 +26,6 @@ bench_log "-conv-paths"
     cat "$file"
     runs=("env BATCHLAB_CONV_PATHS=thresholds $batchlab bench --backend flex --only steps --rounds 1 --samples $samples"
           "$batchlab bench --backend flex --only steps --rounds 1 --samples $samples")
-    for r in $(seq 1 "$rounds"); do
-        for i in 0 1; do
-            run=${runs[$(( (i + r) % 2 ))]}
-            echo "== round $r: $run"
-            $run 2>&1
-        done
-    done
+    rotated_rounds "$rounds" "${runs[@]}"
 } | tee "$log"
 echo "log: $log"

@@ -48,13 +48,6 @@ bench_log ""
     echo "tch binary: $tch; PyTorch: $($python_torch -c 'import torch; print(torch.__version__)' 2>/dev/null)"
     echo "Keras: $($python_keras -c 'import os; os.environ["TF_CPP_MIN_LOG_LEVEL"]="3"; import keras, tensorflow as tf; print(keras.__version__, "on TensorFlow", tf.__version__)' 2>/dev/null)"
     echo "rounds: $rounds, each running every framework once in a rotated order, $samples timed steps per case"
-    n=${#runs[@]}
-    for r in $(seq 1 "$rounds"); do
-        for i in $(seq 0 $((n - 1))); do
-            run=${runs[$(( (i + r) % n ))]}
-            echo "== round $r: $run"
-            $run 2>&1
-        done
-    done
+    rotated_rounds "$rounds" "${runs[@]}"
 } | tee "$log"
 echo "log: $log"

@@ -2,9 +2,9 @@
 # Which of gemm's matrix kernels flex runs on this machine, chosen by measurement: the default
 # build (AVX-512 kernels) against target/release/batchlab-no-avx512 (AVX2), ROUNDS alternating
 # runs of the step benchmarks (`batchlab bench --only steps`: VGG16, the small CNN, the MLP),
-# the first binary swapped each round; nothing else may run meanwhile. The AVX2 build is chosen
-# when the geometric mean over the three cases of its median step time over the AVX-512 build's
-# lies below 1. The choice goes to
+# the first binary swapped each round (`rotated_rounds`); nothing else may run meanwhile. The
+# AVX2 build is chosen when the geometric mean over the three cases of its median step time over
+# the AVX-512 build's lies below 1. The choice goes to
 # ${BATCHLAB_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/batchlab}/matrix-kernels/<cpu>-<cores>t
 # (first line avx2 or avx512, then each case's ratio), which scripts/batchlab.sh (`just run` and
 # every `just batchlab`) reads; the whole output to docs/bench/<date>-<cpu>-kernels.log.
@@ -24,14 +24,8 @@ choice_file=$(bash scripts/batchlab.sh --choice-file)
 {
     echo "# just choose-kernels $rounds $samples"
     machine_lines
-    for r in $(seq 1 "$rounds"); do
-        pair=(target/release/batchlab-no-avx512 target/release/batchlab)
-        if (( r % 2 == 0 )); then pair=("${pair[1]}" "${pair[0]}"); fi
-        for b in "${pair[@]}"; do
-            echo "== round $r: $b"
-            "$b" bench --backend flex --only steps --rounds 1 --samples "$samples" 2>&1
-        done
-    done
+    bench="bench --backend flex --only steps --rounds 1 --samples $samples"
+    rotated_rounds "$rounds" "target/release/batchlab-no-avx512 $bench" "target/release/batchlab $bench"
 } | tee "$log"
 python3 - "$log" "$choice_file" <<'PY' | tee -a "$log"
 import math, os, re, statistics, sys

@@ -109,10 +109,10 @@ pub struct Meta {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_cache: Option<sysinfo::KernelCache>,
     /// flex's measured convolution paths the run read and grew, with the shapes chosen at the
-    /// start and the end (`backend::conv_choices_file`); absent off flex and in runs made before
+    /// start and the end (`backend::conv_choices::file`); absent off flex and in runs made before
     /// the paths were measured (chosen by fixed thresholds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conv_choices: Option<sysinfo::ConvChoices>,
+    pub conv_choices: Option<backend::conv_choices::ConvChoices>,
     /// Operating system and kernel.
     pub os: String,
     /// UTC start time (RFC 3339).
@@ -170,8 +170,8 @@ impl Meta {
                 .is_cubecl()
                 .then(sysinfo::KernelCache::at_start)
                 .flatten(),
-            conv_choices: backend::conv_choices_file(backend_config)
-                .map(|f| sysinfo::ConvChoices::at_start(&f)),
+            conv_choices: backend::conv_choices::file(backend_config)
+                .map(|f| backend::conv_choices::ConvChoices::at_start(&f)),
             os: sysinfo::os_description(),
             started: sysinfo::rfc3339(sysinfo::unix_seconds()),
             ended: None,

@@ -98,7 +98,10 @@ pub fn run_study(
         .and_then(|()| render_and_record(study, &dir, &options.context, None));
     meta.ended = Some(sysinfo::rfc3339(sysinfo::unix_seconds()));
     meta.kernel_cache = meta.kernel_cache.take().map(sysinfo::KernelCache::at_end);
-    meta.conv_choices = meta.conv_choices.take().map(sysinfo::ConvChoices::at_end);
+    meta.conv_choices = meta
+        .conv_choices
+        .take()
+        .map(backend::conv_choices::ConvChoices::at_end);
     match outcome {
         Ok(findings) => {
             meta.status = RunStatus::Complete;
@@ -178,7 +181,10 @@ fn run_shard(
     let outcome = study.run(&dir, context, progress);
     meta.ended = Some(sysinfo::rfc3339(sysinfo::unix_seconds()));
     meta.kernel_cache = meta.kernel_cache.take().map(sysinfo::KernelCache::at_end);
-    meta.conv_choices = meta.conv_choices.take().map(sysinfo::ConvChoices::at_end);
+    meta.conv_choices = meta
+        .conv_choices
+        .take()
+        .map(backend::conv_choices::ConvChoices::at_end);
     meta.status = match &outcome {
         Ok(()) => RunStatus::Complete,
         Err(e) => status_of(e),

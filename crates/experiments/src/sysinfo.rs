@@ -209,45 +209,6 @@ impl KernelCache {
     }
 }
 
-/// flex's measured convolution paths a run reads and grows (`batchlab_fast::conv::choice`: one
-/// file per machine), and the shapes in it when the run started and when it ended: a run that
-/// met only known shapes measured nothing, and the difference is what it measured.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ConvChoices {
-    /// The file.
-    pub file: String,
-    /// Shapes chosen in it when the run started.
-    pub shapes_at_start: usize,
-    /// Shapes chosen in it when the run ended (`None` while it runs).
-    pub shapes_at_end: Option<usize>,
-}
-
-impl ConvChoices {
-    /// The file `file`, read now.
-    pub fn at_start(file: &Path) -> Self {
-        Self {
-            file: file.display().to_string(),
-            shapes_at_start: shapes(file),
-            shapes_at_end: None,
-        }
-    }
-
-    /// The same file read again at the end of the run.
-    pub fn at_end(self) -> Self {
-        Self {
-            shapes_at_end: Some(shapes(Path::new(&self.file))),
-            ..self
-        }
-    }
-}
-
-/// Lines (one chosen shape each) in a choices file; 0 without one.
-fn shapes(file: &Path) -> usize {
-    std::fs::read_to_string(file)
-        .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
-        .unwrap_or(0)
-}
-
 /// Autotune results under `dir/autotune`: cubecl keeps one JSON entry per line in each
 /// `*.json.log` file (cubecl-common 0.10, `cache.rs`).
 fn autotune_keys(dir: &Path) -> usize {

@@ -5,6 +5,7 @@
 //! its measurement once, generic over the backend, as an [`OnBackend`] task; [`dispatch`]
 //! instantiates it for the configured one.
 
+pub mod conv_choices;
 mod cubecl;
 mod cuda;
 mod libtorch;
@@ -44,7 +45,7 @@ pub trait OnBackend {
 /// Runs `task` on the backend `config` names, after checking that the backend is usable.
 pub fn dispatch<T: OnBackend>(config: &BackendConfig, task: T) -> Result<T::Output, BackendError> {
     batchlab_fast::set_enabled(config.fast_paths);
-    if let Some(file) = conv_choices_file(config) {
+    if let Some(file) = conv_choices::file(config) {
         batchlab_fast::conv::choice::measure_here(&file);
     }
     match config.name {
@@ -156,38 +157,12 @@ pub fn kernels(config: &BackendConfig) -> String {
     }
 }
 
-/// Where flex keeps this machine's measured convolution paths (`batchlab_fast::conv::choice`):
-/// one file per CPU, matrix kernels and thread count, since each moves the point where Winograd
-/// wins, under `$BATCHLAB_CACHE_DIR`, else `$XDG_CACHE_HOME/batchlab`, else `~/.cache/batchlab`;
-/// `None` off flex, with the fast paths off, without a home, or with
-/// `BATCHLAB_CONV_PATHS=thresholds` (the fixed thresholds, to compare against; meta.json's
-/// fast-path words say which chose).
-pub fn conv_choices_file(config: &BackendConfig) -> Option<std::path::PathBuf> {
-    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    let thresholds = env("BATCHLAB_CONV_PATHS").is_some_and(|v| v == "thresholds");
-    if config.name != BackendKind::Flex || !config.fast_paths || thresholds {
-        return None;
-    }
-    let root = env("BATCHLAB_CACHE_DIR")
-        .map(std::path::PathBuf::from)
-        .or_else(|| env("XDG_CACHE_HOME").map(|d| std::path::Path::new(&d).join("batchlab")))
-        .or_else(|| env("HOME").map(|h| std::path::Path::new(&h).join(".cache/batchlab")))?;
-    let avx512 = sysinfo::simd_features().iter().any(|f| f == "avx512f");
-    let kernels = if cfg!(feature = "avx512") && avx512 {
-        "avx512"
-    } else {
-        "avx2"
-    };
-    let name = format!("{}-{kernels}-{}t.tsv", sysinfo::cpu_slug(), threads(config));
-    Some(root.join("conv-paths").join(name))
-}
-
 /// batchlab's own fast paths a run on `config` takes (meta.json `fast_paths`): none on the
 /// CubeCL backends, none where `backend.fast_paths = false`.
 pub fn fast_paths(config: &BackendConfig) -> String {
     let words = match config.name {
         _ if !config.fast_paths => "off (backend.fast_paths = false): burn's own ops",
-        BackendKind::Flex if conv_choices_file(config).is_some() => batchlab_fast::ON_FLEX,
+        BackendKind::Flex if conv_choices::file(config).is_some() => batchlab_fast::ON_FLEX,
         BackendKind::Flex => batchlab_fast::ON_FLEX_THRESHOLDS,
         BackendKind::Tch | BackendKind::TchCuda => batchlab_fast::ON_LIBTORCH,
         BackendKind::Cuda | BackendKind::Wgpu => "none on this backend: burn's own ops",

@@ -10,6 +10,7 @@
 //! study.
 
 mod limit;
+mod memory_budget;
 mod plan;
 mod work;
 
@@ -33,10 +34,10 @@ use crate::{
     error::RunError,
     optim::OptimizerConfig,
     study::{Rendered, Study, StudyConfig},
-    sysinfo::memory,
 };
 
 pub use limit::LimitChoice;
+use memory_budget::MemoryBudget;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -277,39 +278,6 @@ impl QuickFind {
             origin: "the batchlab find-batch command line".into(),
             text: config.resolved_toml(),
             overrides: Vec::new(),
-        }
-    }
-}
-
-/// `search.memory_budget`, parsed once: the memory available when the run starts, or a size.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum MemoryBudget {
-    /// `available`: what /proc/meminfo says is available.
-    Available,
-    /// A size, in bytes.
-    Size(u64),
-}
-
-impl MemoryBudget {
-    /// A size with its unit, or `available`.
-    fn parse(text: &str) -> Result<MemoryBudget, String> {
-        let text = text.trim();
-        if text == "available" {
-            return Ok(MemoryBudget::Available);
-        }
-        text.parse::<ByteSize>()
-            .map(|size| MemoryBudget::Size(size.as_u64()))
-            .map_err(|_| format!("expected a size such as \"4GiB\", \"512MiB\" or \"2GB\", or \"available\"; got {text:?}"))
-    }
-
-    /// The budget in bytes, `available` read now.
-    fn bytes(self) -> Result<u64, String> {
-        match self {
-            MemoryBudget::Size(bytes) => Ok(bytes),
-            MemoryBudget::Available => memory::available_bytes().ok_or_else(|| {
-                "cannot read the available memory (/proc/meminfo); give a size such as \"4GiB\""
-                    .into()
-            }),
         }
     }
 }

@@ -316,7 +316,7 @@ fn no_degradation(w: &Workload, margin: f64) -> Judged {
     let cells = quality::best_errors(w);
     let decided = quality::no_degradation(&cells, margin);
     (
-        words::no_degradation(&cells, &decided, margin),
+        words_best::no_degradation(&cells, &decided, margin),
         reading(&decided),
     )
 }
@@ -326,7 +326,7 @@ fn regularization(w: &Workload, v: &Workload, margin: f64) -> Judged {
     let (with, without) = (quality::best_errors(w), quality::best_errors(v));
     let decided = quality::regularization(&with, &without, margin);
     (
-        words::regularization((w, &with), (v, &without), &decided, margin),
+        words_best::regularization((w, &with), (v, &without), &decided, margin),
         reading(&decided),
     )
 }
@@ -336,7 +336,7 @@ fn learning_rate_rule(w: &Workload, space: Option<&SearchSpace>, margin: f64) ->
     let regions = lr_rule::regions(w, space);
     let decided = lr_rule::decide(&regions, margin);
     (
-        words::learning_rate_rule(&regions, &decided, margin),
+        words_best::learning_rate_rule(&regions, &decided, margin),
         reading(&decided),
     )
 }
@@ -391,6 +391,9 @@ mod search;
 
 #[path = "claims_words.rs"]
 mod words;
+
+#[path = "claims_words_best.rs"]
+mod words_best;
 
 #[cfg(test)]
 #[path = "claims_tests.rs"]

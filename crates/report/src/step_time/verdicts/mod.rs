@@ -10,6 +10,7 @@ pub use crate::jumps::Gap;
 pub(crate) use positions::{named_jumps, Reading};
 mod versus;
 mod words;
+mod words_positions;
 
 pub use versus::{Reference, ReferenceCurve};
 
@@ -84,19 +85,22 @@ pub(super) fn judge(
         let reading = positions::jumps_at(a, claimed, r.gap, r.jump_margin, ctx.seed);
         let z = positions::z_one_sided();
         findings.push(
-            words::jumps_at(&reading, claimed, r.gap, r.jump_margin, z).with_reading(&reading),
+            words_positions::jumps_at(&reading, claimed, r.gap, r.jump_margin, z)
+                .with_reading(&reading),
         );
         if let Some(ratio) = r.max_jump_ratio {
             let reading = positions::jumps_below(a, claimed, r.gap, r.jump_margin, ratio);
             findings.push(
-                words::jumps_below(&reading, claimed, r.jump_margin, ratio).with_reading(&reading),
+                words_positions::jumps_below(&reading, claimed, r.jump_margin, ratio)
+                    .with_reading(&reading),
             );
         }
     }
     if !ctx.no_jumps_at.is_empty() {
         let (at, margin) = (&ctx.no_jumps_at, r.no_jumps_margin);
         let reading = positions::no_jumps_at(a, at, r.gap, margin);
-        findings.push(words::no_jumps_at(&reading, at, r.gap, margin).with_reading(&reading));
+        findings
+            .push(words_positions::no_jumps_at(&reading, at, r.gap, margin).with_reading(&reading));
     }
     if let Some(reference) = fluctuation {
         let reading = versus::fluctuates_more(a, reference, ctx.seed);

@@ -6,6 +6,7 @@
 mod accuracy;
 mod relative;
 mod time;
+mod time_words;
 mod words;
 
 pub(super) use relative::relative_tables;
@@ -174,24 +175,24 @@ fn judge_rule(
         }
         ClaimRule::EpochTimeFalls { from, to } => {
             let d = time::time_falls(&line, analysis, *from, *to)?;
-            words::time_falls(&d, *from, *to).decided(&d)
+            time_words::time_falls(&d, *from, *to).decided(&d)
         }
         ClaimRule::PowersOfTwoFlat { tolerance } => {
             let clock = time::Clock::Training;
             let d = time::powers_of_two(&line, analysis, *tolerance, clock)?;
-            words::powers_of_two(&d, *tolerance, clock).decided(&d)
+            time_words::powers_of_two(&d, *tolerance, clock).decided(&d)
         }
         ClaimRule::InferencePowersOfTwoFlat { tolerance } => {
             let clock = time::Clock::Test;
             let d = time::powers_of_two(&line, analysis, *tolerance, clock)?;
-            words::powers_of_two(&d, *tolerance, clock).decided(&d)
+            time_words::powers_of_two(&d, *tolerance, clock).decided(&d)
         }
         ClaimRule::TimeFollowsSteps {
             reference,
             tolerance,
         } => {
             let d = time::time_follows_steps(&line, analysis, *reference, *tolerance)?;
-            words::follows_steps(&d, *tolerance).decided(&d)
+            time_words::follows_steps(&d, *tolerance).decided(&d)
         }
         ClaimRule::TimePredicted { tolerance } => {
             let cells: Vec<&PredictionCheck> = predictions
@@ -203,7 +204,7 @@ fn judge_rule(
                 })
                 .collect();
             let d = time::time_predicted(&cells, *tolerance)?;
-            words::predicted(&d, *tolerance).decided(&d)
+            time_words::predicted(&d, *tolerance).decided(&d)
         }
     })
 }

@@ -23,6 +23,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
     assert_eq!(
         ids,
         [
+            "conv-narrow-v1",
             "conv-relu-v1",
             "maxpool-2x2-v1",
             "optimizers-v1",

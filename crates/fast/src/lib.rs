@@ -10,6 +10,7 @@
 pub mod conv;
 pub mod optim;
 pub mod pool;
+mod simd;
 mod storage;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -72,10 +73,13 @@ fn count(kind: Kind, fast: bool) {
 /// times of every convolutional model: a step-time sweep timed before predicts none after.
 /// Since 2026-11-27 Winograd runs where this machine measured it faster (`conv::choice`), not by
 /// fixed thresholds: a new phrase, so sweeps timed before predict none after.
-pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where this machine measured it faster; 2x2 max-pooling with its own backward";
+/// Since 2026-11-28 convolutions of at most 4 input channels (an image's first layer) take
+/// batchlab's own direct kernels (`conv::narrow`): another new phrase.
+pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where this machine measured it faster; direct kernels for convolutions of at most 4 input channels; 2x2 max-pooling with its own backward";
 /// The same with Winograd chosen by the fixed thresholds (no file to keep measurements in, or
-/// `BATCHLAB_CONV_PATHS=thresholds`): the words of runs before 2026-11-27.
-pub const ON_FLEX_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays; 2x2 max-pooling with its own backward";
+/// `BATCHLAB_CONV_PATHS=thresholds`): the words of runs before 2026-11-27 (with the narrow
+/// convolutions since 2026-11-28).
+pub const ON_FLEX_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays; direct kernels for convolutions of at most 4 input channels; 2x2 max-pooling with its own backward";
 /// The fast paths a LibTorch run takes, in words.
 /// Since 2026-11-26 it names libtorch's convolution backward, which changed the step times of
 /// every convolutional model on tch.

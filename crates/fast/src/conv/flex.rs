@@ -24,6 +24,7 @@ use super::{
     kernels::{
         channels_first, im2col_into, relu_in_place, relu_mask_and_bias, transpose_flip, Geometry,
     },
+    narrow,
     op::{Fused, Saved},
     winograd,
 };
@@ -38,6 +39,11 @@ impl Fused<Flex> for ConvRelu {
     fn conv_relu(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
         let (g, n, k) = geometry(&x, &w, padding);
         let [p, q] = g.output();
+        if narrow::applies(g) {
+            let (x, w, b) = (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
+            let y = narrow::conv_relu(slice(&x), g, slice(&w), k, slice(&b));
+            return flex(y, [n, k, p, q]);
+        }
         // Winograd reads contiguous inputs (a copy only of a strided view), made where it runs.
         let contiguous = || (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
         let winograd = |(x, w, b): &(FlexTensor, FlexTensor, FlexTensor)| {
@@ -88,19 +94,33 @@ impl Backward<Flex, 3> for ConvRelu {
         let Saved { x, w, out, padding } = ops.state;
         let [n, k, p, q] = dims(&out);
         let (out, grad) = (out.to_contiguous(), grad.to_contiguous());
-        let (out, grad) = (out.as_slice::<f32>(), grad.as_slice::<f32>());
-        let (masked, bias) =
-            relu_mask_and_bias(out.unwrap_or_default(), grad.unwrap_or_default(), k, p * q);
+        let (out, grad) = (slice(&out), slice(&grad));
+        let (g, _, _) = geometry(&x, &w, padding);
+        let narrow = narrow::applies(g);
+        // The ReLU's mask and the bias gradient in one pass, for the kernel's gradient and the
+        // input's; a narrow convolution draws them inside its kernel's gradient instead, so
+        // only an input gradient (which a first layer does not need) asks for them there.
+        let mask = (node_x.is_some() || !narrow).then(|| relu_mask_and_bias(out, grad, k, p * q));
+        let (dw, db) = match &mask {
+            Some((masked, bias)) if !narrow => (
+                node_w
+                    .is_some()
+                    .then(|| weight_grad(&x, masked, &w, padding, SLICE_ELEMENTS)),
+                bias.clone(),
+            ),
+            _ => {
+                let x = x.to_contiguous();
+                let (dw, db) = narrow::weight_and_bias_grad(slice(&x), g, out, grad, k);
+                (Some(flex(dw, dims::<4>(&w))), db)
+            }
+        };
         if let Some(node) = node_b {
-            grads.register::<Flex>(node.id, flex(bias, [k]));
+            grads.register::<Flex>(node.id, flex(db, [k]));
         }
-        if let Some(node) = node_w {
-            grads.register::<Flex>(
-                node.id,
-                weight_grad(&x, &masked, &w, padding, SLICE_ELEMENTS),
-            );
+        if let (Some(node), Some(dw)) = (node_w, dw) {
+            grads.register::<Flex>(node.id, dw);
         }
-        if let Some(node) = node_x {
+        if let (Some(node), Some((masked, _))) = (node_x, mask) {
             grads.register::<Flex>(node.id, input_grad(masked, [n, k, p, q], &w, padding));
         }
     }

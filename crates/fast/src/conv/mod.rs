@@ -28,6 +28,7 @@ mod flex;
 mod kernels;
 #[cfg(feature = "tch")]
 mod libtorch;
+mod narrow;
 mod op;
 mod winograd;
 

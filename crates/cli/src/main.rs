@@ -1,5 +1,6 @@
 //! `batchlab`: run batch-size studies and render their reports.
 
+mod allocator;
 mod bar;
 mod bench;
 mod claims;
@@ -14,7 +15,7 @@ use std::{path::PathBuf, process::ExitCode};
 
 use clap::{Parser, Subcommand};
 
-/// mimalloc rather than the system's malloc. glibc's malloc hands every block over 32 MiB (and,
+/// mimalloc rather than the system's malloc (set up in `allocator`). glibc's malloc hands every block over 32 MiB (and,
 /// by its dynamic threshold, many smaller ones) to mmap and back to the kernel on free, so a
 /// CPU training step page-faults its large tensors in afresh every step: flex's weight gradient
 /// of a 4096x4096 dense layer at batch 16 took 55-62 ms, of which the product is 10-14 ms. mimalloc
@@ -169,7 +170,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    batchlab_experiments::sysinfo::set_allocator("mimalloc");
+    allocator::keep_freed_memory();
+    batchlab_experiments::sysinfo::set_allocator(allocator::words());
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::List { dir } => commands::list(&dir),

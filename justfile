@@ -52,14 +52,15 @@ bench-tch *ARGS: build-tch
 # flex (the default build), flex with AVX2 kernels only (a build without `avx512`, where the CPU
 # has AVX-512), tch (the LibTorch build, on tch alone: flex's small CNN beside libtorch in one
 # process runs up to 1.6x slower, see docs/tch-performance.md; the GPU campaign's tch-cuda build
-# serves where it exists), plain PyTorch (scripts/pytorch_steps.py) and Keras 3 on TensorFlow
+# serves where it exists; with only a PyTorch environment and no LibTorch build, tch is left out
+# and the log says so), plain PyTorch (scripts/pytorch_steps.py) and Keras 3 on TensorFlow
 # (scripts/keras_steps.py), the same networks and protocol. `rounds` rounds, each running every
 # framework once in a rotated order, one round of `samples` steps each; the whole output goes to
 # docs/bench/<date>-<cpu>.log (scripts/bench-frameworks.sh).
 bench-frameworks rounds="3" samples="10": setup-keras
     cargo build --release --quiet -p batchlab-cli
     if grep -qw avx512f /proc/cpuinfo; then just build-no-avx512; fi
-    test -x target/release/batchlab-tch || test -x {{tch_cuda_target}}/release/batchlab || just build-tch
+    test -x target/release/batchlab-tch || test -x {{tch_cuda_target}}/release/batchlab || test -x .venv-tch-cuda/bin/python || just build-tch
     bash scripts/bench-frameworks.sh {{rounds}} {{samples}}
 
 # Keras 3 on TensorFlow (CPU) for `bench-frameworks`, in the git-ignored .venv-keras (about

@@ -17,22 +17,30 @@ cd "$(dirname "$0")/.."
 
 # tch and PyTorch: the LibTorch build and its PyTorch (`just build-tch`, .venv-tch), or else the
 # GPU campaign's (`just build-tch-cuda`, .venv-tch-cuda), whose libtorch computes on the CPU
-# alike (its CUDA kernels are never loaded without a GPU).
+# alike (its CUDA kernels are never loaded without a GPU). With only a PyTorch (a machine whose
+# disk has no room for a LibTorch build), tch is left out and the log says so.
+tch="" python_torch=""
 if [[ -x target/release/batchlab-tch && -x .venv-tch/bin/python ]]; then
     tch=target/release/batchlab-tch python_torch=.venv-tch/bin/python
 elif [[ -x target/tch-cuda/release/batchlab && -x .venv-tch-cuda/bin/python ]]; then
     tch=target/tch-cuda/release/batchlab python_torch=.venv-tch-cuda/bin/python
+elif [[ -x .venv-tch/bin/python ]]; then
+    python_torch=.venv-tch/bin/python
+elif [[ -x .venv-tch-cuda/bin/python ]]; then
+    python_torch=.venv-tch-cuda/bin/python
 else
-    echo "no LibTorch build: run 'just build-tch' (or 'just build-tch-cuda') first" >&2
+    echo "no PyTorch: run 'just build-tch' (or 'just build-tch-cuda') first" >&2
     exit 1
 fi
 python_keras=.venv-keras/bin/python
 [[ -x $python_keras ]] || { echo "no Keras: run 'just setup-keras' first" >&2; exit 1; }
 
 runs=("target/release/batchlab bench --only steps --rounds 1 --samples $samples"
-      "$tch bench --backend tch --only steps --rounds 1 --samples $samples"
       "$python_torch -W ignore scripts/pytorch_steps.py --rounds 1 --samples $samples"
       "$python_keras scripts/keras_steps.py --rounds 1 --samples $samples")
+if [[ -n $tch ]]; then
+    runs+=("$tch bench --backend tch --only steps --rounds 1 --samples $samples")
+fi
 if grep -qw avx512f /proc/cpuinfo; then
     [[ -x target/release/batchlab-no-avx512 ]] || { echo "run 'just build-no-avx512' first" >&2; exit 1; }
     runs+=("target/release/batchlab-no-avx512 bench --only steps --rounds 1 --samples $samples")
@@ -45,7 +53,7 @@ bench_log ""
     machine_lines
     echo "memory: $(free -g | awk '/^Mem:/ {print $2}') GiB; kernel $(uname -r)"
     echo "rustc: $(rustc --version)"
-    echo "tch binary: $tch; PyTorch: $($python_torch -c 'import torch; print(torch.__version__)' 2>/dev/null)"
+    echo "tch binary: ${tch:-none (no LibTorch build here: tch left out)}; PyTorch: $($python_torch -c 'import torch; print(torch.__version__)' 2>/dev/null)"
     echo "Keras: $($python_keras -c 'import os; os.environ["TF_CPP_MIN_LOG_LEVEL"]="3"; import keras, tensorflow as tf; print(keras.__version__, "on TensorFlow", tf.__version__)' 2>/dev/null)"
     echo "rounds: $rounds, each running every framework once in a rotated order, $samples timed steps per case"
     rotated_rounds "$rounds" "${runs[@]}"

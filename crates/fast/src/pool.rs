@@ -89,17 +89,23 @@ fn forward(x: &FlexTensor) -> (FlexTensor, Winners) {
         .for_each(|(plane, (out, winners))| {
             let image = &x[plane * h * w..][..h * w];
             for i in 0..p {
-                let (top, bottom) = (&image[2 * i * w..][..w], &image[(2 * i + 1) * w..][..w]);
-                for j in 0..q {
-                    let window = [top[2 * j], top[2 * j + 1], bottom[2 * j], bottom[2 * j + 1]];
-                    let mut best = 0;
-                    for t in 1..4 {
-                        if window[t] > window[best] {
-                            best = t;
-                        }
+                let (top, bottom) = (
+                    &image[2 * i * w..][..2 * q],
+                    &image[(2 * i + 1) * w..][..2 * q],
+                );
+                let (out, winners) = (&mut out[i * q..][..q], &mut winners[i * q..][..q]);
+                // The window scanned in row-major order, the first of equal values kept, as
+                // selects rather than branches so that the row vectorises.
+                let windows = top.chunks_exact(2).zip(bottom.chunks_exact(2));
+                for ((o, t), (top, bottom)) in out.iter_mut().zip(winners.iter_mut()).zip(windows) {
+                    let (mut best, mut at) = (top[0], 0u8);
+                    for (k, v) in [(1u8, top[1]), (2, bottom[0]), (3, bottom[1])] {
+                        let wins = v > best;
+                        best = if wins { v } else { best };
+                        at = if wins { k } else { at };
                     }
-                    out[i * q + j] = window[best];
-                    winners[i * q + j] = best as u8;
+                    *o = best;
+                    *t = at;
                 }
             }
         });
@@ -128,9 +134,16 @@ impl Backward<Flex, 1> for MaxPool {
             .for_each(|(plane, dx)| {
                 let (grad, winners) = (&grad[plane * p * q..], &winners[plane * p * q..]);
                 for i in 0..p {
-                    for j in 0..q {
-                        let t = usize::from(winners[i * q + j]);
-                        dx[(2 * i + t / 2) * w + 2 * j + t % 2] = grad[i * q + j];
+                    let (grad, winners) = (&grad[i * q..][..q], &winners[i * q..][..q]);
+                    let (top, bottom) = dx[2 * i * w..][..2 * w].split_at_mut(w);
+                    // Every element of the window written (the gradient or zero), so that the
+                    // row vectorises rather than scattering.
+                    let windows = top.chunks_exact_mut(2).zip(bottom.chunks_exact_mut(2));
+                    for ((&g, &t), (top, bottom)) in grad.iter().zip(winners).zip(windows) {
+                        top[0] = if t == 0 { g } else { 0.0 };
+                        top[1] = if t == 1 { g } else { 0.0 };
+                        bottom[0] = if t == 2 { g } else { 0.0 };
+                        bottom[1] = if t == 3 { g } else { 0.0 };
                     }
                 }
             });

@@ -8,6 +8,7 @@
 //! update and convolution counts which path it took ([`counts`]), so tests can say what ran.
 
 pub mod conv;
+pub mod dense;
 pub mod optim;
 pub mod pool;
 mod simd;
@@ -17,7 +18,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 static ENABLED: AtomicBool = AtomicBool::new(true);
 /// (fast, fallback) per [`Kind`], in its order.
-static COUNTS: [[AtomicU64; 2]; 3] = [
+static COUNTS: [[AtomicU64; 2]; 4] = [
+    [AtomicU64::new(0), AtomicU64::new(0)],
     [AtomicU64::new(0), AtomicU64::new(0)],
     [AtomicU64::new(0), AtomicU64::new(0)],
     [AtomicU64::new(0), AtomicU64::new(0)],
@@ -42,6 +44,8 @@ pub enum Kind {
     Convolution,
     /// A max-pooling (likewise).
     Pooling,
+    /// A dense layer + ReLU (likewise).
+    Dense,
 }
 
 /// How often a kind of operation took its fast path, and how often burn's ops, since the
@@ -74,12 +78,13 @@ fn count(kind: Kind, fast: bool) {
 /// Since 2026-11-27 Winograd runs where this machine measured it faster (`conv::choice`), not by
 /// fixed thresholds: a new phrase, so sweeps timed before predict none after.
 /// Since 2026-11-28 convolutions of at most 4 input channels (an image's first layer) take
-/// batchlab's own direct kernels (`conv::narrow`): another new phrase.
-pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where this machine measured it faster; direct kernels for convolutions of at most 4 input channels; 2x2 max-pooling with its own backward";
+/// batchlab's own direct kernels (`conv::narrow`), and a dense + ReLU whose product is small
+/// and long shares its inner dimension out among the threads (`dense`): two new phrases.
+pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where this machine measured it faster; direct kernels for convolutions of at most 4 input channels; dense + ReLU with a long inner dimension shared out among the threads; 2x2 max-pooling with its own backward";
 /// The same with Winograd chosen by the fixed thresholds (no file to keep measurements in, or
 /// `BATCHLAB_CONV_PATHS=thresholds`): the words of runs before 2026-11-27 (with the narrow
-/// convolutions since 2026-11-28).
-pub const ON_FLEX_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays; direct kernels for convolutions of at most 4 input channels; 2x2 max-pooling with its own backward";
+/// convolutions and the dense layers since 2026-11-28).
+pub const ON_FLEX_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays; direct kernels for convolutions of at most 4 input channels; dense + ReLU with a long inner dimension shared out among the threads; 2x2 max-pooling with its own backward";
 /// The fast paths a LibTorch run takes, in words.
 /// Since 2026-11-26 it names libtorch's convolution backward, which changed the step times of
 /// every convolutional model on tch.

@@ -4,9 +4,9 @@
 //! 669,706 trainable parameters (401,920 + 262,656 + 5,130). PyTorch/burn default init.
 
 use crate::stages::{run, Flow, Stage};
+use batchlab_fast::dense::linear_relu;
 use burn::nn::Linear;
 use burn::prelude::*;
-use burn::tensor::activation::relu;
 
 use crate::layers::{Cost, Init, LinearSpec};
 
@@ -71,7 +71,7 @@ impl<B: Backend> Mlp<B> {
                     })
                 } else {
                     Stage::new(format!("dense{}+relu", i + 1), move |x: Flow<B>| {
-                        Flow::Features(relu(layer.forward(x.features())))
+                        Flow::Features(linear_relu(layer, x.features()))
                     })
                 }
             })

@@ -12,12 +12,11 @@
 //! (896 + 320,000 x 128 + 128 + 129). The flatten size follows the input (32 x H/2 x W/2).
 //! Keras biases start at zero; the last Dense keeps Keras's default Glorot-uniform kernel.
 
-use batchlab_fast::{conv::conv2d_relu, pool::max_pool2d};
+use batchlab_fast::{conv::conv2d_relu, dense::linear_relu, pool::max_pool2d};
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::Linear;
 use burn::prelude::*;
-use burn::tensor::activation::relu;
 
 use crate::layers::{ConvSpec, Cost, Init, LinearSpec, Pad};
 use crate::stages::{run, Flow, Stage};
@@ -91,7 +90,7 @@ impl<B: Backend> SmallCnn<B> {
             }),
             // [batch, 128], flattening first
             Stage::new("dense+relu", |x| {
-                Flow::Features(relu(self.dense.forward(x.features())))
+                Flow::Features(linear_relu(&self.dense, x.features()))
             }),
             // [batch, classes]
             Stage::new("head", |x| Flow::Features(self.head.forward(x.features()))),

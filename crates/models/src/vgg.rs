@@ -10,12 +10,11 @@
 //! down to 32x32 work; at 224 it is Keras's 25,088.
 
 use crate::stages::{run, Flow, Stage};
-use batchlab_fast::{conv::conv2d_relu, pool::max_pool2d};
+use batchlab_fast::{conv::conv2d_relu, dense::linear_relu, pool::max_pool2d};
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::Linear;
 use burn::prelude::*;
-use burn::tensor::activation::relu;
 
 use crate::layers::{ConvSpec, Cost, Init, LinearSpec, Pad};
 use crate::Architecture;
@@ -148,10 +147,10 @@ impl<B: Backend> Vgg<B> {
             ));
         }
         chain.push(Stage::new("fc1+relu", |x| {
-            Flow::Features(relu(self.fc1.forward(x.features())))
+            Flow::Features(linear_relu(&self.fc1, x.features()))
         }));
         chain.push(Stage::new("fc2+relu", |x| {
-            Flow::Features(relu(self.fc2.forward(x.features())))
+            Flow::Features(linear_relu(&self.fc2, x.features()))
         }));
         chain.push(Stage::new("head", |x| {
             Flow::Features(self.head.forward(x.features()))

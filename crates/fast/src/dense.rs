@@ -1,0 +1,142 @@
+//! A dense layer followed by a ReLU as an operation of `Autodiff<Flex>` whose forward shares a
+//! long inner dimension out among the threads (docs/ARCHITECTURE.md, "Fast paths"). flex's
+//! matrix kernel divides a product's rows and columns among the threads, never its inner
+//! dimension, so the small CNN's 320,000 -> 128 layer at batch 32 (a 32 x 128 output summed over
+//! 320,000 products each) ran on one core; here each thread sums its share of the inner
+//! dimension and the shares are added. The backward is the layer's usual one (the ReLU's mask,
+//! then the bias's, the kernel's and the input's gradients), computed on flex directly. Other
+//! shapes, other backends, inference and the switch off take burn's `relu(linear.forward(x))`.
+
+use burn::{
+    backend::{
+        autodiff::{
+            checkpoint::{base::Checkpointer, strategy::NoCheckpointing},
+            grads::Gradients,
+            ops::{Backward, Ops, OpsKind},
+        },
+        flex::FlexTensor,
+        Autodiff, Flex,
+    },
+    nn::Linear,
+    tensor::{activation::relu, backend::Backend, DType, Tensor, TensorPrimitive},
+};
+use rayon::prelude::*;
+
+use crate::{storage::cast, Kind};
+
+type Ad = Autodiff<Flex>;
+
+/// At most this many output values (batch x features) for the split to pay: a larger output
+/// gives flex's kernel rows and columns enough to share out itself.
+const MAX_OUTPUT: usize = 1 << 15;
+/// At least this long an inner dimension per thread for the split to pay.
+const MIN_SHARE: usize = 1 << 13;
+
+/// `relu(linear.forward(x))`, through the fast path where it applies.
+pub fn linear_relu<B: Backend>(linear: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
+    let [m, k] = x.dims();
+    let n = linear.weight.dims()[1];
+    let applies = crate::enabled() && x.dtype() == DType::F32 && splits(m, n, k) > 1;
+    let x = match (&linear.bias, applies) {
+        (Some(bias), true) => match fused(x, linear.weight.val(), bias.val()) {
+            Ok(y) => {
+                crate::count(Kind::Dense, true);
+                return y;
+            }
+            Err(x) => x,
+        },
+        _ => x,
+    };
+    crate::count(Kind::Dense, false);
+    relu(linear.forward(x))
+}
+
+/// How many shares of the inner dimension a product of `m x k` by `k x n` is computed in.
+fn splits(m: usize, n: usize, k: usize) -> usize {
+    if m * n > MAX_OUTPUT {
+        return 1;
+    }
+    rayon::current_num_threads().min(k / MIN_SHARE).max(1)
+}
+
+/// The operation where `B` is `Autodiff<Flex>`; `Err(x)` hands the input back.
+fn fused<B: Backend>(
+    x: Tensor<B, 2>,
+    w: Tensor<B, 2>,
+    b: Tensor<B, 1>,
+) -> Result<Tensor<B, 2>, Tensor<B, 2>> {
+    let x: Tensor<Ad, 2> = cast(x)?;
+    let (Ok(w), Ok(b)) = (cast::<_, Tensor<Ad, 2>>(w), cast::<_, Tensor<Ad, 1>>(b)) else {
+        unreachable!("the weight and bias share the input's backend");
+    };
+    let (x, w, b) = (
+        x.into_primitive().tensor(),
+        w.into_primitive().tensor(),
+        b.into_primitive().tensor(),
+    );
+    let nodes = [x.node.clone(), w.node.clone(), b.node.clone()];
+    let out = match DenseRelu
+        .prepare::<NoCheckpointing>(nodes)
+        .compute_bound()
+        .stateful()
+    {
+        OpsKind::Tracked(prep) => {
+            let out = forward(x.primitive.clone(), w.primitive.clone(), b.primitive);
+            let state = (x.primitive, w.primitive, out.clone());
+            prep.finish(state, out)
+        }
+        OpsKind::UnTracked(prep) => prep.finish(forward(x.primitive, w.primitive, b.primitive)),
+    };
+    let y: Tensor<Ad, 2> = Tensor::from_primitive(TensorPrimitive::Float(out));
+    Ok(cast(y).unwrap_or_else(|_| unreachable!("B is Autodiff<Flex>")))
+}
+
+fn tensor<const D: usize>(t: FlexTensor) -> Tensor<Flex, D> {
+    Tensor::from_primitive(TensorPrimitive::Float(t))
+}
+
+/// `relu(x·w + b)`, the inner dimension shared out among the threads, each share one product.
+fn forward(x: FlexTensor, w: FlexTensor, b: FlexTensor) -> FlexTensor {
+    let (x, w, b) = (tensor::<2>(x), tensor::<2>(w), tensor::<1>(b));
+    let ([m, k], n) = (x.dims(), w.dims()[1]);
+    let chunk = k.div_ceil(splits(m, n, k));
+    let product = (0..k)
+        .step_by(chunk)
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|start| {
+            let end = (start + chunk).min(k);
+            let x = x.clone().slice([0..m, start..end]);
+            x.matmul(w.clone().slice([start..end, 0..n]))
+        })
+        .reduce_with(|a, b| a + b)
+        .unwrap_or_else(|| Tensor::zeros([m, n], &Default::default()));
+    relu(product + b.unsqueeze::<2>()).into_primitive().tensor()
+}
+
+#[derive(Debug)]
+struct DenseRelu;
+
+impl Backward<Flex, 3> for DenseRelu {
+    /// The input, the kernel and the output.
+    type State = (FlexTensor, FlexTensor, FlexTensor);
+
+    fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let [node_x, node_w, node_b] = ops.parents;
+        let grad = tensor::<2>(grads.consume::<Flex>(&ops.node));
+        let (x, w, out) = ops.state;
+        let masked = grad.mask_fill(tensor::<2>(out).lower_equal_elem(0.0), 0.0);
+        if let Some(node) = node_b {
+            let db = masked.clone().sum_dim(0).squeeze_dim::<1>(0);
+            grads.register::<Flex>(node.id, db.into_primitive().tensor());
+        }
+        if let Some(node) = node_w {
+            let dw = tensor::<2>(x).transpose().matmul(masked.clone());
+            grads.register::<Flex>(node.id, dw.into_primitive().tensor());
+        }
+        if let Some(node) = node_x {
+            let dx = masked.matmul(tensor::<2>(w).transpose());
+            grads.register::<Flex>(node.id, dx.into_primitive().tensor());
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! The dense + ReLU fast path against burn's `relu(linear.forward(x))` on `Autodiff<Flex>`: the
+//! output and the gradients of the input, the kernel and the bias, to 1e-4 relative to each
+//! tensor's largest magnitude, on a shape whose inner dimension is shared out among two
+//! threads (an odd length, so that the shares differ); and a shape that takes burn's path.
+
+use batchlab_fast::{counts, dense::linear_relu, Kind};
+use burn::{
+    backend::{Autodiff, Flex},
+    nn::{Linear, LinearConfig},
+    tensor::{activation::relu, Distribution, Tensor},
+};
+
+type B = Autodiff<Flex>;
+
+/// Output, dx, dw, db of `forward` on a fresh graph, the output weighted by `r`.
+fn run(
+    layer: &Linear<B>,
+    x: &Tensor<B, 2>,
+    r: &Tensor<B, 2>,
+    forward: impl Fn(&Linear<B>, Tensor<B, 2>) -> Tensor<B, 2>,
+) -> [Vec<f32>; 4] {
+    let x = x.clone().detach().require_grad();
+    let y = forward(layer, x.clone());
+    let grads = (y.clone() * r.clone()).sum().backward();
+    let values = |t: Tensor<Flex, 2>| t.into_data().to_vec::<f32>().unwrap();
+    let bias = layer.bias.as_ref().unwrap().val();
+    [
+        values(y.inner()),
+        values(x.grad(&grads).unwrap()),
+        values(layer.weight.val().grad(&grads).unwrap()),
+        bias.grad(&grads)
+            .unwrap()
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap(),
+    ]
+}
+
+fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    let scale = b.iter().fold(1e-6f32, |m, v| m.max(v.abs()));
+    a.iter()
+        .zip(b)
+        .fold(0f32, |m, (x, y)| m.max((x - y).abs() / scale))
+}
+
+#[test]
+fn the_split_product_matches_burn_forward_and_backward() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let device = Default::default();
+        for (m, k, n, splits) in [(4, 16_389, 8, true), (64, 600, 1024, false)] {
+            let layer = LinearConfig::new(k, n).init::<B>(&device);
+            let x = Tensor::<B, 2>::random([m, k], Distribution::Normal(0.0, 1.0), &device);
+            let r = Tensor::<B, 2>::random([m, n], Distribution::Normal(0.0, 1.0), &device);
+            let before = counts(Kind::Dense);
+            let fast = run(&layer, &x, &r, linear_relu);
+            let after = counts(Kind::Dense);
+            assert_eq!(after.fast > before.fast, splits, "{m}x{k}x{n}");
+            let burn = run(&layer, &x, &r, |l: &Linear<B>, x| relu(l.forward(x)));
+            for (name, (a, b)) in ["output", "dx", "dw", "db"]
+                .iter()
+                .zip(fast.iter().zip(&burn))
+            {
+                let d = largest_difference(a, b);
+                assert!(d <= 1e-4, "{m}x{k}x{n} {name}: {d}");
+            }
+        }
+    });
+}

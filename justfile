@@ -91,6 +91,13 @@ bench-conv-paths rounds="3" samples="10":
     cargo build --release --quiet -p batchlab-cli
     bash scripts/bench-conv-paths.sh {{rounds}} {{samples}}
 
+# mimalloc keeping freed memory (what the binary sets for itself) against its default, on the
+# three standard steps, interleaved, logged to docs/bench/<date>-<cpu>-allocator.log
+# (scripts/bench-allocator.sh).
+bench-allocator rounds="3" samples="10":
+    cargo build --release --quiet -p batchlab-cli
+    bash scripts/bench-allocator.sh {{rounds}} {{samples}}
+
 # Any other batchlab command, e.g. `just batchlab list`.
 batchlab *ARGS:
     {{batchlab}} {{ARGS}}

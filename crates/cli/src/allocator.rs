@@ -1,11 +1,12 @@
-//! mimalloc, set to keep what it frees. By default mimalloc hands memory freed for 10 ms back to
-//! the kernel, so a CPU training step, whose large tensors are freed between steps, page-faults
-//! and zeroes them afresh every step (the kernel's page clearing was 16% of a VGG16 step's
-//! samples in `perf`). Kept, the pages are reused: VGG16's step at batch 16 on the Zen 5 EPYC
-//! took 485.6-518.8 ms against 515.7-537.0 ms, 3 alternating runs each
-//! (docs/flex-performance.md). mimalloc reads its options from the environment as the process
-//! starts, before `main`, and setting them needs unsafe code, so `main` starts the binary again
-//! with the variable set where it is missing; child processes inherit it.
+//! mimalloc, set to keep what it frees. By default (mimalloc 3, as libmimalloc-sys builds it)
+//! mimalloc hands memory that stayed free for a second back to the kernel, so a CPU training
+//! step whose large tensors are freed and allocated again page-faults and zeroes some of them
+//! afresh. Kept, the pages are reused: `just bench-allocator` on the Zen 5 EPYC, 5 alternating rounds, VGG16's
+//! step 458.2 ms against 502.9 ms, the small CNN's and the MLP's unchanged
+//! (docs/bench/20261128-0123-amd-epyc-f26-m2-allocator.log). mimalloc reads its options from
+//! the environment as the process starts, before `main`, and setting them in-process takes
+//! unsafe code, so `main` starts the binary again with the variable set where it is missing;
+//! child processes inherit it.
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;

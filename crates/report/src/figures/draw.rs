@@ -142,13 +142,25 @@ fn axis_ranges<DB: DrawingBackend>(
         Some(r) if usable_range(r, chart.x_scale) => r,
         _ => range(x_values(chart), chart.x_scale, false, 0.03, 0.03),
     };
+    let y = data_y(chart);
+    if chart.legend == LegendPosition::Auto && labelled(chart) {
+        Ok((x, room_for_legend(root, chart, x, y)?))
+    } else {
+        Ok((x, y))
+    }
+}
+
+/// The y range given, or fitted to the data: the axis before any room is made for the legend,
+/// and where error bars stop with an arrow head even on an axis stretched for the legend, so
+/// that the arrows stay below the room made (at the stretched edge the legend would cover them).
+fn data_y(chart: &Chart) -> Span {
     // Headroom above the data for the vertical markers' text.
     let top = if chart.vlines.iter().any(|v| !v.text.is_empty()) {
         0.14
     } else {
         0.06
     };
-    let y = match chart.y_range {
+    match chart.y_range {
         Some(r) if usable_range(r, chart.y_scale) => r,
         _ => range(
             y_values(chart),
@@ -157,12 +169,21 @@ fn axis_ranges<DB: DrawingBackend>(
             0.06,
             top,
         ),
-    };
-    if chart.legend == LegendPosition::Auto && labelled(chart) {
-        Ok((x, room_for_legend(root, chart, x, y)?))
-    } else {
-        Ok((x, y))
     }
+}
+
+/// Where error bars stop with an arrow head: the axis, and no further than the range fitted to
+/// the data ([`data_y`]).
+fn bar_range(chart: &Chart, (ylo, yhi): Span) -> Span {
+    let (lo, hi) = data_y(chart);
+    (ylo.max(lo), yhi.min(hi))
+}
+
+/// The y axis's range of a chart being drawn.
+fn axis_y<DB: DrawingBackend, X: Ranged, Y: Ranged<ValueType = f64>>(
+    ctx: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
+) -> Span {
+    (ctx.y_range().start, ctx.y_range().end)
 }
 
 /// What a first, undrawn layout of a chart tells: how many data pixels the legend would hide
@@ -282,7 +303,7 @@ where
     if probe {
         let (_, py) = ctx.plotting_area().get_pixel_range();
         return Ok(Some(Layout {
-            hidden: legend::hidden_in_chart(&ctx, chart),
+            hidden: legend::hidden_in_chart(&ctx, chart, bar_range(chart, axis_y(&ctx))),
             plot_height: py.end - py.start,
         }));
     }
@@ -331,6 +352,7 @@ where
     }
 
     let (ylo, yhi) = (ctx.y_range().start, ctx.y_range().end);
+    let bars = bar_range(chart, (ylo, yhi));
     // Label placement is judged in pixels, which on a log axis are not proportional to
     // value differences.
     let (pixels_x, _) = ctx.plotting_area().get_pixel_range();
@@ -417,7 +439,7 @@ where
             .copied()
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect();
-        marks::error_bars(&mut ctx, s, (ylo, yhi))?;
+        marks::error_bars(&mut ctx, s, bars)?;
         let stroke = color.stroke_width(s.line_width.max(1));
         let anno = match s.line {
             LineStyle::Solid => Some(
@@ -457,7 +479,7 @@ where
         LegendPosition::UpperRight => SeriesLabelPosition::UpperRight,
         LegendPosition::LowerLeft => SeriesLabelPosition::LowerLeft,
         LegendPosition::LowerRight => SeriesLabelPosition::LowerRight,
-        LegendPosition::Auto => legend::emptiest(legend::hidden_in_chart(&ctx, chart)),
+        LegendPosition::Auto => legend::emptiest(legend::hidden_in_chart(&ctx, chart, bars)),
     };
     ctx.configure_series_labels()
         .position(position)

@@ -165,6 +165,7 @@ impl LegendSample {
 pub(super) fn hidden_in_chart<DB, X, Y>(
     ctx: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
     chart: &Chart,
+    (bar_lo, bar_hi): (f64, f64),
 ) -> [Hidden; 4]
 where
     DB: DrawingBackend,
@@ -183,13 +184,18 @@ where
             .collect();
         (pixels, s.line != LineStyle::None)
     });
-    // The ends of the error bars, as points of their own.
+    // The ends of the error bars, as points of their own, where they are drawn: a bar beyond
+    // `(bar_lo, bar_hi)` ends there with an arrow head (`marks::error_bars`).
     let bars = chart.series.iter().map(|s| {
         let ends = s
             .points
             .iter()
             .zip(&s.error_bars)
-            .flat_map(|(&(x, _), &(lo, hi))| [(x, lo), (x, hi)])
+            .flat_map(|(&(x, _), &(lo, hi))| {
+                // max then min, not clamp: no panic on an empty range.
+                let clip = |v: f64| v.max(bar_lo).min(bar_hi);
+                [(x, clip(lo)), (x, clip(hi))]
+            })
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .map(|p| ctx.backend_coord(&p))
             .collect();

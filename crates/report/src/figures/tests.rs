@@ -352,3 +352,29 @@ fn distinct_looks_never_repeat_within_the_palette_times_the_shapes() {
     }
     assert!(indistinct_series(&chart).is_empty());
 }
+
+#[test]
+fn error_bars_cut_off_at_the_data_stay_clear_of_the_room_made_for_the_legend() {
+    // Three close medians, two of them with intervals far above (a profile's three batch sizes):
+    // the bars stop with an arrow head at the fitted axis's top, not at the stretched one, where
+    // the legend, whichever upper corner it takes, covered them.
+    let mut chart = Chart::new("three batch sizes", "batch size", "step time (ms)");
+    let points = vec![(31.0, 150.8), (32.0, 158.4), (33.0, 156.1)];
+    let bars = vec![(149.1, 219.3), (145.6, 155.3), (152.1, 223.0)];
+    chart.series.push(
+        Series::new("median step time, IQR of the samples", points, PALETTE[0])
+            .with_error_bars(bars),
+    );
+    chart.series.push(
+        Series::new(
+            "a second, long legend entry",
+            vec![(31.0, 152.0), (33.0, 154.0)],
+            PALETTE[1],
+        )
+        .with_line(LineStyle::None),
+    );
+    chart.legend = LegendPosition::Auto;
+    let svg = svg_of(&chart);
+    let problems = svg_problems(&svg);
+    assert!(problems.is_empty(), "{problems:?}");
+}

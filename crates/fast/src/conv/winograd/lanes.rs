@@ -1,8 +1,9 @@
 //! Winograd's one-dimensional transforms on `L` channels at a time: fixed-size arrays the
 //! compiler keeps in vector registers.
 
-/// Values transformed side by side: two SSE registers of f32 on the baseline x86-64 this crate
-/// compiles for (runtime dispatch to wider ones would take `unsafe`).
+/// Values transformed side by side: one AVX2 register of f32 where the passes run through
+/// `simd::vectorized` (the input and output transforms and the output's adjoint), two SSE
+/// registers on the baseline x86-64 this crate compiles for elsewhere.
 pub(super) const L: usize = 8;
 pub(super) type Lanes = [f32; L];
 

@@ -7,6 +7,7 @@ use super::{
     lanes::{a, at, bt, g3, g6, load, store, Lanes, L},
     Grid, POSITIONS,
 };
+use crate::simd::{vectorized, Simd, WithSimd};
 
 /// `G g Gᵀ` of every 3x3 kernel of `w` (`[K, C, 3, 3]`), as `[K, 36, C]`; `L` input channels
 /// at a time, parallel over `K`.
@@ -101,6 +102,7 @@ struct Pixels<'a> {
 
 impl Pixels<'_> {
     /// Channels `c0..c0 + lanes` at row `h`, column `w` (zero where either is `None` or outside).
+    #[inline(always)]
     fn lanes(&self, h: Option<usize>, w: Option<usize>, c0: usize, lanes: usize) -> Lanes {
         match (h, w) {
             (Some(h), Some(w)) if h < self.size[0] && w < self.size[1] => load(
@@ -140,34 +142,63 @@ pub(super) fn input_transform(x: &[f32], grid: Grid) -> Vec<f32> {
     blocks(&mut v, tiles, grid.cols, channels)
         .into_par_iter()
         .enumerate()
-        .for_each(|(block, mut out)| {
+        .for_each(|(block, out)| {
             let (n, tr) = (block / grid.rows, block % grid.rows);
             let image = Pixels {
                 image: &x[n * plane * channels..][..plane * channels],
                 size: [g.height, g.width],
                 channels,
             };
-            for tc in 0..grid.cols {
-                // Input rows and columns of the tile, None above or left of the image.
-                let h: [Option<usize>; 6] =
-                    std::array::from_fn(|i| (4 * tr + i).checked_sub(g.padding[0]));
-                let w: [Option<usize>; 6] =
-                    std::array::from_fn(|j| (4 * tc + j).checked_sub(g.padding[1]));
-                for c0 in (0..channels).step_by(L) {
-                    let lanes = L.min(channels - c0);
-                    let cols: [[Lanes; 6]; 6] = std::array::from_fn(|j| {
-                        bt(&std::array::from_fn(|i| image.lanes(h[i], w[j], c0, lanes)))
-                    });
-                    for i in 0..6 {
-                        let row = bt(&std::array::from_fn(|j| cols[j][i]));
-                        for (j, values) in row.iter().enumerate() {
-                            store(&mut out[i * 6 + j][tc * channels + c0..], values, lanes);
-                        }
+            vectorized(InputBlock {
+                out,
+                image,
+                grid,
+                tr,
+            });
+        });
+    v
+}
+
+/// One row of tiles of [`input_transform`], run on the widest vectors here (`simd`).
+struct InputBlock<'a> {
+    out: Vec<&'a mut [f32]>,
+    image: Pixels<'a>,
+    grid: Grid,
+    tr: usize,
+}
+
+impl WithSimd for InputBlock<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let InputBlock {
+            mut out,
+            image,
+            grid,
+            tr,
+        } = self;
+        let (g, channels) = (grid.g, image.channels);
+        for tc in 0..grid.cols {
+            // Input rows and columns of the tile, None above or left of the image.
+            let h: [Option<usize>; 6] =
+                std::array::from_fn(|i| (4 * tr + i).checked_sub(g.padding[0]));
+            let w: [Option<usize>; 6] =
+                std::array::from_fn(|j| (4 * tc + j).checked_sub(g.padding[1]));
+            for c0 in (0..channels).step_by(L) {
+                let lanes = L.min(channels - c0);
+                let cols: [[Lanes; 6]; 6] = std::array::from_fn(|j| {
+                    bt(&std::array::from_fn(|i| image.lanes(h[i], w[j], c0, lanes)))
+                });
+                for i in 0..6 {
+                    let row = bt(&std::array::from_fn(|j| cols[j][i]));
+                    for (j, values) in row.iter().enumerate() {
+                        store(&mut out[i * 6 + j][tc * channels + c0..], values, lanes);
                     }
                 }
             }
-        });
-    v
+        }
+    }
 }
 
 /// `Aᵀ M A` of every tile of the products `M` (`[36, m·tiles, K]`), plus the bias and ReLU,
@@ -195,33 +226,73 @@ pub(super) fn output_transform(
     row_blocks
         .into_par_iter()
         .enumerate()
-        .for_each(|(block, mut planes)| {
-            let first = block * grid.cols;
-            let rows = planes.first().map_or(0, |p| p.len() / q.max(1));
-            for tc in 0..grid.cols {
-                let columns = 4.min(q - 4 * tc);
-                for k0 in (0..k).step_by(L) {
-                    let lanes = L.min(k - k0);
-                    let mut m = [[[0.0; L]; 6]; 6];
-                    for (pos, lane) in m.iter_mut().flatten().enumerate() {
-                        *lane = load(&products[(pos * tiles + first + tc) * k + k0..], lanes);
-                    }
-                    let cols: [[Lanes; 4]; 6] =
-                        std::array::from_fn(|j| at(&std::array::from_fn(|i| m[i][j])));
-                    for o in 0..rows {
-                        let row = at(&std::array::from_fn(|j| cols[j][o]));
-                        for (l, plane) in planes[k0..k0 + lanes].iter_mut().enumerate() {
-                            let b = bias.map_or(0.0, |b| b[k0 + l]);
-                            let out = &mut plane[o * q + 4 * tc..][..columns];
-                            for (o2, y) in out.iter_mut().enumerate() {
-                                let v = row[o2][l] + b;
-                                *y = if relu { v.max(0.0) } else { v };
-                            }
+        .for_each(|(block, planes)| {
+            vectorized(OutputBlock {
+                planes,
+                products,
+                first: block * grid.cols,
+                cols: grid.cols,
+                tiles,
+                q,
+                bias,
+                relu,
+            });
+        });
+}
+
+/// One row of tiles of [`output_transform`], run on the widest vectors here (`simd`).
+struct OutputBlock<'a, 'b> {
+    planes: Vec<&'a mut [f32]>,
+    products: &'b [f32],
+    first: usize,
+    cols: usize,
+    tiles: usize,
+    q: usize,
+    bias: Option<&'b [f32]>,
+    relu: bool,
+}
+
+impl WithSimd for OutputBlock<'_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let OutputBlock {
+            mut planes,
+            products,
+            first,
+            cols,
+            tiles,
+            q,
+            bias,
+            relu,
+        } = self;
+        let k = planes.len();
+        let rows = planes.first().map_or(0, |p| p.len() / q.max(1));
+        for tc in 0..cols {
+            let columns = 4.min(q - 4 * tc);
+            for k0 in (0..k).step_by(L) {
+                let lanes = L.min(k - k0);
+                let mut m = [[[0.0; L]; 6]; 6];
+                for (pos, lane) in m.iter_mut().flatten().enumerate() {
+                    *lane = load(&products[(pos * tiles + first + tc) * k + k0..], lanes);
+                }
+                let cols: [[Lanes; 4]; 6] =
+                    std::array::from_fn(|j| at(&std::array::from_fn(|i| m[i][j])));
+                for o in 0..rows {
+                    let row = at(&std::array::from_fn(|j| cols[j][o]));
+                    for (l, plane) in planes[k0..k0 + lanes].iter_mut().enumerate() {
+                        let b = bias.map_or(0.0, |b| b[k0 + l]);
+                        let out = &mut plane[o * q + 4 * tc..][..columns];
+                        for (o2, y) in out.iter_mut().enumerate() {
+                            let v = row[o2][l] + b;
+                            *y = if relu { v.max(0.0) } else { v };
                         }
                     }
                 }
             }
-        });
+        }
+    }
 }
 
 /// The adjoint of [`output_transform`] without bias and ReLU: `A dy Aᵀ` of every 4x4 tile of
@@ -236,29 +307,58 @@ pub(super) fn output_adjoint(dy: &[f32], grid: Grid, k: usize) -> Vec<f32> {
     blocks(&mut dm, tiles, grid.cols, k)
         .into_par_iter()
         .enumerate()
-        .for_each(|(block, mut out)| {
+        .for_each(|(block, out)| {
             let (n, tr) = (block / grid.rows, block % grid.rows);
             let image = Pixels {
                 image: &dy[n * p * q * k..][..p * q * k],
                 size: [p, q],
                 channels: k,
             };
-            for tc in 0..grid.cols {
-                for k0 in (0..k).step_by(L) {
-                    let lanes = L.min(k - k0);
-                    let cols: [[Lanes; 6]; 4] = std::array::from_fn(|o2| {
-                        a(&std::array::from_fn(|o| {
-                            image.lanes(Some(4 * tr + o), Some(4 * tc + o2), k0, lanes)
-                        }))
-                    });
-                    for i in 0..6 {
-                        let row = a(&std::array::from_fn(|o2| cols[o2][i]));
-                        for (j, values) in row.iter().enumerate() {
-                            store(&mut out[i * 6 + j][tc * k + k0..], values, lanes);
-                        }
+            vectorized(AdjointBlock {
+                out,
+                image,
+                cols: grid.cols,
+                tr,
+            });
+        });
+    dm
+}
+
+/// One row of tiles of [`output_adjoint`], run on the widest vectors here (`simd`).
+struct AdjointBlock<'a> {
+    out: Vec<&'a mut [f32]>,
+    image: Pixels<'a>,
+    cols: usize,
+    tr: usize,
+}
+
+impl WithSimd for AdjointBlock<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let AdjointBlock {
+            mut out,
+            image,
+            cols,
+            tr,
+        } = self;
+        let k = image.channels;
+        for tc in 0..cols {
+            for k0 in (0..k).step_by(L) {
+                let lanes = L.min(k - k0);
+                let cols: [[Lanes; 6]; 4] = std::array::from_fn(|o2| {
+                    a(&std::array::from_fn(|o| {
+                        image.lanes(Some(4 * tr + o), Some(4 * tc + o2), k0, lanes)
+                    }))
+                });
+                for i in 0..6 {
+                    let row = a(&std::array::from_fn(|o2| cols[o2][i]));
+                    for (j, values) in row.iter().enumerate() {
+                        store(&mut out[i * 6 + j][tc * k + k0..], values, lanes);
                     }
                 }
             }
-        });
-    dm
+        }
+    }
 }

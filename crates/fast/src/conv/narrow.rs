@@ -29,14 +29,17 @@ pub(super) fn applies(g: Geometry) -> bool {
     g.channels <= MAX_CHANNELS
 }
 
-/// The input with its padding written out: per sample and channel, `rows` rows of `cols`
-/// values, wide enough that a vector of [`LANES`] outputs reads whole rows without a bound.
+/// The input with its padding written out: per sample and channel, as many rows as the
+/// output's plus the kernel's less one, of `cols` values, wide enough that a vector of [`LANES`] outputs reads whole rows without a bound.
 struct Padded {
     values: Vec<f32>,
-    rows: usize,
     cols: usize,
     /// Values per sample.
     sample: usize,
+    /// Where each tap (channel, kernel row, kernel column, in the kernel's order) reads the
+    /// input, from the top-left input of an output pixel within one sample: the same for every
+    /// sample and block, so worked out once here.
+    taps: Vec<usize>,
 }
 
 impl Padded {
@@ -54,22 +57,16 @@ impl Padded {
                     to[(h + ph) * cols + pw..][..g.width].copy_from_slice(row);
                 }
             });
+        let taps = (0..g.channels)
+            .flat_map(|c| (0..kh).flat_map(move |r| (0..kw).map(move |s| (c, r, s))))
+            .map(|(c, r, s)| (c * rows + r) * cols + s)
+            .collect();
         Padded {
             values,
-            rows,
             cols,
             sample: g.channels * rows * cols,
+            taps,
         }
-    }
-
-    /// Where each tap (channel, kernel row, kernel column, in the kernel's order) reads the
-    /// input, from the top-left input of an output pixel within one sample.
-    fn taps(&self, g: Geometry) -> Vec<usize> {
-        let [kh, kw] = g.kernel;
-        (0..g.channels)
-            .flat_map(|c| (0..kh).flat_map(move |r| (0..kw).map(move |s| (c, r, s))))
-            .map(|(c, r, s)| (c * self.rows + r) * self.cols + s)
-            .collect()
     }
 }
 
@@ -141,7 +138,7 @@ impl WithSimd for Forward<'_> {
         } = self;
         let [p, q] = g.output();
         let count = out.len() / (p * q);
-        let taps = xp.taps(g);
+        let taps = &xp.taps;
         let x = &xp.values[sample * xp.sample..][..xp.sample];
         let zero = simd.splat_f32s(0.0);
         for i in 0..p {
@@ -234,7 +231,7 @@ impl WithSimd for Backward<'_> {
         } = self;
         let [p, q] = g.output();
         let count = out.len() / (p * q);
-        let taps = xp.taps(g);
+        let taps = &xp.taps;
         let x = &xp.values[sample * xp.sample..][..xp.sample];
         let width = q.next_multiple_of(LANES);
         let zero = simd.splat_f32s(0.0);

@@ -28,6 +28,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
             "dense-relu-split-v1",
             "maxpool-2x2-v1",
             "optimizers-v1",
+            "winograd-blocked-forward-v1",
             "winograd-f4x4-measured-v1"
         ]
     );

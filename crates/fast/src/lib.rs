@@ -7,6 +7,7 @@
 //! `backend.fast_paths` before any step, so that a study can measure burn's own ops; every
 //! update and convolution counts which path it took ([`counts`]), so tests can say what ran.
 
+mod buffer;
 pub mod conv;
 pub mod dense;
 pub mod optim;
@@ -80,11 +81,13 @@ fn count(kind: Kind, fast: bool) {
 /// Since 2026-11-28 convolutions of at most 4 input channels (an image's first layer) take
 /// batchlab's own direct kernels (`conv::narrow`), and a dense + ReLU whose product is small
 /// and long shares its inner dimension out among the threads (`dense`): two new phrases.
-pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where this machine measured it faster; direct kernels for convolutions of at most 4 input channels; dense + ReLU with a long inner dimension shared out among the threads; 2x2 max-pooling with its own backward";
+/// Later on 2026-11-28 Winograd's forward and input gradient run block by block of tiles on
+/// batchlab's own product kernel (`conv::winograd`, "fused"): a new phrase.
+pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where this machine measured it faster; Winograd's forward in blocks of tiles on batchlab's own product kernel; direct kernels for convolutions of at most 4 input channels; dense + ReLU with a long inner dimension shared out among the threads; 2x2 max-pooling with its own backward";
 /// The same with Winograd chosen by the fixed thresholds (no file to keep measurements in, or
 /// `BATCHLAB_CONV_PATHS=thresholds`): the words of runs before 2026-11-27 (with the narrow
-/// convolutions and the dense layers since 2026-11-28).
-pub const ON_FLEX_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays; direct kernels for convolutions of at most 4 input channels; dense + ReLU with a long inner dimension shared out among the threads; 2x2 max-pooling with its own backward";
+/// convolutions, the dense layers and the blocked forward since 2026-11-28).
+pub const ON_FLEX_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays; Winograd's forward in blocks of tiles on batchlab's own product kernel; direct kernels for convolutions of at most 4 input channels; dense + ReLU with a long inner dimension shared out among the threads; 2x2 max-pooling with its own backward";
 /// The fast paths a LibTorch run takes, in words.
 /// Since 2026-11-26 it names libtorch's convolution backward, which changed the step times of
 /// every convolutional model on tch.

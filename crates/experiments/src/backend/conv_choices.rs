@@ -7,7 +7,7 @@ use crate::config::{BackendConfig, BackendKind};
 use crate::sysinfo;
 
 /// Where flex keeps this machine's measured convolution paths (`batchlab_fast::conv::choice`):
-/// one file per CPU, matrix kernels and thread count, since each moves the point where Winograd
+/// one file per CPU, matrix kernels, thread count and generation of the paths (`choice::GENERATION`), since each moves the point where Winograd
 /// wins, under `$BATCHLAB_CACHE_DIR`, else `$XDG_CACHE_HOME/batchlab`, else `~/.cache/batchlab`;
 /// `None` off flex, with the fast paths off, without a home, or with
 /// `BATCHLAB_CONV_PATHS=thresholds` (the fixed thresholds, to compare against; meta.json's
@@ -26,9 +26,10 @@ pub fn file(config: &BackendConfig) -> Option<PathBuf> {
     let words = super::kernels(config);
     let kernels = words.split_whitespace().next().unwrap_or("portable");
     let name = format!(
-        "{}-{kernels}-{}t.tsv",
+        "{}-{kernels}-{}t-g{}.tsv",
         sysinfo::cpu_slug(),
-        super::threads(config)
+        super::threads(config),
+        batchlab_fast::conv::choice::GENERATION
     );
     Some(root.join("conv-paths").join(name))
 }

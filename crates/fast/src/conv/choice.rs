@@ -19,6 +19,12 @@ use std::time::{Duration, Instant};
 
 use super::kernels::Geometry;
 
+/// Which code the times in a machine's file were taken with, part of the file's name: a change
+/// that moves a path's speed (2: Winograd's forward in blocks of tiles, 2026-11-28) starts a
+/// new file, so that a machine measures again rather than keep choices timed against code that
+/// is gone.
+pub const GENERATION: u32 = 2;
+
 /// Where in a convolution's step a path is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum Site {

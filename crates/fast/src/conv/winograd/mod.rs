@@ -2,11 +2,11 @@
 //! Neural Networks", CVPR 2016) for the 3x3 stride-1 convolutions: each 4x4 block of output is
 //! `Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A` of the 6x6 block of input under it, so the sum over input
 //! channels becomes 36 independent matrix products with a quarter of a direct convolution's
-//! multiplications. flex's batched `matmul` runs those 36 as one single-threaded product per
-//! thread, the shape its kernel is fastest at (docs/flex-performance.md), on tile-major data
-//! (`[36, tiles, channels]`); the transforms are parallel passes over rows of tiles that work
-//! channels-last on eight channels at a time (`lanes`), written so the compiler vectorises
-//! across them. The weight gradient is the exact adjoint of the same computation.
+//! multiplications. The forward (and so the input gradient) runs block by block of tiles, its
+//! products on batchlab's own register-blocked kernel (`fused`). The weight gradient, the exact
+//! adjoint of the same computation, runs its 36 products through flex's batched `matmul`, one
+//! single-threaded product per thread, on tile-major data (`[36, tiles, channels]`). The
+//! transforms work channels-last on eight channels at a time (`lanes`).
 
 use super::kernels::Geometry;
 use burn::{
@@ -14,10 +14,11 @@ use burn::{
     tensor::{Tensor, TensorData},
 };
 
+mod fused;
 mod lanes;
 mod passes;
 
-use passes::{input_transform, kernel_adjoint, kernel_transform, output_adjoint, output_transform};
+use passes::{input_transform, kernel_adjoint, output_adjoint};
 
 /// Positions in a transformed 6x6 tile: the number of matrix products.
 pub(super) const POSITIONS: usize = 36;
@@ -86,7 +87,8 @@ pub(super) fn pays_for_weight_grad(g: Geometry, k: usize, samples: usize) -> boo
 }
 
 /// `y[n][k] = Σ_c w[k][c] ⋆ x[n][c]` (a 3x3 cross-correlation with the geometry's padding), plus
-/// `bias[k]`, then `max(·, 0)` where `relu`; `x` is `[n, C, H, W]`, `w` is `[K, C, 3, 3]`.
+/// `bias[k]`, then `max(·, 0)` where `relu`; `x` is `[n, C, H, W]`, `w` is `[K, C, 3, 3]`. Block
+/// by block of tiles, on batchlab's own product kernel (`fused`).
 pub(super) fn conv3x3(
     x: &[f32],
     g: Geometry,
@@ -95,26 +97,7 @@ pub(super) fn conv3x3(
     bias: Option<&[f32]>,
     relu: bool,
 ) -> Vec<f32> {
-    let grid = Grid::new(g);
-    let [p, q] = g.output();
-    let plane = g.channels * g.height * g.width;
-    let n = x.len() / plane.max(1);
-    let u = matrix(
-        [k, POSITIONS, g.channels],
-        kernel_transform(w, k, g.channels),
-    )
-    .permute([1, 2, 0]);
-    let mut y = vec![0.0; n * k * p * q];
-    let step = grid.slice(g.channels.max(k), n);
-    for (start, out) in (0..n).step_by(step).zip(y.chunks_mut(step * k * p * q)) {
-        let m = step.min(n - start);
-        let v = input_transform(&x[start * plane..(start + m) * plane], grid);
-        let v = matrix([POSITIONS, m * grid.per_sample(), g.channels], v);
-        let products = v.matmul(u.clone()).into_data();
-        let products = products.as_slice::<f32>().unwrap_or_default();
-        output_transform(products, grid, k, bias, relu, out);
-    }
-    y
+    fused::conv3x3(x, g, w, k, bias, relu)
 }
 
 /// `dw[k][c] = Σ_n dy[n][k] ⋆ x[n][c]` for the convolution `conv3x3` computes, from its input
@@ -209,9 +192,15 @@ mod tests {
 
     #[test]
     fn the_output_is_the_direct_convolution_at_every_size_and_padding() {
-        // Sizes that leave partial tiles and partial groups of lanes; padding 0, 1 and 2.
-        for (n, c, k, h, wd, pad) in [(2, 3, 5, 7, 9, 1), (1, 4, 2, 13, 38, 0), (3, 2, 3, 5, 6, 2)]
-        {
+        // Sizes that leave partial tiles, partial groups of lanes, a partial panel of output
+        // channels and a partial block of tiles (the fourth: 28 rows of tiles in several
+        // blocks); padding 0, 1 and 2.
+        for (n, c, k, h, wd, pad) in [
+            (2, 3, 5, 7, 9, 1),
+            (1, 4, 2, 13, 38, 0),
+            (3, 2, 3, 5, 6, 2),
+            (7, 17, 40, 13, 8, 1),
+        ] {
             let g = geometry(c, h, wd, pad);
             let (x, w) = (wave(n * c * h * wd, 0.37), wave(k * c * 9, 0.11));
             let y = conv3x3(&x, g, &w, k, None, false);

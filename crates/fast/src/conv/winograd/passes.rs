@@ -7,33 +7,25 @@ use super::{
     lanes::{a, at, bt, g3, g6, load, store, Lanes, L},
     Grid, POSITIONS,
 };
+use crate::buffer::zeros;
 use crate::simd::{vectorized, Simd, WithSimd};
 
-/// `G g Gᵀ` of every 3x3 kernel of `w` (`[K, C, 3, 3]`), as `[K, 36, C]`; `L` input channels
-/// at a time, parallel over `K`.
-pub(super) fn kernel_transform(w: &[f32], k: usize, c: usize) -> Vec<f32> {
-    let mut u = vec![0.0; k * POSITIONS * c];
-    u.par_chunks_mut(POSITIONS * c)
-        .zip(w.par_chunks(c * 9))
-        .for_each(|(u, w)| {
-            for c0 in (0..c).step_by(L) {
-                let lanes = L.min(c - c0);
-                let mut g = [[[0.0; L]; 3]; 3];
-                for (l, kernel) in w[c0 * 9..].chunks(9).take(lanes).enumerate() {
-                    for (tap, &value) in kernel.iter().enumerate() {
-                        g[tap / 3][tap % 3][l] = value;
-                    }
-                }
-                let cols: [[Lanes; 6]; 3] =
-                    std::array::from_fn(|s| g6(&std::array::from_fn(|r| g[r][s])));
-                for i in 0..6 {
-                    let row = g6(&std::array::from_fn(|s| cols[s][i]));
-                    for (j, values) in row.iter().enumerate() {
-                        store(&mut u[(i * 6 + j) * c + c0..], values, lanes);
-                    }
-                }
-            }
-        });
+/// `G g Gᵀ` of the 3x3 kernels of input channels `c0..c0 + lanes` of one output channel's `w`
+/// (`[C, 3, 3]`): its 36 positions, row-major, one lane per input channel.
+#[inline(always)]
+pub(super) fn transformed_kernels(w: &[f32], c0: usize, lanes: usize) -> [Lanes; POSITIONS] {
+    let mut g = [[[0.0; L]; 3]; 3];
+    for (l, kernel) in w[c0 * 9..].chunks(9).take(lanes).enumerate() {
+        for (tap, &value) in kernel.iter().enumerate() {
+            g[tap / 3][tap % 3][l] = value;
+        }
+    }
+    let cols: [[Lanes; 6]; 3] = std::array::from_fn(|s| g6(&std::array::from_fn(|r| g[r][s])));
+    let mut u = [[0.0; L]; POSITIONS];
+    for i in 0..6 {
+        let row = g6(&std::array::from_fn(|s| cols[s][i]));
+        u[i * 6..i * 6 + 6].copy_from_slice(&row);
+    }
     u
 }
 
@@ -63,9 +55,9 @@ pub(super) fn kernel_adjoint(du: &[f32], k: usize, c: usize) -> Vec<f32> {
 
 /// `x` (`[m, C, H, W]`) as `[m, H, W, C]`, so that `L` channels of a pixel are `L` consecutive
 /// elements; parallel over image rows.
-fn channels_last(x: &[f32], channels: usize, height: usize, width: usize) -> Vec<f32> {
+pub(super) fn channels_last(x: &[f32], channels: usize, height: usize, width: usize) -> Vec<f32> {
     let plane = height * width;
-    let mut out = vec![0.0; x.len()];
+    let mut out = zeros(x.len());
     out.par_chunks_mut(width * channels)
         .enumerate()
         .for_each(|(row, out)| {
@@ -94,10 +86,10 @@ fn channels_last(x: &[f32], channels: usize, height: usize, width: usize) -> Vec
 }
 
 /// One channels-last image: `L` channels of a pixel as lanes, zero outside the image.
-struct Pixels<'a> {
-    image: &'a [f32],
-    size: [usize; 2],
-    channels: usize,
+pub(super) struct Pixels<'a> {
+    pub image: &'a [f32],
+    pub size: [usize; 2],
+    pub channels: usize,
 }
 
 impl Pixels<'_> {
@@ -138,7 +130,7 @@ pub(super) fn input_transform(x: &[f32], grid: Grid) -> Vec<f32> {
     let m = x.len() / (channels * plane).max(1);
     let tiles = m * grid.per_sample();
     let x = channels_last(x, channels, g.height, g.width);
-    let mut v = vec![0.0; POSITIONS * tiles * channels];
+    let mut v = zeros(POSITIONS * tiles * channels);
     blocks(&mut v, tiles, grid.cols, channels)
         .into_par_iter()
         .enumerate()
@@ -160,11 +152,11 @@ pub(super) fn input_transform(x: &[f32], grid: Grid) -> Vec<f32> {
 }
 
 /// One row of tiles of [`input_transform`], run on the widest vectors here (`simd`).
-struct InputBlock<'a> {
-    out: Vec<&'a mut [f32]>,
-    image: Pixels<'a>,
-    grid: Grid,
-    tr: usize,
+pub(super) struct InputBlock<'a> {
+    pub out: Vec<&'a mut [f32]>,
+    pub image: Pixels<'a>,
+    pub grid: Grid,
+    pub tr: usize,
 }
 
 impl WithSimd for InputBlock<'_> {
@@ -201,55 +193,22 @@ impl WithSimd for InputBlock<'_> {
     }
 }
 
-/// `Aᵀ M A` of every tile of the products `M` (`[36, m·tiles, K]`), plus the bias and ReLU,
-/// written into `y` (`[m, K, P, Q]`); `L` output channels at a time, parallel over rows of
-/// tiles.
-pub(super) fn output_transform(
-    products: &[f32],
-    grid: Grid,
-    k: usize,
-    bias: Option<&[f32]>,
-    relu: bool,
-    y: &mut [f32],
-) {
-    let [p, q] = grid.g.output();
-    let m = y.len() / (k * p * q).max(1);
-    let tiles = m * grid.per_sample();
-    // Each row of tiles writes (up to) four rows of every output plane of its sample.
-    let mut row_blocks: Vec<Vec<&mut [f32]>> =
-        (0..m * grid.rows).map(|_| Vec::with_capacity(k)).collect();
-    for (plane, values) in y.chunks_mut(p * q).enumerate() {
-        for (tr, rows) in values.chunks_mut(4 * q).enumerate() {
-            row_blocks[plane / k * grid.rows + tr].push(rows);
-        }
-    }
-    row_blocks
-        .into_par_iter()
-        .enumerate()
-        .for_each(|(block, planes)| {
-            vectorized(OutputBlock {
-                planes,
-                products,
-                first: block * grid.cols,
-                cols: grid.cols,
-                tiles,
-                q,
-                bias,
-                relu,
-            });
-        });
-}
-
-/// One row of tiles of [`output_transform`], run on the widest vectors here (`simd`).
-struct OutputBlock<'a, 'b> {
-    planes: Vec<&'a mut [f32]>,
-    products: &'b [f32],
-    first: usize,
-    cols: usize,
-    tiles: usize,
-    q: usize,
-    bias: Option<&'b [f32]>,
-    relu: bool,
+/// `Aᵀ M A` of every tile of one row of tiles of the products `M`, plus the bias and ReLU,
+/// written into its rows of the output; `L` output channels at a time, on the widest vectors
+/// here (`simd`).
+pub(super) struct OutputBlock<'a, 'b> {
+    /// The (up to) four output rows of every output channel's plane this row of tiles writes.
+    pub planes: Vec<&'a mut [f32]>,
+    /// `[36, tiles, stride]`: each position's products, `stride` values per tile.
+    pub products: &'b [f32],
+    pub stride: usize,
+    /// This row's first tile among `tiles`.
+    pub first: usize,
+    pub cols: usize,
+    pub tiles: usize,
+    pub q: usize,
+    pub bias: Option<&'b [f32]>,
+    pub relu: bool,
 }
 
 impl WithSimd for OutputBlock<'_, '_> {
@@ -260,6 +219,7 @@ impl WithSimd for OutputBlock<'_, '_> {
         let OutputBlock {
             mut planes,
             products,
+            stride,
             first,
             cols,
             tiles,
@@ -275,7 +235,7 @@ impl WithSimd for OutputBlock<'_, '_> {
                 let lanes = L.min(k - k0);
                 let mut m = [[[0.0; L]; 6]; 6];
                 for (pos, lane) in m.iter_mut().flatten().enumerate() {
-                    *lane = load(&products[(pos * tiles + first + tc) * k + k0..], lanes);
+                    *lane = load(&products[(pos * tiles + first + tc) * stride + k0..], lanes);
                 }
                 let cols: [[Lanes; 4]; 6] =
                     std::array::from_fn(|j| at(&std::array::from_fn(|i| m[i][j])));
@@ -295,7 +255,22 @@ impl WithSimd for OutputBlock<'_, '_> {
     }
 }
 
-/// The adjoint of [`output_transform`] without bias and ReLU: `A dy Aᵀ` of every 4x4 tile of
+/// `y` (`[m, K, P, Q]`) cut by rows of tiles, sample-major: each row of tiles' (up to) four
+/// rows of every output plane of its sample, so that rows of tiles can be written in parallel.
+pub(super) fn tile_rows(y: &mut [f32], grid: Grid, k: usize) -> Vec<Vec<&mut [f32]>> {
+    let [p, q] = grid.g.output();
+    let m = y.len() / (k * p * q).max(1);
+    let mut rows: Vec<Vec<&mut [f32]>> =
+        (0..m * grid.rows).map(|_| Vec::with_capacity(k)).collect();
+    for (plane, values) in y.chunks_mut(p * q).enumerate() {
+        for (tr, part) in values.chunks_mut(4 * q).enumerate() {
+            rows[plane / k * grid.rows + tr].push(part);
+        }
+    }
+    rows
+}
+
+/// The adjoint of [`OutputBlock`] without bias and ReLU: `A dy Aᵀ` of every 4x4 tile of
 /// `dy` (`[m, K, P, Q]`, zero beyond the image), as `[36, m·tiles, K]`; `L` channels at a time,
 /// parallel over rows of tiles.
 pub(super) fn output_adjoint(dy: &[f32], grid: Grid, k: usize) -> Vec<f32> {
@@ -303,7 +278,7 @@ pub(super) fn output_adjoint(dy: &[f32], grid: Grid, k: usize) -> Vec<f32> {
     let m = dy.len() / (k * p * q).max(1);
     let tiles = m * grid.per_sample();
     let dy = channels_last(dy, k, p, q);
-    let mut dm = vec![0.0; POSITIONS * tiles * k];
+    let mut dm = zeros(POSITIONS * tiles * k);
     blocks(&mut dm, tiles, grid.cols, k)
         .into_par_iter()
         .enumerate()

@@ -1,11 +1,12 @@
-//! A dense layer followed by a ReLU as an operation of `Autodiff<Flex>` whose forward shares a
-//! long inner dimension out among the threads (docs/ARCHITECTURE.md, "Fast paths"). flex's
+//! A dense layer followed by a ReLU as an operation of `Autodiff<Flex>` (docs/ARCHITECTURE.md,
+//! "Fast paths"). Its forward shares a long inner dimension out among the threads: flex's
 //! matrix kernel divides a product's rows and columns among the threads, never its inner
 //! dimension, so the small CNN's 320,000 -> 128 layer at batch 32 (a 32 x 128 output summed over
 //! 320,000 products each) ran on one core; here each thread sums its share of the inner
-//! dimension and the shares are added. The backward is the layer's usual one (the ReLU's mask,
-//! then the bias's, the kernel's and the input's gradients), computed on flex directly. Other
-//! shapes, other backends, inference and the switch off take burn's `relu(linear.forward(x))`.
+//! dimension and the shares are added. Its backward is the layer's usual one (the ReLU's mask,
+//! then the bias's, the kernel's and the input's gradients), the kernel's gradient over a short
+//! batch (at most [`SHORT_BATCH`] rows) on batchlab's own kernel (`outer`), the rest on flex.
+//! Other backends, inference and the switch off take burn's `relu(linear.forward(x))`.
 
 use burn::{
     backend::{
@@ -18,11 +19,11 @@ use burn::{
         Autodiff, Flex,
     },
     nn::Linear,
-    tensor::{activation::relu, backend::Backend, DType, Tensor, TensorPrimitive},
+    tensor::{activation::relu, backend::Backend, DType, Tensor, TensorData, TensorPrimitive},
 };
 use rayon::prelude::*;
 
-use crate::{storage::cast, Kind};
+use crate::{outer, storage::cast, Kind};
 
 type Ad = Autodiff<Flex>;
 
@@ -31,12 +32,17 @@ type Ad = Autodiff<Flex>;
 const MAX_OUTPUT: usize = 1 << 15;
 /// At least this long an inner dimension per thread for the split to pay.
 const MIN_SHARE: usize = 1 << 13;
+/// At most this many rows (the batch) for the kernel's gradient to be batchlab's: a sum this
+/// short is where flex's kernel is slow (VGG16's fc layers at batch 16, the small CNN's dense
+/// layer at batch 32); the MLP's batch of 1024 keeps flex's.
+pub const SHORT_BATCH: usize = 64;
 
 /// `relu(linear.forward(x))`, through the fast path where it applies.
 pub fn linear_relu<B: Backend>(linear: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
     let [m, k] = x.dims();
     let n = linear.weight.dims()[1];
-    let applies = crate::enabled() && x.dtype() == DType::F32 && splits(m, n, k) > 1;
+    let applies =
+        crate::enabled() && x.dtype() == DType::F32 && (splits(m, n, k) > 1 || m <= SHORT_BATCH);
     let x = match (&linear.bias, applies) {
         (Some(bias), true) => match fused(x, linear.weight.val(), bias.val()) {
             Ok(y) => {
@@ -91,6 +97,10 @@ fn fused<B: Backend>(
     Ok(cast(y).unwrap_or_else(|_| unreachable!("B is Autodiff<Flex>")))
 }
 
+fn slice(t: &FlexTensor) -> &[f32] {
+    t.as_slice::<f32>().unwrap_or_default()
+}
+
 fn tensor<const D: usize>(t: FlexTensor) -> Tensor<Flex, D> {
     Tensor::from_primitive(TensorPrimitive::Float(t))
 }
@@ -131,12 +141,38 @@ impl Backward<Flex, 3> for DenseRelu {
             grads.register::<Flex>(node.id, db.into_primitive().tensor());
         }
         if let Some(node) = node_w {
-            let dw = tensor::<2>(x).transpose().matmul(masked.clone());
-            grads.register::<Flex>(node.id, dw.into_primitive().tensor());
+            let ([m, k], n) = (x.layout().shape().dims::<2>(), masked.dims()[1]);
+            let dw = if m <= SHORT_BATCH {
+                let x = x.to_contiguous();
+                let d = masked.clone().into_primitive().tensor().to_contiguous();
+                let dw = outer::xt_d(slice(&x), slice(&d), m, k, n);
+                FlexTensor::from_data(TensorData::new(dw, [k, n]))
+            } else {
+                tensor::<2>(x)
+                    .transpose()
+                    .matmul(masked.clone())
+                    .into_primitive()
+                    .tensor()
+            };
+            grads.register::<Flex>(node.id, dw);
         }
         if let Some(node) = node_x {
-            let dx = masked.matmul(tensor::<2>(w).transpose());
-            grads.register::<Flex>(node.id, dx.into_primitive().tensor());
+            let [m, n] = masked.dims();
+            let dx = if m <= SHORT_BATCH {
+                let k = w.layout().shape().dims::<2>()[0];
+                let (w, d) = (
+                    w.to_contiguous(),
+                    masked.into_primitive().tensor().to_contiguous(),
+                );
+                let dx = outer::d_wt(slice(&d), slice(&w), m, k, n);
+                FlexTensor::from_data(TensorData::new(dx, [m, k]))
+            } else {
+                masked
+                    .matmul(tensor::<2>(w).transpose())
+                    .into_primitive()
+                    .tensor()
+            };
+            grads.register::<Flex>(node.id, dx);
         }
     }
 }

@@ -13,7 +13,7 @@
 //! ([`FAST_PATHS`]; the tuning level is the first word), compared as identifiers, and kept
 //! beside them for the reports, which print them as they were recorded. A fast path added or
 //! changed in a way that changes step times gets a new phrase and a new identifier (as
-//! Winograd and the max-pooling did on 2026-11-26, the narrow convolutions, the dense layers and Winograd's blocked forward on 2026-11-28), so older sweeps stop predicting newer runs
+//! Winograd and the max-pooling did on 2026-11-26, the narrow convolutions, the dense layers, Winograd's blocked forward and the dense layers' short-batch gradients on 2026-11-28), so older sweeps stop predicting newer runs
 //! on purpose. A phrase not in the table stands for itself: an unknown wording never matches a
 //! known one.
 
@@ -44,6 +44,10 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
     (
         "dense-relu-split-v1",
         &["dense + ReLU with a long inner dimension shared out among the threads"],
+    ),
+    (
+        "dense-relu-short-batch-v1",
+        &["dense + ReLU's gradients over a short batch on batchlab's own kernel"],
     ),
     ("maxpool-2x2-v1", &["2x2 max-pooling with its own backward"]),
     (

@@ -1,0 +1,264 @@
+//! The two products of a dense layer's backward over a short batch, on batchlab's own kernel:
+//! the weight gradient `xᵀ · d`, whose inner dimension is the batch, and the input gradient
+//! `d · wᵀ`. flex's kernel runs the first (VGG16's fc2 at batch 16: 4096 x 4096 sums of 16
+//! products each) far below its speed on long inner dimensions, and the second, whose right side
+//! is a transposed view, at a few tens of GFLOP/s; and every tensor flex allocates it zeroes and
+//! copies on the calling thread (docs/flex-performance.md). Here every thread writes its rows of
+//! the result straight from the row-major inputs: twelve (AVX-512) or six (AVX2) rows by two
+//! vectors of sums in registers, one broadcast of the left side against two vectors of the right
+//! side per step.
+
+use rayon::prelude::*;
+
+use crate::buffer::zeros;
+use crate::simd::{load, vectorized, Simd, WithSimd};
+
+/// Rows of the result summed in registers at a time.
+const ROWS_WIDE: usize = 12;
+const ROWS_NARROW: usize = 6;
+/// Columns of the input gradient one task computes: a multiple of both kernels' rows.
+const SPAN: usize = ROWS_WIDE * 64;
+
+/// `xᵀ · d`, `[k, n]`, of `x` (`[m, k]`) and `d` (`[m, n]`), both row-major.
+pub(crate) fn xt_d(x: &[f32], d: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    product(
+        Left {
+            values: x,
+            step: k,
+            row: 1,
+        },
+        d,
+        [m, k, n],
+    )
+}
+
+/// `d · wᵀ`, `[m, k]`, of `d` (`[m, n]`) and `w` (`[k, n]`), both row-major: computed as
+/// `w · dᵀ` (`[k, m]`, `m` padded to whole vectors) and transposed, since `m` is short.
+pub(crate) fn d_wt(d: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    let padded = m.div_ceil(width()) * width();
+    let mut dt = vec![0.0; n * padded];
+    for (b, row) in d.chunks(n).enumerate() {
+        for (o, &value) in row.iter().enumerate() {
+            dt[o * padded + b] = value;
+        }
+    }
+    let left = Left {
+        values: w,
+        step: 1,
+        row: n,
+    };
+    // Each task computes a span of the result's columns (rows of `w`) into a buffer of its own,
+    // `[span, padded]`, and writes it transposed into its part of every row of the result.
+    let mut out = zeros(m * k);
+    let mut tasks: Vec<Vec<&mut [f32]>> = (0..k.div_ceil(SPAN)).map(|_| Vec::new()).collect();
+    for row in out.chunks_mut(k) {
+        for (task, part) in tasks.iter_mut().zip(row.chunks_mut(SPAN)) {
+            task.push(part);
+        }
+    }
+    tasks
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(task, mut parts)| {
+            let span = parts.first().map_or(0, |p| p.len());
+            let mut wd = vec![0.0; span * padded];
+            vectorized(Rows {
+                left,
+                right: &dt,
+                inner: n,
+                cols: padded,
+                first: task * SPAN,
+                out: &mut wd,
+            });
+            for (i, line) in wd.chunks(padded).enumerate() {
+                for (part, &value) in parts.iter_mut().zip(line) {
+                    part[i] = value;
+                }
+            }
+        });
+    out
+}
+
+/// Columns the kernel computes at a time here: two vectors.
+fn width() -> usize {
+    2 * vectorized(Lanes)
+}
+
+struct Lanes;
+
+impl WithSimd for Lanes {
+    type Output = usize;
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> usize {
+        S::F32_LANES
+    }
+}
+
+/// The left side of a product: its element at inner index `s` and row `r` is
+/// `values[s * step + r * row]`.
+#[derive(Clone, Copy)]
+struct Left<'a> {
+    values: &'a [f32],
+    step: usize,
+    row: usize,
+}
+
+/// `out[r][c] = Σ_s left(s, r) · right[s][c]`: `[rows, cols]` from `right` (`[inner, cols]`,
+/// row-major), parallel over blocks of rows.
+fn product(left: Left, right: &[f32], [inner, rows, cols]: [usize; 3]) -> Vec<f32> {
+    let mut out = zeros(rows * cols);
+    // A multiple of both kernels' rows.
+    out.par_chunks_mut(ROWS_WIDE * cols)
+        .enumerate()
+        .for_each(|(block, out)| {
+            vectorized(Rows {
+                left,
+                right,
+                inner,
+                cols,
+                first: block * ROWS_WIDE,
+                out,
+            })
+        });
+    out
+}
+
+/// Rows `first..` of a [`product`], as many as `out` holds.
+struct Rows<'a> {
+    left: Left<'a>,
+    right: &'a [f32],
+    inner: usize,
+    cols: usize,
+    first: usize,
+    out: &'a mut [f32],
+}
+
+impl WithSimd for Rows<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        if S::F32_LANES >= 16 {
+            self.run::<S, ROWS_WIDE>(simd)
+        } else {
+            self.run::<S, ROWS_NARROW>(simd)
+        }
+    }
+}
+
+impl Rows<'_> {
+    #[inline(always)]
+    fn run<S: Simd, const R: usize>(self, simd: S) {
+        let Rows {
+            left,
+            right,
+            inner,
+            cols,
+            first,
+            out,
+        } = self;
+        let (lanes, width) = (S::F32_LANES, 2 * S::F32_LANES);
+        let rows = out.len() / cols.max(1);
+        let whole = cols / width * width;
+        let write = |out: &mut [f32], [low, high]: [S::f32s; 2]| {
+            out[..lanes].copy_from_slice(bytemuck::cast_slice(&[low]));
+            out[lanes..width].copy_from_slice(bytemuck::cast_slice(&[high]));
+        };
+        for r0 in (0..rows).step_by(R) {
+            let count = R.min(rows - r0);
+            for col in (0..whole).step_by(width) {
+                if count == R {
+                    let sums = panel::<S, R>(simd, left, right, [inner, cols], first + r0, col);
+                    for (r, sum) in sums.into_iter().enumerate() {
+                        write(&mut out[(r0 + r) * cols + col..], sum);
+                    }
+                } else {
+                    for r in r0..r0 + count {
+                        let [sum] = panel::<S, 1>(simd, left, right, [inner, cols], first + r, col);
+                        write(&mut out[r * cols + col..], sum);
+                    }
+                }
+            }
+            // The columns beyond the last whole panel, one at a time.
+            for r in r0..r0 + count {
+                for (j, o) in out[r * cols..][whole..cols].iter_mut().enumerate() {
+                    *o = (0..inner)
+                        .map(|s| {
+                            left.values[s * left.step + (first + r) * left.row]
+                                * right[s * cols + whole + j]
+                        })
+                        .sum();
+                }
+            }
+        }
+    }
+}
+
+/// Rows `r0..r0 + R` and columns `col..col + 2 vectors` of a [`product`].
+#[inline(always)]
+fn panel<S: Simd, const R: usize>(
+    simd: S,
+    left: Left,
+    right: &[f32],
+    [inner, cols]: [usize; 2],
+    r0: usize,
+    col: usize,
+) -> [[S::f32s; 2]; R] {
+    let lanes = S::F32_LANES;
+    let zero = simd.splat_f32s(0.0);
+    let mut sums = [[zero; 2]; R];
+    let base = r0 * left.row;
+    for s in 0..inner {
+        let pair = &right[s * cols + col..][..2 * lanes];
+        let (low, high) = (load::<S>(&pair[..lanes]), load::<S>(&pair[lanes..]));
+        let at = base + s * left.step;
+        for (r, sum) in sums.iter_mut().enumerate() {
+            let value = simd.splat_f32s(left.values[at + r * left.row]);
+            sum[0] = simd.mul_add_f32s(value, low, sum[0]);
+            sum[1] = simd.mul_add_f32s(value, high, sum[1]);
+        }
+    }
+    sums
+}
+
+#[cfg(test)]
+mod tests {
+    fn wave(len: usize, f: f32) -> Vec<f32> {
+        (0..len).map(|i| (i as f32 * f).sin()).collect()
+    }
+
+    fn close(got: f32, exact: f64, at: (usize, usize)) {
+        assert!(
+            (got as f64 - exact).abs() <= 1e-5,
+            "{at:?}: {got} against {exact}"
+        );
+    }
+
+    #[test]
+    fn the_weight_gradient_sums_over_the_short_dimension() {
+        // Rows that leave a partial block of rows, columns a partial panel.
+        let (m, k, n) = (5, 29, 70);
+        let (x, d) = (wave(m * k, 0.37), wave(m * n, 0.11));
+        let out = super::xt_d(&x, &d, m, k, n);
+        for i in 0..k {
+            for j in 0..n {
+                let exact = (0..m).map(|b| x[b * k + i] as f64 * d[b * n + j] as f64);
+                close(out[i * n + j], exact.sum(), (i, j));
+            }
+        }
+    }
+
+    #[test]
+    fn the_input_gradient_sums_over_the_long_dimension() {
+        let (m, k, n) = (5, 29, 70);
+        let (d, w) = (wave(m * n, 0.23), wave(k * n, 0.07));
+        let out = super::d_wt(&d, &w, m, k, n);
+        for b in 0..m {
+            for i in 0..k {
+                let exact = (0..n).map(|o| d[b * n + o] as f64 * w[i * n + o] as f64);
+                close(out[b * k + i], exact.sum(), (b, i));
+            }
+        }
+    }
+}

@@ -23,6 +23,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
     assert_eq!(
         ids,
         [
+            "conv-direct-slices-v1",
             "conv-narrow-v1",
             "conv-relu-v1",
             "dense-relu-short-batch-v1",

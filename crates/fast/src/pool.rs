@@ -20,6 +20,7 @@ use burn::{
 };
 use rayon::prelude::*;
 
+use crate::buffer::zeros;
 use crate::{storage::cast, Kind};
 
 type Ad = Autodiff<Flex>;
@@ -81,7 +82,7 @@ fn forward(x: &FlexTensor) -> (FlexTensor, Winners) {
     let (p, q) = (h / 2, w / 2);
     let x = x.to_contiguous();
     let x = x.as_slice::<f32>().unwrap_or_default();
-    let mut out = vec![0.0; n * c * p * q];
+    let mut out = zeros(n * c * p * q);
     let mut winners = vec![0u8; n * c * p * q];
     out.par_chunks_mut((p * q).max(1))
         .zip(winners.par_chunks_mut((p * q).max(1)))

@@ -20,10 +20,10 @@ use std::time::{Duration, Instant};
 use super::kernels::Geometry;
 
 /// Which code the times in a machine's file were taken with, part of the file's name: a change
-/// that moves a path's speed (2: Winograd's forward in blocks of tiles, 2026-11-28) starts a
-/// new file, so that a machine measures again rather than keep choices timed against code that
+/// that moves a path's speed (2: Winograd's forward in blocks of tiles; 3: the direct
+/// convolution as one product per slice of samples; both 2026-11-28) starts a new file, so that a machine measures again rather than keep choices timed against code that
 /// is gone.
-pub const GENERATION: u32 = 2;
+pub const GENERATION: u32 = 3;
 
 /// Where in a convolution's step a path is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

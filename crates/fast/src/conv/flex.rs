@@ -11,31 +11,24 @@ use burn::{
         flex::FlexTensor,
         Flex,
     },
-    tensor::{
-        ops::{ConvOptions, ModuleOps},
-        DType, Tensor, TensorData, TensorMetadata,
-    },
+    tensor::{Tensor, TensorData, TensorMetadata, TensorPrimitive},
 };
 
 use rayon::prelude::*;
 
 use super::{
     choice::{self, Site},
-    kernels::{
-        channels_first, im2col_into, relu_in_place, relu_mask_and_bias, transpose_flip, Geometry,
-    },
+    direct,
+    kernels::{channels_first, im2col_into, relu_mask_and_bias, transpose_flip, Geometry},
     narrow,
     op::{Fused, Saved},
     winograd,
 };
-
-fn options(padding: [usize; 2]) -> ConvOptions<2> {
-    ConvOptions::new([1, 1], padding, [1, 1], 1)
-}
+use crate::buffer::zeros;
 
 impl Fused<Flex> for ConvRelu {
-    /// Winograd's where it is faster on this machine (`choice`), else flex's convolution and
-    /// an in-place parallel ReLU (the convolution's output is fresh, so uniquely owned).
+    /// Winograd's where it is faster on this machine (`choice`), else the direct convolution
+    /// (`direct`), the ReLU in its write-back.
     fn conv_relu(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
         let (g, n, k) = geometry(&x, &w, padding);
         let [p, q] = g.output();
@@ -63,22 +56,20 @@ impl Fused<Flex> for ConvRelu {
     }
 }
 
-/// flex's convolution and an in-place parallel ReLU.
+/// The direct convolution and ReLU: one matrix product per slice of samples (`direct`).
 fn direct_conv_relu(
     x: FlexTensor,
     w: FlexTensor,
     b: FlexTensor,
     padding: [usize; 2],
 ) -> FlexTensor {
-    let mut out = <Flex as ModuleOps<Flex>>::conv2d(x, w, Some(b), options(padding));
-    match out.layout().contiguous_offsets() {
-        Some((start, end)) if out.dtype() == DType::F32 => match out.try_storage_mut::<f32>() {
-            Some(values) => relu_in_place(&mut values[start..end]),
-            None => out = <Flex as burn::tensor::ops::ActivationOps<Flex>>::relu(out),
-        },
-        _ => out = <Flex as burn::tensor::ops::ActivationOps<Flex>>::relu(out),
-    }
-    out
+    let (g, n, k) = geometry(&x, &w, padding);
+    let [p, q] = g.output();
+    let (x, b) = (x.to_contiguous(), b.to_contiguous());
+    let kernel =
+        Tensor::<Flex, 4>::from_primitive(TensorPrimitive::Float(w)).reshape([k, g.rows()]);
+    let y = direct::conv(slice(&x), g, kernel, Some(slice(&b)), true);
+    flex(y, [n, k, p, q])
 }
 
 /// The fused operation on flex.
@@ -154,7 +145,7 @@ fn flex<const D: usize>(values: Vec<f32>, shape: [usize; D]) -> FlexTensor {
 }
 
 /// dL/dx: the masked gradient convolved with the transposed, flipped kernel, padded by
-/// `kernel − 1 − padding` (stride 1), which is flex's parallel forward convolution.
+/// `kernel − 1 − padding` (stride 1): a forward convolution, Winograd's or the direct one.
 fn input_grad(
     masked: Vec<f32>,
     out: [usize; 4],
@@ -173,14 +164,17 @@ fn input_grad(
         padding: pad,
     };
     let [h, wd] = g.output();
-    let direct = |masked: Vec<f32>, flipped: Vec<f32>| {
-        let (masked, flipped) = (flex(masked, out), flex(flipped, [c, k, kh, kw]));
-        <Flex as ModuleOps<Flex>>::conv2d(masked, flipped, None, options(pad))
+    let direct = |masked: &[f32], flipped: Vec<f32>| {
+        let kernel = Tensor::<Flex, 2>::from_data(
+            TensorData::new(flipped, [c, g.rows()]),
+            &Default::default(),
+        );
+        flex(direct::conv(masked, g, kernel, None, false), [n, c, h, wd])
     };
     let measured = || {
         choice::race(
             || drop(winograd::conv3x3(&masked, g, &flipped, c, None, false)),
-            || drop(direct(masked.clone(), flipped.clone())),
+            || drop(direct(&masked, flipped.clone())),
         )
     };
     if choice::winograd(Site::InputGrad, g, c, n, winograd::pays(g, n), measured) {
@@ -189,7 +183,7 @@ fn input_grad(
             [n, c, h, wd],
         );
     }
-    direct(masked, flipped)
+    direct(&masked, flipped)
 }
 
 /// Elements of im2col matrix the weight gradient builds at a time per thread (64 MiB).
@@ -283,13 +277,13 @@ impl Share<'_> {
         let device = Default::default();
         // One im2col buffer for every full slice, taken back from its tensor after each product,
         // so that its pages are faulted in and zeroed once (im2col_into leaves the padding alone).
-        let mut buffer = vec![0.0; rows * step * pixels];
+        let mut buffer = zeros(rows * step * pixels);
         let mut total: Option<Tensor<Flex, 2>> = None;
         for start in samples.clone().step_by(step) {
             let m = step.min(samples.end - start);
             if buffer.len() != rows * m * pixels {
                 // The last, shorter slice (or a buffer its tensor did not give back whole).
-                buffer = vec![0.0; rows * m * pixels];
+                buffer = zeros(rows * m * pixels);
             }
             im2col_into(&mut buffer, &self.x[start * plane..(start + m) * plane], g);
             let col =

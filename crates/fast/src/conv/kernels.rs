@@ -2,6 +2,8 @@
 
 use rayon::prelude::*;
 
+use crate::buffer::zeros;
+
 /// Sizes of one stride-1 convolution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Geometry {
@@ -68,7 +70,7 @@ pub(super) fn im2col_into(col: &mut [f32], x: &[f32], g: Geometry) {
 /// `[samples, K, pixels]` reordered to `[K, samples·pixels]`, in parallel over K.
 pub(super) fn channels_first(x: &[f32], k: usize, pixels: usize) -> Vec<f32> {
     let samples = x.len() / (k * pixels);
-    let mut out = vec![0.0; x.len()];
+    let mut out = zeros(x.len());
     out.par_chunks_mut(samples * pixels)
         .enumerate()
         .for_each(|(ch, row)| {
@@ -77,12 +79,6 @@ pub(super) fn channels_first(x: &[f32], k: usize, pixels: usize) -> Vec<f32> {
             }
         });
     out
-}
-
-/// `max(x, 0)` in place, in parallel.
-pub(super) fn relu_in_place(x: &mut [f32]) {
-    x.par_chunks_mut(1 << 14)
-        .for_each(|c| c.iter_mut().for_each(|v| *v = v.max(0.0)));
 }
 
 /// The gradient through the ReLU (`grad` where the output is positive, else 0), and the bias
@@ -94,7 +90,7 @@ pub(super) fn relu_mask_and_bias(
     channels: usize,
     plane: usize,
 ) -> (Vec<f32>, Vec<f32>) {
-    let mut masked = vec![0.0; grad.len()];
+    let mut masked = zeros(grad.len());
     let sums: Vec<f32> = masked
         .par_chunks_mut(plane)
         .zip(out.par_chunks(plane).zip(grad.par_chunks(plane)))
@@ -116,19 +112,21 @@ pub(super) fn relu_mask_and_bias(
     (masked, bias)
 }
 
-/// The kernel of the input gradient: `[C, K, kh, kw]` from `[K, C, kh, kw]`, each tap flipped.
+/// The kernel of the input gradient: `[C, K, kh, kw]` from `[K, C, kh, kw]`, each tap flipped;
+/// in parallel over C.
 pub(super) fn transpose_flip(w: &[f32], k: usize, c: usize, kh: usize, kw: usize) -> Vec<f32> {
     let taps = kh * kw;
-    let mut out = vec![0.0; w.len()];
-    for ko in 0..k {
-        for ci in 0..c {
-            let from = &w[(ko * c + ci) * taps..][..taps];
-            let to = &mut out[(ci * k + ko) * taps..][..taps];
-            for (t, v) in to.iter_mut().zip(from.iter().rev()) {
-                *t = *v;
+    let mut out = zeros(w.len());
+    out.par_chunks_mut(k * taps)
+        .enumerate()
+        .for_each(|(ci, out)| {
+            for (ko, to) in out.chunks_mut(taps).enumerate() {
+                let from = &w[(ko * c + ci) * taps..][..taps];
+                for (t, v) in to.iter_mut().zip(from.iter().rev()) {
+                    *t = *v;
+                }
             }
-        }
-    }
+        });
     out
 }
 

@@ -24,6 +24,7 @@
 
 pub mod agreement;
 pub mod choice;
+mod direct;
 mod flex;
 mod kernels;
 #[cfg(feature = "tch")]

@@ -11,6 +11,7 @@
 use rayon::prelude::*;
 
 use super::kernels::Geometry;
+use crate::buffer::zeros;
 use crate::simd::{load, vectorized, Simd, WithSimd};
 
 /// At most this many input channels take this path (grey, RGB and RGBA images): there a
@@ -48,7 +49,7 @@ impl Padded {
         let [p, q] = g.output();
         let [kh, kw] = g.kernel;
         let (rows, cols) = (p + kh - 1, q.next_multiple_of(LANES) + kw - 1);
-        let mut values = vec![0.0; n * g.channels * rows * cols];
+        let mut values = zeros(n * g.channels * rows * cols);
         values
             .par_chunks_mut(rows * cols)
             .zip(x.par_chunks(g.height * g.width))
@@ -87,7 +88,7 @@ pub(super) fn conv_relu(x: &[f32], g: Geometry, w: &[f32], k: usize, b: &[f32]) 
     let n = x.len() / (g.channels * g.height * g.width);
     let ([p, q], taps) = (g.output(), g.rows());
     let (xp, wb) = (Padded::new(x, g, n), blocked(w, k, taps));
-    let mut out = vec![0.0; n * k * p * q];
+    let mut out = zeros(n * k * p * q);
     out.par_chunks_mut(k * p * q)
         .enumerate()
         .for_each(|(sample, planes)| {

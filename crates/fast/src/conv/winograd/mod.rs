@@ -222,22 +222,23 @@ mod tests {
     #[test]
     fn the_weight_gradient_is_the_adjoint_of_the_output() {
         // <dy, conv(x, w)> is linear in w, so its gradient dw satisfies <dw, w'> = <dy, conv(x, w')>.
-        let g = geometry(3, 9, 11, 1);
-        let (n, k) = (2, 4);
-        let [p, q] = g.output();
-        let (x, dy) = (wave(n * 3 * 99, 0.23), wave(n * k * p * q, 0.41));
-        let dw = weight_grad3x3(&x, g, &dy, k);
-        let exact: Vec<f64> = (0..k * 27)
-            .map(|e| {
-                let mut basis = vec![0.0; k * 27];
-                basis[e] = 1.0;
-                direct(&x, g, &basis, k)
-                    .iter()
-                    .zip(&dy)
-                    .map(|(y, d)| y * *d as f64)
-                    .sum()
-            })
-            .collect();
-        close(&dw, &exact);
+        // The second shape: partial tiles and partial groups of lanes on both sides.
+        for (n, c, k, h, wd) in [(2, 3, 4, 9, 11), (5, 17, 13, 13, 8)] {
+            let g = geometry(c, h, wd, 1);
+            let [p, q] = g.output();
+            let (x, dy) = (wave(n * c * h * wd, 0.23), wave(n * k * p * q, 0.41));
+            let exact: Vec<f64> = (0..k * c * 9)
+                .map(|e| {
+                    let mut basis = vec![0.0; k * c * 9];
+                    basis[e] = 1.0;
+                    direct(&x, g, &basis, k)
+                        .iter()
+                        .zip(&dy)
+                        .map(|(y, d)| y * *d as f64)
+                        .sum()
+                })
+                .collect();
+            close(&weight_grad3x3(&x, g, &dy, k), &exact);
+        }
     }
 }

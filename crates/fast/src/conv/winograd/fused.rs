@@ -13,7 +13,7 @@ use super::{
     passes::{channels_last, tile_rows, transformed_kernels, InputBlock, OutputBlock, Pixels},
     Grid, POSITIONS,
 };
-use crate::buffer::zeros;
+use crate::buffer::{keep, zeros};
 use crate::simd::{load, vectorized, Simd, WithSimd};
 
 /// Tiles a block aims at: products of 48 rows, a multiple of both kernels' rows.
@@ -106,6 +106,7 @@ pub(super) fn conv3x3(
             }
         },
     );
+    keep(image);
     y
 }
 

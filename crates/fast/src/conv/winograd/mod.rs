@@ -116,8 +116,14 @@ pub(super) fn weight_grad3x3(x: &[f32], g: Geometry, dy: &[f32], k: usize) -> Ve
         let v = input_transform(&x[start * plane..(start + m) * plane], grid);
         let v = matrix([POSITIONS, tiles, g.channels], v);
         let dm = output_adjoint(&dy[start * k * p * q..(start + m) * k * p * q], grid, k);
-        let dm = matrix([POSITIONS, tiles, k], dm).swap_dims(1, 2);
-        let part = dm.matmul(v);
+        let dm = matrix([POSITIONS, tiles, k], dm);
+        let part = dm.clone().swap_dims(1, 2).matmul(v.clone());
+        // Both are written whole by their transforms: their buffers serve the next call.
+        for t in [v, dm] {
+            if let Ok(values) = t.into_data().into_vec::<f32>() {
+                crate::buffer::keep(values);
+            }
+        }
         total = Some(match total {
             Some(t) => t + part,
             None => part,

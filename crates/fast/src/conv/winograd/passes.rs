@@ -7,7 +7,7 @@ use super::{
     lanes::{a, at, bt, g3, g6, load, store, Lanes, L},
     Grid, POSITIONS,
 };
-use crate::buffer::zeros;
+use crate::buffer::{keep, scratch};
 use crate::simd::{vectorized, Simd, WithSimd};
 
 /// `G g Gᵀ` of the 3x3 kernels of input channels `c0..c0 + lanes` of one output channel's `w`
@@ -54,10 +54,11 @@ pub(super) fn kernel_adjoint(du: &[f32], k: usize, c: usize) -> Vec<f32> {
 }
 
 /// `x` (`[m, C, H, W]`) as `[m, H, W, C]`, so that `L` channels of a pixel are `L` consecutive
-/// elements; parallel over image rows.
+/// elements; parallel over image rows, into a kept buffer (`buffer::scratch`: every element is
+/// written) that the caller gives back.
 pub(super) fn channels_last(x: &[f32], channels: usize, height: usize, width: usize) -> Vec<f32> {
     let plane = height * width;
-    let mut out = zeros(x.len());
+    let mut out = scratch(x.len());
     out.par_chunks_mut(width * channels)
         .enumerate()
         .for_each(|(row, out)| {
@@ -130,7 +131,7 @@ pub(super) fn input_transform(x: &[f32], grid: Grid) -> Vec<f32> {
     let m = x.len() / (channels * plane).max(1);
     let tiles = m * grid.per_sample();
     let x = channels_last(x, channels, g.height, g.width);
-    let mut v = zeros(POSITIONS * tiles * channels);
+    let mut v = scratch(POSITIONS * tiles * channels);
     blocks(&mut v, tiles, grid.cols, channels)
         .into_par_iter()
         .enumerate()
@@ -148,6 +149,7 @@ pub(super) fn input_transform(x: &[f32], grid: Grid) -> Vec<f32> {
                 tr,
             });
         });
+    keep(x);
     v
 }
 
@@ -278,7 +280,7 @@ pub(super) fn output_adjoint(dy: &[f32], grid: Grid, k: usize) -> Vec<f32> {
     let m = dy.len() / (k * p * q).max(1);
     let tiles = m * grid.per_sample();
     let dy = channels_last(dy, k, p, q);
-    let mut dm = zeros(POSITIONS * tiles * k);
+    let mut dm = scratch(POSITIONS * tiles * k);
     blocks(&mut dm, tiles, grid.cols, k)
         .into_par_iter()
         .enumerate()
@@ -296,6 +298,7 @@ pub(super) fn output_adjoint(dy: &[f32], grid: Grid, k: usize) -> Vec<f32> {
                 tr,
             });
         });
+    keep(dy);
     dm
 }
 

@@ -1,4 +1,6 @@
-//! The two products of a dense layer's backward over a short batch, on batchlab's own kernel:
+//! batchlab's own matrix-product kernel, and the two products of a dense layer's backward over a
+//! short batch that it computes; Winograd's blocked forward (`conv::winograd::fused`) runs its
+//! products on it too (`product_into`). The dense layer's:
 //! the weight gradient `xᵀ · d`, whose inner dimension is the batch, and the input gradient
 //! `d · wᵀ`. flex's kernel runs the first (VGG16's fc2 at batch 16: 4096 x 4096 sums of 16
 //! products each) far below its speed on long inner dimensions, and the second, whose right side
@@ -64,7 +66,7 @@ pub(crate) fn d_wt(d: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f3
             let mut wd = vec![0.0; span * padded];
             vectorized(Rows {
                 left,
-                right: &dt,
+                right: Right::rows(&dt, padded),
                 inner: n,
                 cols: padded,
                 first: task * SPAN,
@@ -80,7 +82,7 @@ pub(crate) fn d_wt(d: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f3
 }
 
 /// Columns the kernel computes at a time here: two vectors.
-fn width() -> usize {
+pub(crate) fn width() -> usize {
     2 * vectorized(Lanes)
 }
 
@@ -98,15 +100,56 @@ impl WithSimd for Lanes {
 /// The left side of a product: its element at inner index `s` and row `r` is
 /// `values[s * step + r * row]`.
 #[derive(Clone, Copy)]
-struct Left<'a> {
-    values: &'a [f32],
-    step: usize,
-    row: usize,
+pub(crate) struct Left<'a> {
+    pub values: &'a [f32],
+    pub step: usize,
+    pub row: usize,
+}
+
+/// The right side of a product, in panels of two vectors' width: its elements at inner index `s`
+/// and columns `p·width..(p + 1)·width` are the `width` values from `values[p * panel + s *
+/// step]`. Row-major `[inner, cols]` is `step = cols`, `panel = width`; packed panel by panel,
+/// `[cols / width][inner][width]`, is `step = width`, `panel = inner · width`.
+#[derive(Clone, Copy)]
+pub(crate) struct Right<'a> {
+    pub values: &'a [f32],
+    pub step: usize,
+    pub panel: usize,
+}
+
+impl Right<'_> {
+    /// Row-major `[inner, cols]`, for the kernel's width here.
+    fn rows(values: &[f32], cols: usize) -> Right<'_> {
+        Right {
+            values,
+            step: cols,
+            panel: width(),
+        }
+    }
+
+    /// The value at inner index `s`, column `c`.
+    fn at(&self, s: usize, c: usize, width: usize) -> f32 {
+        self.values[c / width * self.panel + s * self.step + c % width]
+    }
+}
+
+/// `out = left · right` on this thread, `out` being `[rows, cols]`: a block's share of a larger
+/// computation (Winograd's products, `conv::winograd::fused`).
+pub(crate) fn product_into(left: Left, right: Right, [inner, cols]: [usize; 2], out: &mut [f32]) {
+    vectorized(Rows {
+        left,
+        right,
+        inner,
+        cols,
+        first: 0,
+        out,
+    })
 }
 
 /// `out[r][c] = Σ_s left(s, r) · right[s][c]`: `[rows, cols]` from `right` (`[inner, cols]`,
 /// row-major), parallel over blocks of rows.
 fn product(left: Left, right: &[f32], [inner, rows, cols]: [usize; 3]) -> Vec<f32> {
+    let right = Right::rows(right, cols);
     let mut out = zeros(rows * cols);
     // A multiple of both kernels' rows.
     out.par_chunks_mut(ROWS_WIDE * cols)
@@ -127,7 +170,7 @@ fn product(left: Left, right: &[f32], [inner, rows, cols]: [usize; 3]) -> Vec<f3
 /// Rows `first..` of a [`product`], as many as `out` holds.
 struct Rows<'a> {
     left: Left<'a>,
-    right: &'a [f32],
+    right: Right<'a>,
     inner: usize,
     cols: usize,
     first: usize,
@@ -169,13 +212,13 @@ impl Rows<'_> {
             let count = R.min(rows - r0);
             for col in (0..whole).step_by(width) {
                 if count == R {
-                    let sums = panel::<S, R>(simd, left, right, [inner, cols], first + r0, col);
+                    let sums = panel::<S, R>(simd, left, right, inner, first + r0, col);
                     for (r, sum) in sums.into_iter().enumerate() {
                         write(&mut out[(r0 + r) * cols + col..], sum);
                     }
                 } else {
                     for r in r0..r0 + count {
-                        let [sum] = panel::<S, 1>(simd, left, right, [inner, cols], first + r, col);
+                        let [sum] = panel::<S, 1>(simd, left, right, inner, first + r, col);
                         write(&mut out[r * cols + col..], sum);
                     }
                 }
@@ -186,7 +229,7 @@ impl Rows<'_> {
                     *o = (0..inner)
                         .map(|s| {
                             left.values[s * left.step + (first + r) * left.row]
-                                * right[s * cols + whole + j]
+                                * right.at(s, whole + j, width)
                         })
                         .sum();
                 }
@@ -200,8 +243,8 @@ impl Rows<'_> {
 fn panel<S: Simd, const R: usize>(
     simd: S,
     left: Left,
-    right: &[f32],
-    [inner, cols]: [usize; 2],
+    right: Right,
+    inner: usize,
     r0: usize,
     col: usize,
 ) -> [[S::f32s; 2]; R] {
@@ -209,8 +252,9 @@ fn panel<S: Simd, const R: usize>(
     let zero = simd.splat_f32s(0.0);
     let mut sums = [[zero; 2]; R];
     let base = r0 * left.row;
+    let first = col / (2 * lanes) * right.panel;
     for s in 0..inner {
-        let pair = &right[s * cols + col..][..2 * lanes];
+        let pair = &right.values[first + s * right.step..][..2 * lanes];
         let (low, high) = (load::<S>(&pair[..lanes]), load::<S>(&pair[lanes..]));
         let at = base + s * left.step;
         for (r, sum) in sums.iter_mut().enumerate() {

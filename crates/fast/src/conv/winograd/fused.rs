@@ -1,9 +1,10 @@
 //! Winograd's forward (and so the input gradient, a forward with the flipped kernel) block by
-//! block of tiles, its 36 matrix products computed by batchlab's own register-blocked kernel:
-//! a block's transformed input and products stay in the cache between the three passes, where
-//! whole-layer `[36, tiles, channels]` arrays went through memory and through flex's `matmul`,
-//! whose output, like every tensor flex allocates, is zeroed and then copied once more on the
-//! calling thread (docs/flex-performance.md, "Where the serial time goes").
+//! block of tiles, its 36 matrix products computed by batchlab's own register-blocked kernel
+//! (`outer::product_into`, against the transformed kernels packed in panels): a block's
+//! transformed input and products stay in the cache between the three passes, where whole-layer
+//! `[36, tiles, channels]` arrays went through memory and through flex's `matmul`, whose output,
+//! like every tensor flex allocates, is zeroed and then copied once more on the calling thread
+//! (docs/flex-performance.md, "Blocked Winograd, the dense backward and direct convolutions").
 
 use rayon::prelude::*;
 
@@ -14,18 +15,18 @@ use super::{
     Grid, POSITIONS,
 };
 use crate::buffer::{keep, zeros};
-use crate::simd::{load, vectorized, Simd, WithSimd};
+use crate::outer::{self, product_into, Left, Right};
+use crate::simd::vectorized;
 
 /// Tiles a block aims at: products of 48 rows, a multiple of both kernels' rows.
 const BLOCK_TILES: usize = 48;
-/// Rows of products the kernel keeps in registers, two vectors each: 24 of AVX-512's 32
-/// registers, 12 of AVX2's 16.
+/// Rows of products padded to a multiple of the kernel's rows in registers (`outer`: 12 with
+/// AVX-512, 6 with AVX2).
 const ROWS_WIDE: usize = 12;
-const ROWS_NARROW: usize = 6;
 
-/// `y[n][k] = Σ_c w[k][c] ⋆ x[n][c]` plus `bias`, then ReLU where `relu`: what
-/// [`super::conv3x3`] computes, the same arithmetic in another order of sums.
-pub(super) fn conv3x3(
+/// `y[n][k] = Σ_c w[k][c] ⋆ x[n][c]` (a 3x3 cross-correlation with the geometry's padding), plus
+/// `bias[k]`, then `max(·, 0)` where `relu`; `x` is `[n, C, H, W]`, `w` is `[K, C, 3, 3]`.
+pub(in crate::conv) fn conv3x3(
     x: &[f32],
     g: Geometry,
     w: &[f32],
@@ -38,7 +39,7 @@ pub(super) fn conv3x3(
     let c = g.channels;
     let plane = c * g.height * g.width;
     let n = x.len() / plane.max(1);
-    let width = 2 * vectorized(Lanes);
+    let width = outer::width();
     let padded = k.div_ceil(width) * width;
     let panels = kernel_panels(w, k, c, width);
     let image = channels_last(x, c, g.height, g.width);
@@ -83,14 +84,24 @@ pub(super) fn conv3x3(
                     tr,
                 });
             }
-            vectorized(Products {
-                v,
-                panels: &panels,
-                m,
-                tiles,
-                inner: c,
-                cols: padded,
-            });
+            // The 36 products of the block: v[pos] (`[tiles, C]`) by the kernels' panels.
+            for (pos, (a, out)) in v
+                .chunks(tiles * c)
+                .zip(m.chunks_mut(tiles * padded))
+                .enumerate()
+            {
+                let left = Left {
+                    values: a,
+                    step: 1,
+                    row: c,
+                };
+                let right = Right {
+                    values: &panels[pos * c * width..],
+                    step: width,
+                    panel: POSITIONS * c * width,
+                };
+                product_into(left, right, [c, padded], out);
+            }
             for (i, planes) in block.into_iter().enumerate() {
                 vectorized(OutputBlock {
                     planes,
@@ -108,18 +119,6 @@ pub(super) fn conv3x3(
     );
     keep(image);
     y
-}
-
-/// The vector width here, in f32 lanes.
-struct Lanes;
-
-impl WithSimd for Lanes {
-    type Output = usize;
-
-    #[inline(always)]
-    fn with_simd<S: Simd>(self, _: S) -> usize {
-        S::F32_LANES
-    }
 }
 
 /// `G g Gᵀ` of every kernel of `w` (`[K, C, 3, 3]`) packed for the product kernel: panels of
@@ -143,78 +142,4 @@ fn kernel_panels(w: &[f32], k: usize, c: usize, width: usize) -> Vec<f32> {
             }
         });
     packed
-}
-
-/// `m[pos] = v[pos] · u[pos]` for the 36 positions of one block: `v` is `[36, tiles, inner]`,
-/// the packed kernels `[cols / width][36][inner][width]`, `m` is `[36, tiles, cols]`.
-struct Products<'a> {
-    v: &'a [f32],
-    panels: &'a [f32],
-    m: &'a mut [f32],
-    tiles: usize,
-    inner: usize,
-    cols: usize,
-}
-
-impl WithSimd for Products<'_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: Simd>(self, simd: S) {
-        if S::F32_LANES >= 16 {
-            self.run::<S, ROWS_WIDE>(simd)
-        } else {
-            self.run::<S, ROWS_NARROW>(simd)
-        }
-    }
-}
-
-impl Products<'_> {
-    #[inline(always)]
-    fn run<S: Simd, const R: usize>(self, simd: S) {
-        let Products {
-            v,
-            panels,
-            m,
-            tiles,
-            inner,
-            cols,
-        } = self;
-        let (lanes, width) = (S::F32_LANES, 2 * S::F32_LANES);
-        for pos in 0..POSITIONS {
-            let a = &v[pos * tiles * inner..][..tiles * inner];
-            let out = &mut m[pos * tiles * cols..][..tiles * cols];
-            for (panel, col0) in (0..cols).step_by(width).enumerate() {
-                let b = &panels[(panel * POSITIONS + pos) * inner * width..][..inner * width];
-                for r0 in (0..tiles).step_by(R) {
-                    let sums = rows::<S, R>(simd, &a[r0 * inner..][..R * inner], inner, b);
-                    for (r, [low, high]) in sums.iter().enumerate() {
-                        let o = &mut out[(r0 + r) * cols + col0..][..width];
-                        o[..lanes].copy_from_slice(bytemuck::cast_slice(std::slice::from_ref(low)));
-                        o[lanes..]
-                            .copy_from_slice(bytemuck::cast_slice(std::slice::from_ref(high)));
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// `R` rows of `a` (`[R, inner]`) times one panel `b` (`[inner, 2 vectors]`), summed in
-/// `2R` registers: each step broadcasts one value of every row against the panel's two vectors.
-#[inline(always)]
-fn rows<S: Simd, const R: usize>(simd: S, a: &[f32], inner: usize, b: &[f32]) -> [[S::f32s; 2]; R] {
-    let lanes = S::F32_LANES;
-    let zero = simd.splat_f32s(0.0);
-    let mut sums = [[zero; 2]; R];
-    let a: [&[f32]; R] = std::array::from_fn(|r| &a[r * inner..][..inner]);
-    for (i, pair) in (0..inner).zip(b.chunks_exact(2 * lanes)) {
-        let (low, high) = (load::<S>(&pair[..lanes]), load::<S>(&pair[lanes..]));
-        for (sum, row) in sums.iter_mut().zip(&a) {
-            let value = simd.splat_f32s(row[i]);
-            sum[0] = simd.mul_add_f32s(value, low, sum[0]);
-            sum[1] = simd.mul_add_f32s(value, high, sum[1]);
-        }
-    }
-    sums
 }

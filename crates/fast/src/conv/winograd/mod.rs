@@ -18,6 +18,9 @@ mod fused;
 mod lanes;
 mod passes;
 
+/// `y[n][k] = Σ_c w[k][c] ⋆ x[n][c]` (a 3x3 cross-correlation with the geometry's padding),
+/// plus the bias, then ReLU where asked: block by block of tiles (`fused`).
+pub(super) use fused::conv3x3;
 use passes::{input_transform, kernel_adjoint, output_adjoint};
 
 /// Positions in a transformed 6x6 tile: the number of matrix products.
@@ -84,20 +87,6 @@ pub(super) fn pays(g: Geometry, samples: usize) -> bool {
 /// faster than flex's kernel.
 pub(super) fn pays_for_weight_grad(g: Geometry, k: usize, samples: usize) -> bool {
     pays(g, samples) && g.channels * k >= MIN_WEIGHT_GRAD_CHANNELS
-}
-
-/// `y[n][k] = Σ_c w[k][c] ⋆ x[n][c]` (a 3x3 cross-correlation with the geometry's padding), plus
-/// `bias[k]`, then `max(·, 0)` where `relu`; `x` is `[n, C, H, W]`, `w` is `[K, C, 3, 3]`. Block
-/// by block of tiles, on batchlab's own product kernel (`fused`).
-pub(super) fn conv3x3(
-    x: &[f32],
-    g: Geometry,
-    w: &[f32],
-    k: usize,
-    bias: Option<&[f32]>,
-    relu: bool,
-) -> Vec<f32> {
-    fused::conv3x3(x, g, w, k, bias, relu)
 }
 
 /// `dw[k][c] = Σ_n dy[n][k] ⋆ x[n][c]` for the convolution `conv3x3` computes, from its input

@@ -24,7 +24,7 @@ use super::{
     op::{Fused, Saved},
     winograd,
 };
-use crate::buffer::zeros;
+use crate::buffer::{keep, zeros};
 
 impl Fused<Flex> for ConvRelu {
     /// Winograd's where it is faster on this machine (`choice`), else the direct convolution
@@ -111,8 +111,13 @@ impl Backward<Flex, 3> for ConvRelu {
         if let (Some(node), Some(dw)) = (node_w, dw) {
             grads.register::<Flex>(node.id, dw);
         }
-        if let (Some(node), Some((masked, _))) = (node_x, mask) {
-            grads.register::<Flex>(node.id, input_grad(masked, [n, k, p, q], &w, padding));
+        if let Some((masked, _)) = mask {
+            if let Some(node) = node_x {
+                let dx = input_grad(&masked, [n, k, p, q], &w, padding);
+                grads.register::<Flex>(node.id, dx);
+            }
+            // Written whole by `relu_mask_and_bias`: its buffer serves the next layer's.
+            keep(masked);
         }
     }
 }
@@ -146,12 +151,7 @@ fn flex<const D: usize>(values: Vec<f32>, shape: [usize; D]) -> FlexTensor {
 
 /// dL/dx: the masked gradient convolved with the transposed, flipped kernel, padded by
 /// `kernel − 1 − padding` (stride 1): a forward convolution, Winograd's or the direct one.
-fn input_grad(
-    masked: Vec<f32>,
-    out: [usize; 4],
-    w: &FlexTensor,
-    padding: [usize; 2],
-) -> FlexTensor {
+fn input_grad(masked: &[f32], out: [usize; 4], w: &FlexTensor, padding: [usize; 2]) -> FlexTensor {
     let [k, c, kh, kw] = dims(w);
     let [n, _, p, q] = out;
     let flipped = transpose_flip(slice(&w.to_contiguous()), k, c, kh, kw);
@@ -173,17 +173,17 @@ fn input_grad(
     };
     let measured = || {
         choice::race(
-            || drop(winograd::conv3x3(&masked, g, &flipped, c, None, false)),
-            || drop(direct(&masked, flipped.clone())),
+            || drop(winograd::conv3x3(masked, g, &flipped, c, None, false)),
+            || drop(direct(masked, flipped.clone())),
         )
     };
     if choice::winograd(Site::InputGrad, g, c, n, winograd::pays(g, n), measured) {
         return flex(
-            winograd::conv3x3(&masked, g, &flipped, c, None, false),
+            winograd::conv3x3(masked, g, &flipped, c, None, false),
             [n, c, h, wd],
         );
     }
-    direct(&masked, flipped)
+    direct(masked, flipped)
 }
 
 /// Elements of im2col matrix the weight gradient builds at a time per thread (64 MiB).

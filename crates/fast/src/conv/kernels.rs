@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use crate::buffer::zeros;
+use crate::buffer::{scratch, zeros};
 
 /// Sizes of one stride-1 convolution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,24 +83,24 @@ pub(super) fn channels_first(x: &[f32], k: usize, pixels: usize) -> Vec<f32> {
 
 /// The gradient through the ReLU (`grad` where the output is positive, else 0), and the bias
 /// gradient (its sum over samples and pixels per channel), in one parallel pass over the
-/// `[samples, K, P, Q]` planes.
+/// `[samples, K, P, Q]` planes; the caller gives the masked gradient's buffer back
+/// (`buffer::keep`).
 pub(super) fn relu_mask_and_bias(
     out: &[f32],
     grad: &[f32],
     channels: usize,
     plane: usize,
 ) -> (Vec<f32>, Vec<f32>) {
-    let mut masked = zeros(grad.len());
+    // Every element is written, so a kept buffer serves (`buffer::scratch`).
+    let mut masked = scratch(grad.len());
     let sums: Vec<f32> = masked
         .par_chunks_mut(plane)
         .zip(out.par_chunks(plane).zip(grad.par_chunks(plane)))
         .map(|(m, (o, g))| {
             let mut sum = 0.0;
             for ((m, &o), &g) in m.iter_mut().zip(o).zip(g) {
-                if o > 0.0 {
-                    *m = g;
-                    sum += g;
-                }
+                *m = if o > 0.0 { g } else { 0.0 };
+                sum += *m;
             }
             sum
         })

@@ -140,9 +140,11 @@ impl Backward<Flex, 3> for DenseRelu {
             let db = masked.clone().sum_dim(0).squeeze_dim::<1>(0);
             grads.register::<Flex>(node.id, db.into_primitive().tensor());
         }
+        let [m, n] = masked.dims();
+        let short = m <= SHORT_BATCH;
         if let Some(node) = node_w {
-            let ([m, k], n) = (x.layout().shape().dims::<2>(), masked.dims()[1]);
-            let dw = if m <= SHORT_BATCH {
+            let k = x.layout().shape().dims::<2>()[1];
+            let dw = if short {
                 let x = x.to_contiguous();
                 let d = masked.clone().into_primitive().tensor().to_contiguous();
                 let dw = outer::xt_d(slice(&x), slice(&d), m, k, n);
@@ -157,8 +159,7 @@ impl Backward<Flex, 3> for DenseRelu {
             grads.register::<Flex>(node.id, dw);
         }
         if let Some(node) = node_x {
-            let [m, n] = masked.dims();
-            let dx = if m <= SHORT_BATCH {
+            let dx = if short {
                 let k = w.layout().shape().dims::<2>()[0];
                 let (w, d) = (
                     w.to_contiguous(),

@@ -15,8 +15,9 @@ use rayon::prelude::*;
 use crate::buffer::zeros;
 use crate::simd::{load, vectorized, Simd, WithSimd};
 
-/// Rows of the result summed in registers at a time.
-const ROWS_WIDE: usize = 12;
+/// Rows of the result summed in registers at a time: `ROWS_WIDE` with AVX-512 (24 of its 32
+/// registers), `ROWS_NARROW` with AVX2 (12 of 16).
+pub(crate) const ROWS_WIDE: usize = 12;
 const ROWS_NARROW: usize = 6;
 /// Columns of the input gradient one task computes: a multiple of both kernels' rows.
 const SPAN: usize = ROWS_WIDE * 64;
@@ -64,14 +65,8 @@ pub(crate) fn d_wt(d: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f3
         .for_each(|(task, mut parts)| {
             let span = parts.first().map_or(0, |p| p.len());
             let mut wd = vec![0.0; span * padded];
-            vectorized(Rows {
-                left,
-                right: Right::rows(&dt, padded),
-                inner: n,
-                cols: padded,
-                first: task * SPAN,
-                out: &mut wd,
-            });
+            let right = Right::rows(&dt, padded);
+            product_into(left.skip_rows(task * SPAN), right, [n, padded], &mut wd);
             for (i, line) in wd.chunks(padded).enumerate() {
                 for (part, &value) in parts.iter_mut().zip(line) {
                     part[i] = value;
@@ -104,6 +99,16 @@ pub(crate) struct Left<'a> {
     pub values: &'a [f32],
     pub step: usize,
     pub row: usize,
+}
+
+impl Left<'_> {
+    /// The same left side without its first `first` rows.
+    fn skip_rows(self, first: usize) -> Self {
+        Left {
+            values: &self.values[first * self.row..],
+            ..self
+        }
+    }
 }
 
 /// The right side of a product, in panels of two vectors' width: its elements at inner index `s`
@@ -141,7 +146,6 @@ pub(crate) fn product_into(left: Left, right: Right, [inner, cols]: [usize; 2], 
         right,
         inner,
         cols,
-        first: 0,
         out,
     })
 }
@@ -155,25 +159,17 @@ fn product(left: Left, right: &[f32], [inner, rows, cols]: [usize; 3]) -> Vec<f3
     out.par_chunks_mut(ROWS_WIDE * cols)
         .enumerate()
         .for_each(|(block, out)| {
-            vectorized(Rows {
-                left,
-                right,
-                inner,
-                cols,
-                first: block * ROWS_WIDE,
-                out,
-            })
+            product_into(left.skip_rows(block * ROWS_WIDE), right, [inner, cols], out)
         });
     out
 }
 
-/// Rows `first..` of a [`product`], as many as `out` holds.
+/// The rows of a product, as many as `out` holds.
 struct Rows<'a> {
     left: Left<'a>,
     right: Right<'a>,
     inner: usize,
     cols: usize,
-    first: usize,
     out: &'a mut [f32],
 }
 
@@ -198,7 +194,6 @@ impl Rows<'_> {
             right,
             inner,
             cols,
-            first,
             out,
         } = self;
         let (lanes, width) = (S::F32_LANES, 2 * S::F32_LANES);
@@ -212,13 +207,13 @@ impl Rows<'_> {
             let count = R.min(rows - r0);
             for col in (0..whole).step_by(width) {
                 if count == R {
-                    let sums = panel::<S, R>(simd, left, right, inner, first + r0, col);
+                    let sums = panel::<S, R>(simd, left, right, inner, r0, col);
                     for (r, sum) in sums.into_iter().enumerate() {
                         write(&mut out[(r0 + r) * cols + col..], sum);
                     }
                 } else {
                     for r in r0..r0 + count {
-                        let [sum] = panel::<S, 1>(simd, left, right, inner, first + r, col);
+                        let [sum] = panel::<S, 1>(simd, left, right, inner, r, col);
                         write(&mut out[r * cols + col..], sum);
                     }
                 }
@@ -228,7 +223,7 @@ impl Rows<'_> {
                 for (j, o) in out[r * cols..][whole..cols].iter_mut().enumerate() {
                     *o = (0..inner)
                         .map(|s| {
-                            left.values[s * left.step + (first + r) * left.row]
+                            left.values[s * left.step + r * left.row]
                                 * right.at(s, whole + j, width)
                         })
                         .sum();

@@ -5,6 +5,8 @@
 //! (VGG16's 8x8 layers at batch 16: sixteen products of 64 columns each); here the product is
 //! one, as wide as the slice, which flex's kernel shares out among the threads.
 
+use std::ops::Range;
+
 use burn::{
     backend::Flex,
     tensor::{Tensor, TensorData},
@@ -14,8 +16,9 @@ use rayon::prelude::*;
 use super::kernels::{im2col_into, Geometry};
 use crate::buffer::zeros;
 
-/// Elements of im2col matrix built at a time (64 MiB), as for the weight gradient.
-const SLICE_ELEMENTS: usize = 16 << 20;
+/// Elements of im2col matrix built at a time (64 MiB), here and for the weight gradient: a
+/// 224x224 batch does not need gigabytes of scratch.
+pub(super) const SLICE_ELEMENTS: usize = 16 << 20;
 
 /// `y[n][k] = Σ_c w[k][c] ⋆ x[n][c]` plus `bias`, then `max(·, 0)` where `relu`: `x` is
 /// `[n, C, H, W]`, the kernel `[K, C·kh·kw]` (`[K, C, kh, kw]` flattened), `y` is `[n, K, P, Q]`.
@@ -28,26 +31,14 @@ pub(super) fn conv(
 ) -> Vec<f32> {
     let k = kernel.dims()[0];
     let [p, q] = g.output();
-    let (rows, pixels) = (g.rows(), p * q);
-    let plane = g.channels * g.height * g.width;
-    let n = x.len() / plane.max(1);
-    let step = (SLICE_ELEMENTS / (rows * pixels).max(1)).clamp(1, n.max(1));
-    let device = Default::default();
+    let pixels = p * q;
+    let n = x.len() / (g.channels * g.height * g.width).max(1);
     let mut y = zeros(n * k * pixels);
-    let mut buffer = zeros(rows * step * pixels);
-    for (start, y) in (0..n).step_by(step).zip(y.chunks_mut(step * k * pixels)) {
-        let m = step.min(n - start);
-        if buffer.len() != rows * m * pixels {
-            // The last, shorter slice (its padding's places must be zero).
-            buffer = zeros(rows * m * pixels);
-        }
-        im2col_into(&mut buffer, &x[start * plane..(start + m) * plane], g);
-        let col =
-            Tensor::<Flex, 2>::from_data(TensorData::new(buffer, [rows, m * pixels]), &device);
+    im2col_slices(x, g, 0..n, SLICE_ELEMENTS, |start, m, col| {
         let product = kernel.clone().matmul(col.clone()).into_data();
-        buffer = col.into_data().into_vec::<f32>().unwrap_or_default();
         let product = product.as_slice::<f32>().unwrap_or_default();
-        y.par_chunks_mut(pixels)
+        y[start * k * pixels..(start + m) * k * pixels]
+            .par_chunks_mut(pixels)
             .enumerate()
             .for_each(|(plane, out)| {
                 let (sample, channel) = (plane / k, plane % k);
@@ -57,8 +48,40 @@ pub(super) fn conv(
                     *o = if relu { (v + b).max(0.0) } else { v + b };
                 }
             });
-    }
+    });
     y
+}
+
+/// Hands `each` the im2col matrix `[C·kh·kw, m·P·Q]` of every slice of `samples` of `x` (`[n,
+/// C, H, W]`), at most `slice_elements` elements each, with the slice's first sample and its
+/// length `m`. One buffer serves every full slice, taken back from its tensor after `each`
+/// (which must not keep the tensor), so that its pages are faulted in and zeroed once
+/// (`im2col_into` leaves the padding alone).
+pub(super) fn im2col_slices(
+    x: &[f32],
+    g: Geometry,
+    samples: Range<usize>,
+    slice_elements: usize,
+    mut each: impl FnMut(usize, usize, &Tensor<Flex, 2>),
+) {
+    let [p, q] = g.output();
+    let (rows, pixels) = (g.rows(), p * q);
+    let plane = g.channels * g.height * g.width;
+    let step = (slice_elements / (rows * pixels).max(1)).clamp(1, samples.len().max(1));
+    let device = Default::default();
+    let mut buffer = zeros(rows * step * pixels);
+    for start in samples.clone().step_by(step) {
+        let m = step.min(samples.end - start);
+        if buffer.len() != rows * m * pixels {
+            // The last, shorter slice (or a buffer its tensor did not give back whole).
+            buffer = zeros(rows * m * pixels);
+        }
+        im2col_into(&mut buffer, &x[start * plane..(start + m) * plane], g);
+        let col =
+            Tensor::<Flex, 2>::from_data(TensorData::new(buffer, [rows, m * pixels]), &device);
+        each(start, m, &col);
+        buffer = col.into_data().into_vec::<f32>().unwrap_or_default();
+    }
 }
 
 #[cfg(test)]

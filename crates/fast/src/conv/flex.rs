@@ -18,13 +18,13 @@ use rayon::prelude::*;
 
 use super::{
     choice::{self, Site},
-    direct,
-    kernels::{channels_first, im2col_into, relu_mask_and_bias, transpose_flip, Geometry},
+    direct::{self, im2col_slices, SLICE_ELEMENTS},
+    kernels::{channels_first, relu_mask_and_bias, transpose_flip, Geometry},
     narrow,
     op::{Fused, Saved},
     winograd,
 };
-use crate::buffer::{keep, zeros};
+use crate::buffer::keep;
 
 impl Fused<Flex> for ConvRelu {
     /// Winograd's where it is faster on this machine (`choice`), else the direct convolution
@@ -186,9 +186,6 @@ fn input_grad(masked: &[f32], out: [usize; 4], w: &FlexTensor, padding: [usize; 
     direct(masked, flipped)
 }
 
-/// Elements of im2col matrix the weight gradient builds at a time per thread (64 MiB).
-const SLICE_ELEMENTS: usize = 16 << 20;
-
 /// Fewest inner-dimension columns (samples x output pixels) a thread's share of the weight
 /// gradient gets: below it one product over all samples is faster than summed halves.
 /// Measured on VGG16's layers at 64x64, batch 16 (2-core EPYC, 2026-11-26): halves won at 512
@@ -269,25 +266,10 @@ impl Share<'_> {
     fn sum(&self, samples: std::ops::Range<usize>) -> Tensor<Flex, 2> {
         let (g, k) = (self.g, self.k);
         let [p, q] = g.output();
-        let (rows, pixels) = (g.rows(), p * q);
-        let plane = g.channels * g.height * g.width;
-        let step = (self.slice_elements / (rows * pixels).max(1))
-            .max(1)
-            .min(samples.len().max(1));
+        let pixels = p * q;
         let device = Default::default();
-        // One im2col buffer for every full slice, taken back from its tensor after each product,
-        // so that its pages are faulted in and zeroed once (im2col_into leaves the padding alone).
-        let mut buffer = zeros(rows * step * pixels);
         let mut total: Option<Tensor<Flex, 2>> = None;
-        for start in samples.clone().step_by(step) {
-            let m = step.min(samples.end - start);
-            if buffer.len() != rows * m * pixels {
-                // The last, shorter slice (or a buffer its tensor did not give back whole).
-                buffer = zeros(rows * m * pixels);
-            }
-            im2col_into(&mut buffer, &self.x[start * plane..(start + m) * plane], g);
-            let col =
-                Tensor::<Flex, 2>::from_data(TensorData::new(buffer, [rows, m * pixels]), &device);
+        im2col_slices(self.x, g, samples, self.slice_elements, |start, m, col| {
             let dy = channels_first(
                 &self.masked[start * k * pixels..(start + m) * k * pixels],
                 k,
@@ -295,13 +277,12 @@ impl Share<'_> {
             );
             let dy = Tensor::<Flex, 2>::from_data(TensorData::new(dy, [k, m * pixels]), &device);
             let part = col.clone().matmul(dy.transpose()).transpose();
-            buffer = col.into_data().into_vec::<f32>().unwrap_or_default();
-            total = Some(match total {
+            total = Some(match total.take() {
                 Some(t) => t + part,
                 None => part,
             });
-        }
-        total.unwrap_or_else(|| Tensor::zeros([k, rows], &device))
+        });
+        total.unwrap_or_else(|| Tensor::zeros([k, g.rows()], &device))
     }
 }
 

@@ -15,14 +15,12 @@ use super::{
     Grid, POSITIONS,
 };
 use crate::buffer::{keep, zeros};
-use crate::outer::{self, product_into, Left, Right};
+use crate::outer::{self, product_into, Left, Right, ROWS_WIDE};
 use crate::simd::vectorized;
 
-/// Tiles a block aims at: products of 48 rows, a multiple of both kernels' rows.
+/// Tiles a block aims at: products of 48 rows, a multiple of the product kernel's rows
+/// (`outer::ROWS_WIDE`, to which a block's rows are padded).
 const BLOCK_TILES: usize = 48;
-/// Rows of products padded to a multiple of the kernel's rows in registers (`outer`: 12 with
-/// AVX-512, 6 with AVX2).
-const ROWS_WIDE: usize = 12;
 
 /// `y[n][k] = Σ_c w[k][c] ⋆ x[n][c]` (a 3x3 cross-correlation with the geometry's padding), plus
 /// `bias[k]`, then `max(·, 0)` where `relu`; `x` is `[n, C, H, W]`, `w` is `[K, C, 3, 3]`.

@@ -31,7 +31,8 @@ fn the_words_each_backend_records_are_known_fast_paths() {
             "maxpool-2x2-v1",
             "optimizers-v1",
             "winograd-blocked-forward-v1",
-            "winograd-f4x4-measured-v1"
+            "winograd-f4x4-measured-v1",
+            "winograd-positions-v1"
         ]
     );
     // The paths chosen by the fixed thresholds are another build's: a sweep timed with them

@@ -212,7 +212,16 @@ impl Rows<'_> {
                         write(&mut out[(r0 + r) * cols + col..], sum);
                     }
                 } else {
-                    for r in r0..r0 + count {
+                    // A partial block: four rows at a time, then one.
+                    let mut r = r0;
+                    while r + 4 <= r0 + count {
+                        let sums = panel::<S, 4>(simd, left, right, inner, r, col);
+                        for (i, sum) in sums.into_iter().enumerate() {
+                            write(&mut out[(r + i) * cols + col..], sum);
+                        }
+                        r += 4;
+                    }
+                    for r in r..r0 + count {
                         let [sum] = panel::<S, 1>(simd, left, right, inner, r, col);
                         write(&mut out[r * cols + col..], sum);
                     }

@@ -13,7 +13,8 @@
 //! ([`FAST_PATHS`]; the tuning level is the first word), compared as identifiers, and kept
 //! beside them for the reports, which print them as they were recorded. A fast path added or
 //! changed in a way that changes step times gets a new phrase and a new identifier (as
-//! Winograd and the max-pooling did on 2026-11-26, the narrow convolutions, the dense layers, Winograd's blocked forward, the dense layers' short-batch gradients and the direct convolutions' products on 2026-11-28), so older sweeps stop predicting newer runs
+//! Winograd and the max-pooling did on 2026-11-26, the narrow convolutions, the dense layers, Winograd's blocked forward, the dense layers' short-batch gradients and the direct convolutions' products on 2026-11-28,
+//! Winograd position by position on 2026-11-28), so older sweeps stop predicting newer runs
 //! on purpose. A phrase not in the table stands for itself: an unknown wording never matches a
 //! known one.
 
@@ -40,6 +41,10 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
     (
         "winograd-blocked-forward-v1",
         &["Winograd's forward in blocks of tiles on batchlab's own product kernel"],
+    ),
+    (
+        "winograd-positions-v1",
+        &["Winograd position by position where the transformed kernels outweigh the tiles"],
     ),
     (
         "conv-direct-slices-v1",

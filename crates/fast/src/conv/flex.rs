@@ -17,18 +17,18 @@ use burn::{
 use rayon::prelude::*;
 
 use super::{
-    choice::{self, Site},
+    choice::{self, Path, Site},
     direct::{self, im2col_slices, SLICE_ELEMENTS},
     kernels::{channels_first, relu_mask_and_bias, transpose_flip, Geometry},
     narrow,
     op::{Fused, Saved},
-    winograd,
+    winograd::{self, positions},
 };
 use crate::buffer::keep;
 
 impl Fused<Flex> for ConvRelu {
-    /// Winograd's where it is faster on this machine (`choice`), else the direct convolution
-    /// (`direct`), the ReLU in its write-back.
+    /// The path this machine measured fastest (`choice`): the direct convolution (`direct`) or
+    /// Winograd's, by blocks of tiles or position by position; the ReLU in its write-back.
     fn conv_relu(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
         let (g, n, k) = geometry(&x, &w, padding);
         let [p, q] = g.output();
@@ -37,23 +37,21 @@ impl Fused<Flex> for ConvRelu {
             let y = narrow::conv_relu(slice(&x), g, slice(&w), k, slice(&b));
             return flex(y, [n, k, p, q]);
         }
-        // Winograd reads contiguous inputs (a copy only of a strided view), made where it runs.
-        let contiguous = || (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
-        let winograd = |(x, w, b): &(FlexTensor, FlexTensor, FlexTensor)| {
-            winograd::conv3x3(slice(x), g, slice(w), k, Some(slice(b)), true)
+        let (x, w, b) = (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
+        let (xs, ws, bs) = (slice(&x), slice(&w), Some(slice(&b)));
+        let run = |path| match path {
+            Path::Direct => direct_conv_relu(x.clone(), w.clone(), b.clone(), padding),
+            Path::Winograd => flex(winograd::conv3x3(xs, g, ws, k, bs, true), [n, k, p, q]),
+            Path::Positions => flex(positions::conv3x3(xs, g, ws, k, bs, true), [n, k, p, q]),
         };
-        let measured = || {
-            let inputs = contiguous();
-            choice::race(
-                || drop(winograd(&inputs)),
-                || drop(direct_conv_relu(x.clone(), w.clone(), b.clone(), padding)),
-            )
-        };
-        if choice::winograd(Site::Forward, g, k, n, winograd::pays(g, n), measured) {
-            return flex(winograd(&contiguous()), [n, k, p, q]);
-        }
-        direct_conv_relu(x, w, b, padding)
+        run(chosen(Site::Forward, g, k, n, |path| drop(run(path))))
     }
+}
+
+/// The path of a convolution's site (`choice::path`), among those that can compute it.
+fn chosen(site: Site, g: Geometry, k: usize, n: usize, run: impl Fn(Path)) -> Path {
+    let default = winograd::default_path(site, g, k, n);
+    choice::path(site, g, [k, n], &winograd::paths(g, k, n), default, run)
 }
 
 /// The direct convolution and ReLU: one matrix product per slice of samples (`direct`).
@@ -164,26 +162,19 @@ fn input_grad(masked: &[f32], out: [usize; 4], w: &FlexTensor, padding: [usize; 
         padding: pad,
     };
     let [h, wd] = g.output();
-    let direct = |masked: &[f32], flipped: Vec<f32>| {
-        let kernel = Tensor::<Flex, 2>::from_data(
-            TensorData::new(flipped, [c, g.rows()]),
-            &Default::default(),
-        );
-        flex(direct::conv(masked, g, kernel, None, false), [n, c, h, wd])
+    let run = |path| match path {
+        Path::Direct => {
+            let kernel = Tensor::<Flex, 2>::from_data(
+                TensorData::new(flipped.clone(), [c, g.rows()]),
+                &Default::default(),
+            );
+            direct::conv(masked, g, kernel, None, false)
+        }
+        Path::Winograd => winograd::conv3x3(masked, g, &flipped, c, None, false),
+        Path::Positions => positions::conv3x3(masked, g, &flipped, c, None, false),
     };
-    let measured = || {
-        choice::race(
-            || drop(winograd::conv3x3(masked, g, &flipped, c, None, false)),
-            || drop(direct(masked, flipped.clone())),
-        )
-    };
-    if choice::winograd(Site::InputGrad, g, c, n, winograd::pays(g, n), measured) {
-        return flex(
-            winograd::conv3x3(masked, g, &flipped, c, None, false),
-            [n, c, h, wd],
-        );
-    }
-    direct(masked, flipped)
+    let dx = run(chosen(Site::InputGrad, g, c, n, |path| drop(run(path))));
+    flex(dx, [n, c, h, wd])
 }
 
 /// Fewest inner-dimension columns (samples x output pixels) a thread's share of the weight
@@ -209,17 +200,12 @@ fn weight_grad(
     let [c, kh, kw] = [g.channels, g.kernel[0], g.kernel[1]];
     let x = x.to_contiguous();
     let xs = slice(&x);
-    let measured = || {
-        choice::race(
-            || drop(winograd::weight_grad3x3(xs, g, masked, k)),
-            || drop(direct_weight_grad(xs, g, n, k, masked, slice_elements)),
-        )
+    let run = |path| match path {
+        Path::Direct => direct_weight_grad(xs, g, n, k, masked, slice_elements),
+        Path::Winograd => flex(winograd::weight_grad3x3(xs, g, masked, k), [k, c, kh, kw]),
+        Path::Positions => flex(positions::weight_grad3x3(xs, g, masked, k), [k, c, kh, kw]),
     };
-    let thresholds = winograd::pays_for_weight_grad(g, k, n);
-    if choice::winograd(Site::WeightGrad, g, k, n, thresholds, measured) {
-        return flex(winograd::weight_grad3x3(xs, g, masked, k), [k, c, kh, kw]);
-    }
-    direct_weight_grad(xs, g, n, k, masked, slice_elements)
+    run(chosen(Site::WeightGrad, g, k, n, |path| drop(run(path))))
 }
 
 /// The weight gradient through flex's matrix kernel, the samples shared out among the threads.

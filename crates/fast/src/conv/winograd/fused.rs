@@ -10,8 +10,8 @@ use rayon::prelude::*;
 
 use super::super::kernels::Geometry;
 use super::{
-    lanes::L,
-    passes::{channels_last, tile_rows, transformed_kernels, InputBlock, OutputBlock, Pixels},
+    passes::{channels_last, tile_rows, InputBlock, OutputBlock, Pixels},
+    weights::{kernel_panels, tap_major},
     Grid, POSITIONS,
 };
 use crate::buffer::{keep, zeros};
@@ -39,7 +39,9 @@ pub(in crate::conv) fn conv3x3(
     let n = x.len() / plane.max(1);
     let width = outer::width();
     let padded = k.div_ceil(width) * width;
-    let panels = kernel_panels(w, k, c, width);
+    let wt = tap_major(w, k, c);
+    let panels = kernel_panels(&wt, [k, c, width]);
+    keep(wt);
     let image = channels_last(x, c, g.height, g.width);
     let mut y = zeros(n * k * p * q);
     let mut rows = tile_rows(&mut y, grid, k);
@@ -105,6 +107,7 @@ pub(in crate::conv) fn conv3x3(
                     planes,
                     products: m,
                     stride: padded,
+                    panel: 0,
                     first: i * grid.cols,
                     cols: grid.cols,
                     tiles,
@@ -116,28 +119,6 @@ pub(in crate::conv) fn conv3x3(
         },
     );
     keep(image);
+    keep(panels);
     y
-}
-
-/// `G g Gᵀ` of every kernel of `w` (`[K, C, 3, 3]`) packed for the product kernel: panels of
-/// `width` output channels, `[K / width][36][C][width]`, zero beyond `K`; parallel over panels.
-fn kernel_panels(w: &[f32], k: usize, c: usize, width: usize) -> Vec<f32> {
-    let mut packed = vec![0.0; k.div_ceil(width) * POSITIONS * c * width];
-    packed
-        .par_chunks_mut(POSITIONS * c * width)
-        .enumerate()
-        .for_each(|(panel, out)| {
-            for col in 0..width.min(k - panel * width) {
-                let kernel = &w[(panel * width + col) * c * 9..][..c * 9];
-                for c0 in (0..c).step_by(L) {
-                    let lanes = L.min(c - c0);
-                    for (pos, values) in transformed_kernels(kernel, c0, lanes).iter().enumerate() {
-                        for (l, &value) in values[..lanes].iter().enumerate() {
-                            out[(pos * c + c0 + l) * width + col] = value;
-                        }
-                    }
-                }
-            }
-        });
-    packed
 }

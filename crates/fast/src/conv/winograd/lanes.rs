@@ -78,36 +78,3 @@ pub(super) fn a(y: &[Lanes; 4]) -> [Lanes; 6] {
     }
     o
 }
-
-/// `G g` for each lane: the kernel transform along one axis (3 values to 6).
-#[inline(always)]
-pub(super) fn g6(g: &[Lanes; 3]) -> [Lanes; 6] {
-    const SIXTH: f32 = 1.0 / 6.0;
-    let mut o = [[0.0; L]; 6];
-    for l in 0..L {
-        let [g0, g1, g2] = [g[0][l], g[1][l], g[2][l]];
-        let (outer, quarter) = (g0 + g2, 0.25 * g0 + g2);
-        o[0][l] = 0.25 * g0;
-        o[1][l] = -SIXTH * (outer + g1);
-        o[2][l] = -SIXTH * (outer - g1);
-        o[3][l] = SIXTH * (quarter + 0.5 * g1);
-        o[4][l] = SIXTH * (quarter - 0.5 * g1);
-        o[5][l] = g2;
-    }
-    o
-}
-
-/// `Gᵀ u` for each lane: the adjoint of [`g6`] (6 values to 3).
-#[inline(always)]
-pub(super) fn g3(u: &[Lanes; 6]) -> [Lanes; 3] {
-    const SIXTH: f32 = 1.0 / 6.0;
-    let mut o = [[0.0; L]; 3];
-    for l in 0..L {
-        let [u0, u1, u2, u3, u4, u5] = [u[0][l], u[1][l], u[2][l], u[3][l], u[4][l], u[5][l]];
-        let (low, high) = (u1 + u2, u3 + u4);
-        o[0][l] = 0.25 * u0 + SIXTH * (0.25 * high - low);
-        o[1][l] = SIXTH * (u2 - u1 + 0.5 * (u3 - u4));
-        o[2][l] = SIXTH * (high - low) + u5;
-    }
-    o
-}

@@ -8,7 +8,10 @@
 //! single-threaded product per thread, on tile-major data (`[36, tiles, channels]`). The
 //! transforms work channels-last on eight channels at a time (`lanes`).
 
-use super::kernels::Geometry;
+use super::{
+    choice::{Path, Site},
+    kernels::Geometry,
+};
 use burn::{
     backend::Flex,
     tensor::{Tensor, TensorData},
@@ -17,11 +20,14 @@ use burn::{
 mod fused;
 mod lanes;
 mod passes;
+pub(super) mod positions;
+mod weights;
 
 /// `y[n][k] = Σ_c w[k][c] ⋆ x[n][c]` (a 3x3 cross-correlation with the geometry's padding),
 /// plus the bias, then ReLU where asked: block by block of tiles (`fused`).
 pub(super) use fused::conv3x3;
-use passes::{input_transform, kernel_adjoint, output_adjoint};
+use passes::{input_transform, output_adjoint};
+use weights::kernel_adjoint;
 
 /// Positions in a transformed 6x6 tile: the number of matrix products.
 pub(super) const POSITIONS: usize = 36;
@@ -73,20 +79,42 @@ const MIN_CHANNELS: usize = 16;
 const MIN_WEIGHT_GRAD_CHANNELS: usize = 128 * 128;
 
 /// Whether Winograd's F(4x4, 3x3) can compute this convolution: a 3x3 kernel, padding below 3.
-pub(super) fn applies(g: Geometry) -> bool {
+fn applies(g: Geometry) -> bool {
     g.kernel == [3, 3] && g.padding[0] < 3 && g.padding[1] < 3
 }
 
-/// Whether Winograd computes this convolution of `samples` samples faster than flex, by the
-/// thresholds above (where the machine's own measurement is not used: `choice`).
-pub(super) fn pays(g: Geometry, samples: usize) -> bool {
-    applies(g) && g.channels >= MIN_CHANNELS && samples * Grid::new(g).per_sample() >= MIN_TILES
+/// The paths that can compute the convolution of `g` to `k` channels over `samples` samples:
+/// the direct one always; Winograd's for a 3x3 kernel; position by position where every
+/// tile's transform fits in one slice (it holds the whole batch's, as `[36, tiles, channels]`).
+pub(super) fn paths(g: Geometry, k: usize, samples: usize) -> Vec<Path> {
+    let tiles = samples * Grid::new(g).per_sample();
+    let fits = POSITIONS * tiles * g.channels.max(k) <= SLICE_ELEMENTS;
+    [
+        (Path::Direct, true),
+        (Path::Winograd, applies(g)),
+        (Path::Positions, applies(g) && fits),
+    ]
+    .into_iter()
+    .filter_map(|(path, can)| can.then_some(path))
+    .collect()
 }
 
-/// Whether Winograd computes the weight gradient of this convolution (to `k` channels)
-/// faster than flex's kernel.
-pub(super) fn pays_for_weight_grad(g: Geometry, k: usize, samples: usize) -> bool {
-    pays(g, samples) && g.channels * k >= MIN_WEIGHT_GRAD_CHANNELS
+/// The path the thresholds above take at `site` (where the machine's own measurement is not
+/// used: `choice`): Winograd where it pays, position by position where, besides, the
+/// transformed kernels (`36·C·K`) outweigh the transformed tiles (`36·tiles·(C + K)`).
+pub(super) fn default_path(site: Site, g: Geometry, k: usize, samples: usize) -> Path {
+    let tiles = samples * Grid::new(g).per_sample();
+    let pays = applies(g) && g.channels >= MIN_CHANNELS && tiles >= MIN_TILES;
+    let pays = match site {
+        Site::WeightGrad => pays && g.channels * k >= MIN_WEIGHT_GRAD_CHANNELS,
+        Site::Forward | Site::InputGrad => pays,
+    };
+    let kernels_weigh_more = g.channels * k > tiles * (g.channels + k);
+    match (pays, kernels_weigh_more) {
+        (false, _) => Path::Direct,
+        (true, true) if paths(g, k, samples).contains(&Path::Positions) => Path::Positions,
+        (true, _) => Path::Winograd,
+    }
 }
 
 /// `dw[k][c] = Σ_n dy[n][k] ⋆ x[n][c]` for the convolution `conv3x3` computes, from its input
@@ -175,7 +203,7 @@ mod tests {
         y
     }
 
-    fn close(fast: &[f32], exact: &[f64]) {
+    pub(super) fn close(fast: &[f32], exact: &[f64]) {
         let scale = exact.iter().fold(0f64, |m, v| m.max(v.abs()));
         for (i, (f, e)) in fast.iter().zip(exact).enumerate() {
             assert!(
@@ -198,8 +226,9 @@ mod tests {
         ] {
             let g = geometry(c, h, wd, pad);
             let (x, w) = (wave(n * c * h * wd, 0.37), wave(k * c * 9, 0.11));
-            let y = conv3x3(&x, g, &w, k, None, false);
-            close(&y, &direct(&x, g, &w, k));
+            let exact = direct(&x, g, &w, k);
+            close(&conv3x3(&x, g, &w, k, None, false), &exact);
+            close(&positions::conv3x3(&x, g, &w, k, None, false), &exact);
         }
     }
 
@@ -207,18 +236,21 @@ mod tests {
     fn bias_and_relu_apply_after_the_sums() {
         let g = geometry(2, 6, 5, 1);
         let (x, w, bias) = (wave(2 * 30, 0.3), wave(3 * 18, 0.7), [0.5, -0.25, 0.0]);
-        let plain = conv3x3(&x, g, &w, 3, None, false);
-        let fused = conv3x3(&x, g, &w, 3, Some(&bias), true);
-        for (i, (p, f)) in plain.iter().zip(&fused).enumerate() {
-            assert_eq!(*f, (p + bias[i / 30 % 3]).max(0.0));
+        for conv in [conv3x3, positions::conv3x3] {
+            let plain = conv(&x, g, &w, 3, None, false);
+            let fused = conv(&x, g, &w, 3, Some(&bias), true);
+            for (i, (p, f)) in plain.iter().zip(&fused).enumerate() {
+                assert_eq!(*f, (p + bias[i / 30 % 3]).max(0.0));
+            }
         }
     }
 
     #[test]
     fn the_weight_gradient_is_the_adjoint_of_the_output() {
         // <dy, conv(x, w)> is linear in w, so its gradient dw satisfies <dw, w'> = <dy, conv(x, w')>.
-        // The second shape: partial tiles and partial groups of lanes on both sides.
-        for (n, c, k, h, wd) in [(2, 3, 4, 9, 11), (5, 17, 13, 13, 8)] {
+        // The second shape: partial tiles and partial groups of lanes on both sides; the third,
+        // two groups of output channels position by position, the second partial.
+        for (n, c, k, h, wd) in [(2, 3, 4, 9, 11), (5, 17, 13, 13, 8), (2, 5, 30, 6, 7)] {
             let g = geometry(c, h, wd, 1);
             let [p, q] = g.output();
             let (x, dy) = (wave(n * c * h * wd, 0.23), wave(n * k * p * q, 0.41));
@@ -234,6 +266,7 @@ mod tests {
                 })
                 .collect();
             close(&weight_grad3x3(&x, g, &dy, k), &exact);
+            close(&positions::weight_grad3x3(&x, g, &dy, k), &exact);
         }
     }
 }

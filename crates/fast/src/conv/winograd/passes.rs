@@ -1,57 +1,14 @@
-//! The passes around Winograd's 36 matrix products: the kernel, input and output transforms and
-//! their adjoints, each parallel and `L` channels at a time (docs/ARCHITECTURE.md, "Fast paths").
+//! The passes around Winograd's 36 matrix products: the input and output transforms and the
+//! output's adjoint (the kernels': `weights`), each parallel and `L` channels at a time (docs/ARCHITECTURE.md, "Fast paths").
 
 use rayon::prelude::*;
 
 use super::{
-    lanes::{a, at, bt, g3, g6, load, store, Lanes, L},
+    lanes::{a, at, bt, load, store, Lanes, L},
     Grid, POSITIONS,
 };
 use crate::buffer::{keep, scratch};
 use crate::simd::{vectorized, Simd, WithSimd};
-
-/// `G g Gᵀ` of the 3x3 kernels of input channels `c0..c0 + lanes` of one output channel's `w`
-/// (`[C, 3, 3]`): its 36 positions, row-major, one lane per input channel.
-#[inline(always)]
-pub(super) fn transformed_kernels(w: &[f32], c0: usize, lanes: usize) -> [Lanes; POSITIONS] {
-    let mut g = [[[0.0; L]; 3]; 3];
-    for (l, kernel) in w[c0 * 9..].chunks(9).take(lanes).enumerate() {
-        for (tap, &value) in kernel.iter().enumerate() {
-            g[tap / 3][tap % 3][l] = value;
-        }
-    }
-    let cols: [[Lanes; 6]; 3] = std::array::from_fn(|s| g6(&std::array::from_fn(|r| g[r][s])));
-    let mut u = [[0.0; L]; POSITIONS];
-    for i in 0..6 {
-        let row = g6(&std::array::from_fn(|s| cols[s][i]));
-        u[i * 6..i * 6 + 6].copy_from_slice(&row);
-    }
-    u
-}
-
-/// `Gᵀ du G` for every kernel of `du` (`[36, K, C]`): the weight gradient, `[K, C, 3, 3]`.
-pub(super) fn kernel_adjoint(du: &[f32], k: usize, c: usize) -> Vec<f32> {
-    let mut dw = vec![0.0; k * c * 9];
-    dw.par_chunks_mut(c * 9).enumerate().for_each(|(ko, dw)| {
-        for c0 in (0..c).step_by(L) {
-            let lanes = L.min(c - c0);
-            let mut m = [[[0.0; L]; 6]; 6];
-            for (pos, lane) in m.iter_mut().flatten().enumerate() {
-                *lane = load(&du[(pos * k + ko) * c + c0..], lanes);
-            }
-            let rows: [[Lanes; 3]; 6] = std::array::from_fn(|i| g3(&m[i]));
-            for s in 0..3 {
-                let col = g3(&std::array::from_fn(|i| rows[i][s]));
-                for (r, values) in col.iter().enumerate() {
-                    for (l, &value) in values[..lanes].iter().enumerate() {
-                        dw[(c0 + l) * 9 + r * 3 + s] = value;
-                    }
-                }
-            }
-        }
-    });
-    dw
-}
 
 /// `x` (`[m, C, H, W]`) as `[m, H, W, C]`, so that `L` channels of a pixel are `L` consecutive
 /// elements; parallel over image rows, into a kept buffer (`buffer::scratch`: every element is
@@ -127,13 +84,21 @@ fn blocks(values: &mut [f32], tiles: usize, block: usize, width: usize) -> Vec<V
 /// tiles.
 pub(super) fn input_transform(x: &[f32], grid: Grid) -> Vec<f32> {
     let g = grid.g;
+    let m = x.len() / (g.channels * g.height * g.width).max(1);
+    input_transform_rows(x, grid, m * grid.per_sample())
+}
+
+/// [`input_transform`] into `[36, rows, C]`, `rows` at least the tiles: the rows beyond hold
+/// whatever the buffer held.
+pub(super) fn input_transform_rows(x: &[f32], grid: Grid, rows: usize) -> Vec<f32> {
+    let g = grid.g;
     let (channels, plane) = (g.channels, g.height * g.width);
     let m = x.len() / (channels * plane).max(1);
-    let tiles = m * grid.per_sample();
     let x = channels_last(x, channels, g.height, g.width);
-    let mut v = scratch(POSITIONS * tiles * channels);
-    blocks(&mut v, tiles, grid.cols, channels)
+    let mut v = scratch(POSITIONS * rows * channels);
+    blocks(&mut v, rows, grid.cols, channels)
         .into_par_iter()
+        .take(m * grid.rows)
         .enumerate()
         .for_each(|(block, out)| {
             let (n, tr) = (block / grid.rows, block % grid.rows);
@@ -201,9 +166,11 @@ impl WithSimd for InputBlock<'_> {
 pub(super) struct OutputBlock<'a, 'b> {
     /// The (up to) four output rows of every output channel's plane this row of tiles writes.
     pub planes: Vec<&'a mut [f32]>,
-    /// `[36, tiles, stride]`: each position's products, `stride` values per tile.
+    /// `[K / stride][36, tiles, stride]`: each position's products, `stride` values per tile,
+    /// in panels of `stride` output channels, `panel` values apart.
     pub products: &'b [f32],
     pub stride: usize,
+    pub panel: usize,
     /// This row's first tile among `tiles`.
     pub first: usize,
     pub cols: usize,
@@ -222,6 +189,7 @@ impl WithSimd for OutputBlock<'_, '_> {
             mut planes,
             products,
             stride,
+            panel,
             first,
             cols,
             tiles,
@@ -237,7 +205,9 @@ impl WithSimd for OutputBlock<'_, '_> {
                 let lanes = L.min(k - k0);
                 let mut m = [[[0.0; L]; 6]; 6];
                 for (pos, lane) in m.iter_mut().flatten().enumerate() {
-                    *lane = load(&products[(pos * tiles + first + tc) * stride + k0..], lanes);
+                    let at =
+                        k0 / stride * panel + (pos * tiles + first + tc) * stride + k0 % stride;
+                    *lane = load(&products[at..], lanes);
                 }
                 let cols: [[Lanes; 4]; 6] =
                     std::array::from_fn(|j| at(&std::array::from_fn(|i| m[i][j])));

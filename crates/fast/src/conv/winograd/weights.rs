@@ -1,0 +1,200 @@
+//! The kernels' transform `G g Gᵀ` and its adjoint `Gᵀ du G`, packed for and read from the
+//! product kernel, on the widest vectors here. The kernels are first copied tap-major
+//! (`[C, 9, K]`), so that a vector of output channels is one load:
+//! gathered nine values at a time from `[K, C, 3, 3]` and transformed on baseline x86-64, the
+//! transforms of VGG16's conv4 (512 x 512 kernels) took about 3 ms a call on the Zen 5 EPYC,
+//! nearly as long as its 36 products.
+
+use rayon::prelude::*;
+
+use super::POSITIONS;
+use crate::buffer::scratch;
+use crate::simd::{load, vectorized, Simd, WithSimd};
+
+/// `w` (`[K, C, 3, 3]`) as `[C, 9, K]`, parallel over input channels, into a kept buffer that
+/// the caller gives back.
+pub(super) fn tap_major(w: &[f32], k: usize, c: usize) -> Vec<f32> {
+    let mut out = scratch(w.len());
+    out.par_chunks_mut(9 * k).enumerate().for_each(|(ci, out)| {
+        for ko in 0..k {
+            for (tap, &value) in w[(ko * c + ci) * 9..][..9].iter().enumerate() {
+                out[tap * k + ko] = value;
+            }
+        }
+    });
+    out
+}
+
+/// `G g Gᵀ` of every kernel of `wt` (`[C, 9, K]`, [`tap_major`]) packed for the product
+/// kernel: panels of `width` output channels, `[K / width][36][C][width]`, zero beyond `K`;
+/// parallel over panels.
+pub(super) fn kernel_panels(wt: &[f32], [k, c, width]: [usize; 3]) -> Vec<f32> {
+    let mut packed = scratch(k.div_ceil(width) * POSITIONS * c * width);
+    packed
+        .par_chunks_mut(POSITIONS * c * width)
+        .enumerate()
+        .for_each(|(panel, out)| kernel_panel(wt, [k, c, width], panel, out));
+    packed
+}
+
+/// Panel `panel` of [`kernel_panels`], `[36][C][width]`, into `out`.
+pub(super) fn kernel_panel(wt: &[f32], sizes: [usize; 3], panel: usize, out: &mut [f32]) {
+    vectorized(KernelPanel {
+        wt,
+        sizes,
+        panel,
+        out,
+    })
+}
+
+struct KernelPanel<'a> {
+    wt: &'a [f32],
+    sizes: [usize; 3],
+    panel: usize,
+    out: &'a mut [f32],
+}
+
+impl WithSimd for KernelPanel<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let KernelPanel {
+            wt,
+            sizes: [k, c, width],
+            panel,
+            out,
+        } = self;
+        let lanes = S::F32_LANES;
+        for ci in 0..c {
+            for col in (0..width).step_by(lanes) {
+                let first = panel * width + col;
+                let have = lanes.min(k.saturating_sub(first));
+                // Zero beyond `K` (a partial load fills the missing lanes with zeros).
+                let tap = |t: usize| {
+                    let at = ((ci * 9 + t) * k + first).min(wt.len());
+                    vector(simd, &wt[at..at + have])
+                };
+                let c0 = g6(simd, [tap(0), tap(3), tap(6)]);
+                let c1 = g6(simd, [tap(1), tap(4), tap(7)]);
+                let c2 = g6(simd, [tap(2), tap(5), tap(8)]);
+                for i in 0..6 {
+                    let row = g6(simd, [c0[i], c1[i], c2[i]]);
+                    for (j, values) in row.iter().enumerate() {
+                        let at = ((i * 6 + j) * c + ci) * width + col;
+                        out[at..at + lanes].copy_from_slice(bytemuck::cast_slice(&[*values]));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `Gᵀ du G` for every kernel of `du` (`[36, K, C]`): the weight gradient, `[K, C, 3, 3]`.
+pub(super) fn kernel_adjoint(du: &[f32], k: usize, c: usize) -> Vec<f32> {
+    let mut dw = vec![0.0; k * c * 9];
+    dw.par_chunks_mut(c * 9)
+        .enumerate()
+        .for_each(|(ko, dw)| kernel_adjoint_row(du, [k, c], ko, dw));
+    dw
+}
+
+/// Output channel `ko`'s row (`[C, 3, 3]`) of [`kernel_adjoint`] of `du` (`[36, K, C]`).
+pub(super) fn kernel_adjoint_row(du: &[f32], sizes: [usize; 2], ko: usize, dw: &mut [f32]) {
+    vectorized(AdjointRow { du, sizes, ko, dw })
+}
+
+struct AdjointRow<'a> {
+    du: &'a [f32],
+    sizes: [usize; 2],
+    ko: usize,
+    dw: &'a mut [f32],
+}
+
+impl WithSimd for AdjointRow<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let AdjointRow {
+            du,
+            sizes: [k, c],
+            ko,
+            dw,
+        } = self;
+        let lanes = S::F32_LANES;
+        for c0 in (0..c).step_by(lanes) {
+            let have = lanes.min(c - c0);
+            let m = |pos: usize| vector(simd, &du[(pos * k + ko) * c + c0..][..have]);
+            let mut rows = [[simd.splat_f32s(0.0); 3]; 6];
+            for (i, row) in rows.iter_mut().enumerate() {
+                let p = 6 * i;
+                *row = g3(
+                    simd,
+                    [m(p), m(p + 1), m(p + 2), m(p + 3), m(p + 4), m(p + 5)],
+                );
+            }
+            for s in 0..3 {
+                let r = |i: usize| rows[i][s];
+                let col = g3(simd, [r(0), r(1), r(2), r(3), r(4), r(5)]);
+                for (r, values) in col.iter().enumerate() {
+                    let values: &[f32] = bytemuck::cast_slice(std::slice::from_ref(values));
+                    for (l, &value) in values[..have].iter().enumerate() {
+                        dw[(c0 + l) * 9 + r * 3 + s] = value;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `values` (at most one vector's) as one vector, zero beyond them: pulp's partial load goes
+/// through a masked load out of line, several times slower in these loops.
+#[inline(always)]
+fn vector<S: Simd>(_: S, values: &[f32]) -> S::f32s {
+    if values.len() == S::F32_LANES {
+        load::<S>(values)
+    } else {
+        let mut padded = [0.0; 16];
+        padded[..values.len()].copy_from_slice(values);
+        load::<S>(&padded)
+    }
+}
+
+/// `G g` on vectors: the kernel transform along one axis (3 values to 6).
+#[inline(always)]
+fn g6<S: Simd>(simd: S, [g0, g1, g2]: [S::f32s; 3]) -> [S::f32s; 6] {
+    let k = |v: f32| simd.splat_f32s(v);
+    let (outer, quarter) = (simd.add_f32s(g0, g2), simd.mul_add_f32s(k(0.25), g0, g2));
+    let half = simd.mul_f32s(k(0.5), g1);
+    [
+        simd.mul_f32s(k(0.25), g0),
+        simd.mul_f32s(k(-SIXTH), simd.add_f32s(outer, g1)),
+        simd.mul_f32s(k(-SIXTH), simd.sub_f32s(outer, g1)),
+        simd.mul_f32s(k(SIXTH), simd.add_f32s(quarter, half)),
+        simd.mul_f32s(k(SIXTH), simd.sub_f32s(quarter, half)),
+        g2,
+    ]
+}
+
+/// `Gᵀ u` on vectors: the adjoint of [`g6`] (6 values to 3).
+#[inline(always)]
+fn g3<S: Simd>(simd: S, [u0, u1, u2, u3, u4, u5]: [S::f32s; 6]) -> [S::f32s; 3] {
+    let k = |v: f32| simd.splat_f32s(v);
+    let (low, high) = (simd.add_f32s(u1, u2), simd.add_f32s(u3, u4));
+    let spread = simd.sub_f32s(high, low);
+    [
+        simd.mul_add_f32s(
+            k(0.25),
+            u0,
+            simd.mul_f32s(k(SIXTH), simd.sub_f32s(simd.mul_f32s(k(0.25), high), low)),
+        ),
+        simd.mul_f32s(
+            k(SIXTH),
+            simd.mul_add_f32s(k(0.5), simd.sub_f32s(u3, u4), simd.sub_f32s(u2, u1)),
+        ),
+        simd.mul_add_f32s(k(SIXTH), spread, u5),
+    ]
+}
+
+const SIXTH: f32 = 1.0 / 6.0;

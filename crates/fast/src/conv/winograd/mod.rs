@@ -21,6 +21,7 @@ mod fused;
 mod lanes;
 mod passes;
 pub(super) mod positions;
+mod vectors;
 mod weights;
 
 /// `y[n][k] = Σ_c w[k][c] ⋆ x[n][c]` (a 3x3 cross-correlation with the geometry's padding),

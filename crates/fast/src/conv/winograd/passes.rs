@@ -4,7 +4,8 @@
 use rayon::prelude::*;
 
 use super::{
-    lanes::{a, at, bt, load, store, Lanes, L},
+    lanes::{load, store, Lanes, L},
+    vectors::{a, at, bt, lanes, put, vector},
     Grid, POSITIONS,
 };
 use crate::buffer::{keep, scratch};
@@ -43,7 +44,7 @@ pub(super) fn channels_last(x: &[f32], channels: usize, height: usize, width: us
     out
 }
 
-/// One channels-last image: `L` channels of a pixel as lanes, zero outside the image.
+/// One channels-last image: a vector of channels of a pixel, zero outside the image.
 pub(super) struct Pixels<'a> {
     pub image: &'a [f32],
     pub size: [usize; 2],
@@ -51,15 +52,21 @@ pub(super) struct Pixels<'a> {
 }
 
 impl Pixels<'_> {
-    /// Channels `c0..c0 + lanes` at row `h`, column `w` (zero where either is `None` or outside).
+    /// Channels `c0..c0 + count` at row `h`, column `w` (zero where either is `None` or
+    /// outside, and in the lanes beyond `count`).
     #[inline(always)]
-    fn lanes(&self, h: Option<usize>, w: Option<usize>, c0: usize, lanes: usize) -> Lanes {
+    fn vector<S: Simd>(
+        &self,
+        h: Option<usize>,
+        w: Option<usize>,
+        c0: usize,
+        count: usize,
+    ) -> S::f32s {
         match (h, w) {
-            (Some(h), Some(w)) if h < self.size[0] && w < self.size[1] => load(
-                &self.image[(h * self.size[1] + w) * self.channels + c0..],
-                lanes,
-            ),
-            _ => [0.0; L],
+            (Some(h), Some(w)) if h < self.size[0] && w < self.size[1] => {
+                vector::<S>(&self.image[(h * self.size[1] + w) * self.channels + c0..][..count])
+            }
+            _ => vector::<S>(&[]),
         }
     }
 }
@@ -130,29 +137,34 @@ impl WithSimd for InputBlock<'_> {
     type Output = ();
 
     #[inline(always)]
-    fn with_simd<S: Simd>(self, _: S) {
+    fn with_simd<S: Simd>(self, simd: S) {
         let InputBlock {
             mut out,
             image,
             grid,
             tr,
         } = self;
-        let (g, channels) = (grid.g, image.channels);
+        let (g, channels, step) = (grid.g, image.channels, S::F32_LANES);
+        // Input rows of the tiles, None above the image.
+        let h: [Option<usize>; 6] = std::array::from_fn(|i| (4 * tr + i).checked_sub(g.padding[0]));
         for tc in 0..grid.cols {
-            // Input rows and columns of the tile, None above or left of the image.
-            let h: [Option<usize>; 6] =
-                std::array::from_fn(|i| (4 * tr + i).checked_sub(g.padding[0]));
             let w: [Option<usize>; 6] =
                 std::array::from_fn(|j| (4 * tc + j).checked_sub(g.padding[1]));
-            for c0 in (0..channels).step_by(L) {
-                let lanes = L.min(channels - c0);
-                let cols: [[Lanes; 6]; 6] = std::array::from_fn(|j| {
-                    bt(&std::array::from_fn(|i| image.lanes(h[i], w[j], c0, lanes)))
-                });
+            for c0 in (0..channels).step_by(step) {
+                let count = step.min(channels - c0);
+                let px = |i: usize, j: usize| image.vector::<S>(h[i], w[j], c0, count);
+                let mut cols = [[simd.splat_f32s(0.0); 6]; 6];
+                for (j, col) in cols.iter_mut().enumerate() {
+                    *col = bt(
+                        simd,
+                        [px(0, j), px(1, j), px(2, j), px(3, j), px(4, j), px(5, j)],
+                    );
+                }
                 for i in 0..6 {
-                    let row = bt(&std::array::from_fn(|j| cols[j][i]));
-                    for (j, values) in row.iter().enumerate() {
-                        store(&mut out[i * 6 + j][tc * channels + c0..], values, lanes);
+                    let c = |j: usize| cols[j][i];
+                    let row = bt(simd, [c(0), c(1), c(2), c(3), c(4), c(5)]);
+                    for (j, &values) in row.iter().enumerate() {
+                        put::<S>(&mut out[i * 6 + j][tc * channels + c0..][..count], values);
                     }
                 }
             }
@@ -184,7 +196,7 @@ impl WithSimd for OutputBlock<'_, '_> {
     type Output = ();
 
     #[inline(always)]
-    fn with_simd<S: Simd>(self, _: S) {
+    fn with_simd<S: Simd>(self, simd: S) {
         let OutputBlock {
             mut planes,
             products,
@@ -197,27 +209,32 @@ impl WithSimd for OutputBlock<'_, '_> {
             bias,
             relu,
         } = self;
-        let k = planes.len();
+        let (k, step) = (planes.len(), S::F32_LANES);
         let rows = planes.first().map_or(0, |p| p.len() / q.max(1));
         for tc in 0..cols {
             let columns = 4.min(q - 4 * tc);
-            for k0 in (0..k).step_by(L) {
-                let lanes = L.min(k - k0);
-                let mut m = [[[0.0; L]; 6]; 6];
-                for (pos, lane) in m.iter_mut().flatten().enumerate() {
+            for k0 in (0..k).step_by(step) {
+                let count = step.min(k - k0);
+                let m = |pos: usize| {
                     let at =
                         k0 / stride * panel + (pos * tiles + first + tc) * stride + k0 % stride;
-                    *lane = load(&products[at..], lanes);
+                    vector::<S>(&products[at..][..count])
+                };
+                let mut cols = [[simd.splat_f32s(0.0); 4]; 6];
+                for (j, col) in cols.iter_mut().enumerate() {
+                    *col = at(
+                        simd,
+                        [m(j), m(6 + j), m(12 + j), m(18 + j), m(24 + j), m(30 + j)],
+                    );
                 }
-                let cols: [[Lanes; 4]; 6] =
-                    std::array::from_fn(|j| at(&std::array::from_fn(|i| m[i][j])));
                 for o in 0..rows {
-                    let row = at(&std::array::from_fn(|j| cols[j][o]));
-                    for (l, plane) in planes[k0..k0 + lanes].iter_mut().enumerate() {
+                    let c = |j: usize| cols[j][o];
+                    let row = at(simd, [c(0), c(1), c(2), c(3), c(4), c(5)]);
+                    for (l, plane) in planes[k0..k0 + count].iter_mut().enumerate() {
                         let b = bias.map_or(0.0, |b| b[k0 + l]);
                         let out = &mut plane[o * q + 4 * tc..][..columns];
                         for (o2, y) in out.iter_mut().enumerate() {
-                            let v = row[o2][l] + b;
+                            let v = lanes::<S>(&row[o2])[l] + b;
                             *y = if relu { v.max(0.0) } else { v };
                         }
                     }
@@ -284,26 +301,28 @@ impl WithSimd for AdjointBlock<'_> {
     type Output = ();
 
     #[inline(always)]
-    fn with_simd<S: Simd>(self, _: S) {
+    fn with_simd<S: Simd>(self, simd: S) {
         let AdjointBlock {
             mut out,
             image,
             cols,
             tr,
         } = self;
-        let k = image.channels;
+        let (k, step) = (image.channels, S::F32_LANES);
         for tc in 0..cols {
-            for k0 in (0..k).step_by(L) {
-                let lanes = L.min(k - k0);
-                let cols: [[Lanes; 6]; 4] = std::array::from_fn(|o2| {
-                    a(&std::array::from_fn(|o| {
-                        image.lanes(Some(4 * tr + o), Some(4 * tc + o2), k0, lanes)
-                    }))
-                });
+            for k0 in (0..k).step_by(step) {
+                let count = step.min(k - k0);
+                let px = |o: usize, o2: usize| {
+                    image.vector::<S>(Some(4 * tr + o), Some(4 * tc + o2), k0, count)
+                };
+                let mut cols = [[simd.splat_f32s(0.0); 6]; 4];
+                for (o2, col) in cols.iter_mut().enumerate() {
+                    *col = a(simd, [px(0, o2), px(1, o2), px(2, o2), px(3, o2)]);
+                }
                 for i in 0..6 {
-                    let row = a(&std::array::from_fn(|o2| cols[o2][i]));
-                    for (j, values) in row.iter().enumerate() {
-                        store(&mut out[i * 6 + j][tc * k + k0..], values, lanes);
+                    let row = a(simd, [cols[0][i], cols[1][i], cols[2][i], cols[3][i]]);
+                    for (j, &values) in row.iter().enumerate() {
+                        put::<S>(&mut out[i * 6 + j][tc * k + k0..][..count], values);
                     }
                 }
             }

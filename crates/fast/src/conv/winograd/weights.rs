@@ -7,9 +7,12 @@
 
 use rayon::prelude::*;
 
-use super::POSITIONS;
+use super::{
+    vectors::{g3, g6, lanes, put, vector},
+    POSITIONS,
+};
 use crate::buffer::scratch;
-use crate::simd::{load, vectorized, Simd, WithSimd};
+use crate::simd::{vectorized, Simd, WithSimd};
 
 /// `w` (`[K, C, 3, 3]`) as `[C, 9, K]`, parallel over input channels, into a kept buffer that
 /// the caller gives back.
@@ -65,15 +68,15 @@ impl WithSimd for KernelPanel<'_> {
             panel,
             out,
         } = self;
-        let lanes = S::F32_LANES;
+        let count = S::F32_LANES;
         for ci in 0..c {
-            for col in (0..width).step_by(lanes) {
+            for col in (0..width).step_by(count) {
                 let first = panel * width + col;
-                let have = lanes.min(k.saturating_sub(first));
-                // Zero beyond `K` (a partial load fills the missing lanes with zeros).
+                let have = count.min(k.saturating_sub(first));
+                // Zero beyond `K`.
                 let tap = |t: usize| {
                     let at = ((ci * 9 + t) * k + first).min(wt.len());
-                    vector(simd, &wt[at..at + have])
+                    vector::<S>(&wt[at..at + have])
                 };
                 let c0 = g6(simd, [tap(0), tap(3), tap(6)]);
                 let c1 = g6(simd, [tap(1), tap(4), tap(7)]);
@@ -82,7 +85,7 @@ impl WithSimd for KernelPanel<'_> {
                     let row = g6(simd, [c0[i], c1[i], c2[i]]);
                     for (j, values) in row.iter().enumerate() {
                         let at = ((i * 6 + j) * c + ci) * width + col;
-                        out[at..at + lanes].copy_from_slice(bytemuck::cast_slice(&[*values]));
+                        put::<S>(&mut out[at..at + count], *values);
                     }
                 }
             }
@@ -122,10 +125,10 @@ impl WithSimd for AdjointRow<'_> {
             ko,
             dw,
         } = self;
-        let lanes = S::F32_LANES;
-        for c0 in (0..c).step_by(lanes) {
-            let have = lanes.min(c - c0);
-            let m = |pos: usize| vector(simd, &du[(pos * k + ko) * c + c0..][..have]);
+        let count = S::F32_LANES;
+        for c0 in (0..c).step_by(count) {
+            let have = count.min(c - c0);
+            let m = |pos: usize| vector::<S>(&du[(pos * k + ko) * c + c0..][..have]);
             let mut rows = [[simd.splat_f32s(0.0); 3]; 6];
             for (i, row) in rows.iter_mut().enumerate() {
                 let p = 6 * i;
@@ -138,8 +141,7 @@ impl WithSimd for AdjointRow<'_> {
                 let r = |i: usize| rows[i][s];
                 let col = g3(simd, [r(0), r(1), r(2), r(3), r(4), r(5)]);
                 for (r, values) in col.iter().enumerate() {
-                    let values: &[f32] = bytemuck::cast_slice(std::slice::from_ref(values));
-                    for (l, &value) in values[..have].iter().enumerate() {
+                    for (l, &value) in lanes::<S>(values)[..have].iter().enumerate() {
                         dw[(c0 + l) * 9 + r * 3 + s] = value;
                     }
                 }
@@ -147,54 +149,3 @@ impl WithSimd for AdjointRow<'_> {
         }
     }
 }
-
-/// `values` (at most one vector's) as one vector, zero beyond them: pulp's partial load goes
-/// through a masked load out of line, several times slower in these loops.
-#[inline(always)]
-fn vector<S: Simd>(_: S, values: &[f32]) -> S::f32s {
-    if values.len() == S::F32_LANES {
-        load::<S>(values)
-    } else {
-        let mut padded = [0.0; 16];
-        padded[..values.len()].copy_from_slice(values);
-        load::<S>(&padded)
-    }
-}
-
-/// `G g` on vectors: the kernel transform along one axis (3 values to 6).
-#[inline(always)]
-fn g6<S: Simd>(simd: S, [g0, g1, g2]: [S::f32s; 3]) -> [S::f32s; 6] {
-    let k = |v: f32| simd.splat_f32s(v);
-    let (outer, quarter) = (simd.add_f32s(g0, g2), simd.mul_add_f32s(k(0.25), g0, g2));
-    let half = simd.mul_f32s(k(0.5), g1);
-    [
-        simd.mul_f32s(k(0.25), g0),
-        simd.mul_f32s(k(-SIXTH), simd.add_f32s(outer, g1)),
-        simd.mul_f32s(k(-SIXTH), simd.sub_f32s(outer, g1)),
-        simd.mul_f32s(k(SIXTH), simd.add_f32s(quarter, half)),
-        simd.mul_f32s(k(SIXTH), simd.sub_f32s(quarter, half)),
-        g2,
-    ]
-}
-
-/// `Gᵀ u` on vectors: the adjoint of [`g6`] (6 values to 3).
-#[inline(always)]
-fn g3<S: Simd>(simd: S, [u0, u1, u2, u3, u4, u5]: [S::f32s; 6]) -> [S::f32s; 3] {
-    let k = |v: f32| simd.splat_f32s(v);
-    let (low, high) = (simd.add_f32s(u1, u2), simd.add_f32s(u3, u4));
-    let spread = simd.sub_f32s(high, low);
-    [
-        simd.mul_add_f32s(
-            k(0.25),
-            u0,
-            simd.mul_f32s(k(SIXTH), simd.sub_f32s(simd.mul_f32s(k(0.25), high), low)),
-        ),
-        simd.mul_f32s(
-            k(SIXTH),
-            simd.mul_add_f32s(k(0.5), simd.sub_f32s(u3, u4), simd.sub_f32s(u2, u1)),
-        ),
-        simd.mul_add_f32s(k(SIXTH), spread, u5),
-    ]
-}
-
-const SIXTH: f32 = 1.0 / 6.0;

@@ -11,10 +11,10 @@
 //!   samples, through flex's safe `matmul`;
 //! - the forward is the convolution and a parallel ReLU, keeping only the output (the next
 //!   layer's input anyway) where burn keeps the convolution's output too;
-//! - the 3x3 convolutions (forward and input gradient) and, from 128 x 128 channels, their
-//!   weight gradients go through Winograd's F(4x4, 3x3) (`winograd`) where it beats flex's
-//!   kernel: at least 16 input channels and 64 tiles of 4x4 output; the rest through flex's
-//!   convolution (parallel im2col + matrix kernel).
+//! - each site of a 3x3 convolution (forward, input gradient, weight gradient) takes the path
+//!   this machine measured fastest (`choice`): Winograd's F(4x4, 3x3) by blocks of tiles or
+//!   position by position (`winograd`), or the direct convolution (`direct`: parallel im2col
+//!   and one matrix product per slice of samples).
 //!
 //! It applies on `Autodiff<Flex>` to stride 1, dilation 1, one group, symmetric padding and a
 //! bias: every convolution of VGG and the small and simple CNNs. Anything else, any other

@@ -12,10 +12,10 @@ use super::super::kernels::Geometry;
 use super::{
     passes::{channels_last, tile_rows, InputBlock, OutputBlock, Pixels},
     weights::{kernel_panels, tap_major},
-    Grid, POSITIONS,
+    Forward, POSITIONS,
 };
 use crate::buffer::{keep, zeros};
-use crate::outer::{self, product_into, Left, Right, ROWS_WIDE};
+use crate::outer::{product_into, Left, Right, ROWS_WIDE};
 use crate::simd::vectorized;
 
 /// Tiles a block aims at: products of 48 rows, a multiple of the product kernel's rows
@@ -32,13 +32,10 @@ pub(in crate::conv) fn conv3x3(
     bias: Option<&[f32]>,
     relu: bool,
 ) -> Vec<f32> {
-    let grid = Grid::new(g);
-    let [p, q] = g.output();
-    let c = g.channels;
+    let f = Forward::new(x, g, k);
+    let (grid, n, width, padded) = (f.grid, f.samples, f.width, f.padded);
+    let ([p, q], c) = (g.output(), g.channels);
     let plane = c * g.height * g.width;
-    let n = x.len() / plane.max(1);
-    let width = outer::width();
-    let padded = k.div_ceil(width) * width;
     let wt = tap_major(w, k, c);
     let panels = kernel_panels(&wt, [k, c, width]);
     keep(wt);

@@ -66,6 +66,29 @@ impl Grid {
     }
 }
 
+/// What both forwards (`fused`, `positions`) derive from their arguments: the tile grid, the
+/// samples, and the product kernel's panel width with the output channels padded to whole
+/// panels.
+#[derive(Debug, Clone, Copy)]
+struct Forward {
+    grid: Grid,
+    samples: usize,
+    width: usize,
+    padded: usize,
+}
+
+impl Forward {
+    fn new(x: &[f32], g: Geometry, k: usize) -> Self {
+        let width = crate::outer::width();
+        Self {
+            grid: Grid::new(g),
+            samples: x.len() / (g.channels * g.height * g.width).max(1),
+            width,
+            padded: k.div_ceil(width) * width,
+        }
+    }
+}
+
 /// Fewest tiles (samples x 4x4 blocks of output) per product for Winograd to beat flex's
 /// convolution. VGG16 at 64x64, batch 16 (2-core EPYC, 2026-11-26, forward ms flex against
 /// Winograd): 4x4 images (16 tiles) 9-10 against 11; 8x8 (64 tiles) 27 against 18; 64x64 60

@@ -10,7 +10,7 @@ use super::super::kernels::Geometry;
 use super::{
     passes::{input_transform_rows, output_adjoint, tile_rows, OutputBlock},
     weights::{kernel_adjoint_row, kernel_panel, tap_major},
-    Grid, POSITIONS,
+    Forward, Grid, POSITIONS,
 };
 use crate::buffer::{keep, scratch, zeros};
 use crate::outer::{self, product_into, Left, Right, ROWS_WIDE};
@@ -28,12 +28,9 @@ pub(in crate::conv) fn conv3x3(
     bias: Option<&[f32]>,
     relu: bool,
 ) -> Vec<f32> {
-    let grid = Grid::new(g);
-    let [p, q] = g.output();
-    let c = g.channels;
-    let n = x.len() / (c * g.height * g.width).max(1);
-    let width = outer::width();
-    let padded = k.div_ceil(width) * width;
+    let f = Forward::new(x, g, k);
+    let (grid, n, width, padded) = (f.grid, f.samples, f.width, f.padded);
+    let ([p, q], c) = (g.output(), g.channels);
     let tiles = n * grid.per_sample();
     let v = input_transform_rows(x, grid, tiles);
     let wt = tap_major(w, k, c);

@@ -162,18 +162,23 @@ fn input_grad(masked: &[f32], out: [usize; 4], w: &FlexTensor, padding: [usize; 
         padding: pad,
     };
     let [h, wd] = g.output();
-    let run = |path| match path {
-        Path::Direct => {
-            let kernel = Tensor::<Flex, 2>::from_data(
-                TensorData::new(flipped.clone(), [c, g.rows()]),
-                &Default::default(),
-            );
-            direct::conv(masked, g, kernel, None, false)
-        }
-        Path::Winograd => winograd::conv3x3(masked, g, &flipped, c, None, false),
-        Path::Positions => positions::conv3x3(masked, g, &flipped, c, None, false),
+    let direct = |flipped: Vec<f32>| {
+        let kernel = Tensor::<Flex, 2>::from_data(
+            TensorData::new(flipped, [c, g.rows()]),
+            &Default::default(),
+        );
+        direct::conv(masked, g, kernel, None, false)
     };
-    let dx = run(chosen(Site::InputGrad, g, c, n, |path| drop(run(path))));
+    let run = |path, flipped: &Vec<f32>| match path {
+        Path::Direct => direct(flipped.clone()),
+        Path::Winograd => winograd::conv3x3(masked, g, flipped, c, None, false),
+        Path::Positions => positions::conv3x3(masked, g, flipped, c, None, false),
+    };
+    // The direct path takes the flipped kernel itself once chosen: a copy only while racing.
+    let dx = match chosen(Site::InputGrad, g, c, n, |path| drop(run(path, &flipped))) {
+        Path::Direct => direct(flipped),
+        path => run(path, &flipped),
+    };
     flex(dx, [n, c, h, wd])
 }
 

@@ -5,8 +5,10 @@
 //! multiplications. The forward (and so the input gradient) runs block by block of tiles, its
 //! products on batchlab's own register-blocked kernel (`fused`). The weight gradient, the exact
 //! adjoint of the same computation, runs its 36 products through flex's batched `matmul`, one
-//! single-threaded product per thread, on tile-major data (`[36, tiles, channels]`). The
-//! transforms work channels-last on eight channels at a time (`lanes`).
+//! single-threaded product per thread, on tile-major data (`[36, tiles, channels]`). Layers
+//! whose transformed kernels outweigh their tiles take both position by position instead
+//! (`positions`). The transforms work channels-last on pulp's vectors (`vectors`), the kernels'
+//! on a tap-major copy (`weights`).
 
 use super::{
     choice::{Path, Site},
@@ -227,7 +229,7 @@ mod tests {
         y
     }
 
-    pub(super) fn close(fast: &[f32], exact: &[f64]) {
+    fn close(fast: &[f32], exact: &[f64]) {
         let scale = exact.iter().fold(0f64, |m, v| m.max(v.abs()));
         for (i, (f, e)) in fast.iter().zip(exact).enumerate() {
             assert!(

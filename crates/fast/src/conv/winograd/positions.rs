@@ -10,10 +10,10 @@ use super::super::kernels::Geometry;
 use super::{
     passes::{input_transform_rows, output_adjoint, tile_rows, OutputBlock},
     weights::{kernel_adjoint_row, kernel_panel, tap_major},
-    Forward, Grid, POSITIONS,
+    Forward, POSITIONS,
 };
 use crate::buffer::{keep, scratch, zeros};
-use crate::outer::{self, product_into, Left, Right, ROWS_WIDE};
+use crate::outer::{product_into, Left, Right, ROWS_WIDE};
 use crate::simd::vectorized;
 
 /// Output channels of the weight gradient per task: two blocks of the product kernel's rows.
@@ -41,12 +41,7 @@ pub(in crate::conv) fn conv3x3(
             // Taken from the kept buffers and given back per panel: `for_each_init` would
             // make (and zero) a new one for every split of the work.
             let mut u = scratch(POSITIONS * c * width);
-            let t = std::time::Instant::now();
             kernel_panel(&wt, [k, c, width], panel, &mut u);
-            KP.fetch_add(
-                t.elapsed().as_nanos() as u64,
-                std::sync::atomic::Ordering::Relaxed,
-            );
             for (pos, out) in out.chunks_mut(tiles * width).enumerate() {
                 let left = Left {
                     values: &v[pos * tiles * c..],
@@ -89,10 +84,9 @@ pub(in crate::conv) fn conv3x3(
 /// `weight_grad3x3` (`winograd`), position by position: each task sums the 36 products of a
 /// group of output channels in its own buffer and takes them back to 3x3 kernels there.
 pub(in crate::conv) fn weight_grad3x3(x: &[f32], g: Geometry, dy: &[f32], k: usize) -> Vec<f32> {
-    let grid = Grid::new(g);
-    let c = g.channels;
-    let n = x.len() / (c * g.height * g.width).max(1);
-    let tiles = n * grid.per_sample();
+    let f = Forward::new(x, g, k);
+    let (grid, c) = (f.grid, g.channels);
+    let tiles = f.samples * grid.per_sample();
     let v = input_transform_rows(x, grid, tiles);
     let dm = output_adjoint(dy, grid, k);
     let mut dw = zeros(k * c * 9);
@@ -110,7 +104,7 @@ pub(in crate::conv) fn weight_grad3x3(x: &[f32], g: Geometry, dy: &[f32], k: usi
                 let right = Right {
                     values: &v[pos * tiles * c..],
                     step: c,
-                    panel: outer::width(),
+                    panel: f.width,
                 };
                 product_into(left, right, [tiles, c], out);
             }
@@ -123,5 +117,3 @@ pub(in crate::conv) fn weight_grad3x3(x: &[f32], g: Geometry, dy: &[f32], k: usi
     keep(dm);
     dw
 }
-
-pub static KP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

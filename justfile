@@ -172,8 +172,9 @@ test-tch: build-tch
     {{with_torch}} LD_LIBRARY_PATH="$({{venv_tch}}/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib" cargo test --release -p batchlab-fast --features tch --target-dir {{tch_target}}
 
 # wgpu (`--backend wgpu`): burn's CubeCL backend over Vulkan (Metal, DX12 elsewhere), in its own
-# target directory (BATCHLAB_WGPU_TARGET, default target/wgpu: burn with wgpu is another feature
-# set). Without a GPU it runs on Mesa's software Vulkan: apt-get install mesa-vulkan-drivers libvulkan1.
+# target directory (BATCHLAB_WGPU_TARGET, default target/wgpu, so that target/release/batchlab
+# stays the default build; CI points it at the tests' own: docs/ARCHITECTURE.md, "One build of the
+# dependencies"). Without a GPU it runs on Mesa's software Vulkan: apt-get install mesa-vulkan-drivers libvulkan1.
 build-wgpu:
     cargo build --release -p batchlab-cli --features wgpu --target-dir {{wgpu_target}}
     mkdir -p target/release && cp {{wgpu_target}}/release/batchlab target/release/batchlab-wgpu

@@ -10,6 +10,7 @@ fn the_campaign_rehearses_packs_and_imports_on_the_cpu() {
     let rehearsal = common::rehearse_campaign(
         "flex",
         "vgg16-step-time,mobilenet-step-time",
+        &[],
         &scratch.path().join("gpu-cache"),
     );
     for run in rehearsal.runs {

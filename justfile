@@ -174,7 +174,8 @@ test-tch: build-tch
 # wgpu (`--backend wgpu`): burn's CubeCL backend over Vulkan (Metal, DX12 elsewhere), in its own
 # target directory (BATCHLAB_WGPU_TARGET, default target/wgpu, so that target/release/batchlab
 # stays the default build; CI points it at the tests' own: docs/ARCHITECTURE.md, "One build of the
-# dependencies"). Without a GPU it runs on Mesa's software Vulkan: apt-get install mesa-vulkan-drivers libvulkan1.
+# dependencies"). Without a GPU it runs on Mesa's software Vulkan:
+# apt-get install mesa-vulkan-drivers libvulkan1.
 build-wgpu:
     cargo build --release -p batchlab-cli --features wgpu --target-dir {{wgpu_target}}
     mkdir -p target/release && cp {{wgpu_target}}/release/batchlab target/release/batchlab-wgpu

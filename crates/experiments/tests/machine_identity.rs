@@ -26,6 +26,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
             "conv-direct-slices-v1",
             "conv-narrow-v1",
             "conv-relu-v1",
+            "dense-relu-long-batch-v1",
             "dense-relu-short-batch-v1",
             "dense-relu-split-v1",
             "maxpool-2x2-v1",

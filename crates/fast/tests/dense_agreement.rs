@@ -2,8 +2,10 @@
 //! output and the gradients of the input, the kernel and the bias, to 1e-4 relative to each
 //! tensor's largest magnitude, on a shape whose inner dimension is shared out among two
 //! threads (an odd length, so that the shares differ), on short batches whose kernel and input
-//! gradients are batchlab's (sizes that leave partial blocks and panels), and on a batch too
-//! long for them, which takes burn's path.
+//! gradients are batchlab's (sizes that leave partial blocks and panels), on a batch between
+//! short and long, which takes burn's path, and on long batches whose three products are
+//! batchlab's packed kernel's (rows, inner lengths and columns that leave partial strips, steps
+//! and panels).
 
 use batchlab_fast::{counts, dense::linear_relu, Kind};
 use burn::{
@@ -59,6 +61,8 @@ fn the_fast_path_matches_burn_forward_and_backward() {
             (64, 600, 1024, true),
             (16, 777, 100, true),
             (65, 300, 40, false),
+            (512, 300, 40, true),
+            (1031, 1100, 37, true),
         ] {
             let layer = LinearConfig::new(k, n).init::<B>(&device);
             let x = Tensor::<B, 2>::random([m, k], Distribution::Normal(0.0, 1.0), &device);

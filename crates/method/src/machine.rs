@@ -14,7 +14,8 @@
 //! beside them for the reports, which print them as they were recorded. A fast path added or
 //! changed in a way that changes step times gets a new phrase and a new identifier (as
 //! Winograd and the max-pooling did on 2026-11-26, the narrow convolutions, the dense layers, Winograd's blocked forward, the dense layers' short-batch gradients and the direct convolutions' products on 2026-11-28,
-//! Winograd position by position on 2026-11-28), so older sweeps stop predicting newer runs
+//! Winograd position by position on 2026-11-28, the dense layers of a long batch later on 2026-11-28),
+//! so older sweeps stop predicting newer runs
 //! on purpose. A phrase not in the table stands for itself: an unknown wording never matches a
 //! known one.
 
@@ -57,6 +58,10 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
     (
         "dense-relu-short-batch-v1",
         &["dense + ReLU's gradients over a short batch on batchlab's own kernel"],
+    ),
+    (
+        "dense-relu-long-batch-v1",
+        &["dense + ReLU over a long batch on batchlab's packed product kernel"],
     ),
     ("maxpool-2x2-v1", &["2x2 max-pooling with its own backward"]),
     (

@@ -9,7 +9,7 @@ use batchlab_experiments::{
     bench::{self, Rounds},
     config::{BackendConfig, BackendKind},
     epoch_bench::{data_percent_summary, epoch_splits},
-    loader_bench,
+    loader_bench, products_bench,
 };
 
 use crate::bar::Bar;
@@ -26,6 +26,8 @@ pub enum Only {
     Loader,
     /// The split of a training epoch.
     Epoch,
+    /// The MLP step's matrix products alone, on flex's kernel and on batchlab's packed one.
+    Products,
 }
 
 impl Only {
@@ -70,6 +72,9 @@ pub fn bench(args: BenchArgs, data_dir: &Path) -> Result<()> {
     }
     if args.only.runs(Only::Epoch) {
         epoch_benchmark(data_dir)?;
+    }
+    if args.only.runs(Only::Products) {
+        products_benchmark(args.rounds)?;
     }
     if args.only.runs(Only::Loader) {
         loader_benchmark(
@@ -230,6 +235,18 @@ fn loader_benchmark(
         warm.median() / consumed,
         cold.median() / consumed
     );
+    Ok(())
+}
+
+/// The MLP step's eight products, `rounds` rounds of [`products_bench::round`].
+fn products_benchmark(rounds: usize) -> Result<()> {
+    outln!();
+    outln!("the MLP step's eight matrix products (784-512-512-10, batch 1024, 3.29 GFLOP a pass), {} threads, {rounds} round(s) of 20 untimed and 60 timed passes, the two kernels alternating pass by pass", threads(&BackendConfig::default()));
+    for round in 1..=rounds {
+        for passes in products_bench::round() {
+            outln!("round {round}: {}", passes.line());
+        }
+    }
     Ok(())
 }
 

@@ -41,6 +41,7 @@ pub mod loader_bench;
 pub mod lock;
 pub mod optim;
 pub mod predict;
+pub mod products_bench;
 pub mod progress;
 pub mod registry;
 pub mod results;

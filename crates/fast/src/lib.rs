@@ -12,7 +12,7 @@ pub mod conv;
 pub mod dense;
 pub mod optim;
 mod outer;
-mod packed;
+pub mod packed;
 pub mod pool;
 mod simd;
 mod storage;

@@ -16,11 +16,16 @@ use crate::simd::{load, vectorized, Simd, WithSimd};
 
 /// A matrix of `rows x cols` whose element `(i, j)` is `values[i * row + j * col]`.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Strided<'a> {
+pub struct Strided<'a> {
+    /// The elements, wherever the strides reach.
     pub values: &'a [f32],
+    /// Rows.
     pub rows: usize,
+    /// Columns.
     pub cols: usize,
+    /// The step from one row to the next.
     pub row: usize,
+    /// The step from one column to the next.
     pub col: usize,
 }
 
@@ -64,7 +69,7 @@ const STRIP_BYTES: usize = 24 << 10;
 const MAX_BLOCK: usize = 96;
 
 /// `a · b`, row-major `[a.rows, b.cols]`, on all of rayon's threads.
-pub(crate) fn product(a: Strided, b: Strided) -> Vec<f32> {
+pub fn product(a: Strided, b: Strided) -> Vec<f32> {
     assert_eq!(a.cols, b.rows, "a product's inner dimensions");
     let mut c = zeros(a.rows * b.cols);
     // Twelve rows by two vectors with AVX-512 (24 of 32 registers), six with AVX2 (12 of 16).

@@ -1,0 +1,174 @@
+//! `batchlab bench --only products`: the MLP benchmark step's eight matrix products (784-512-512-10
+//! at batch 1024: three forward, three kernel gradients, two input gradients; 3.29 GFLOP a pass)
+//! alone, on flex's matrix kernel (gemm, through burn's `matmul`) and on batchlab's packed kernel
+//! (`batchlab_fast::packed`, which the MLP's dense layers run on). The same shapes and protocol
+//! as `scripts/mlp_products.py` times in numpy's OpenBLAS and PyTorch's MKL, so that
+//! `scripts/bench-mlp-products.sh` sets all four side by side: 20 untimed passes, then 60 timed
+//! ones, the two kernels alternating pass by pass.
+
+use std::time::Instant;
+
+use batchlab_fast::packed::{self, Strided};
+use burn::{
+    backend::Flex,
+    tensor::{Tensor, TensorData},
+};
+
+const BATCH: usize = 1024;
+/// `(m, k, n, a transposed, b transposed)`: `C[m, n] = op(A) · op(B)` as the layers' backward
+/// reads its operands (the same list as `scripts/mlp_products.py`).
+const SHAPES: [(usize, usize, usize, bool, bool); 8] = [
+    (BATCH, 784, 512, false, false),
+    (BATCH, 512, 512, false, false),
+    (BATCH, 512, 10, false, false),
+    (784, BATCH, 512, true, false),
+    (512, BATCH, 512, true, false),
+    (512, BATCH, 10, true, false),
+    (BATCH, 512, 512, false, true),
+    (BATCH, 10, 512, false, true),
+];
+const WARMUP: usize = 20;
+const PASSES: usize = 60;
+
+/// One kernel's timed passes, in seconds.
+#[derive(Debug, Clone)]
+pub struct Passes {
+    /// What ran.
+    pub kernel: &'static str,
+    /// Seconds per pass of the eight products, one per timed pass.
+    pub seconds: Vec<f64>,
+}
+
+impl Passes {
+    /// `kernel: median X ms (Y GFLOP/s), quartiles A-B ms`, as `scripts/mlp_products.py` prints.
+    pub fn line(&self) -> String {
+        let mut sorted = self.seconds.clone();
+        sorted.sort_by(f64::total_cmp);
+        let at = |q: usize| sorted[(sorted.len() * q / 4).min(sorted.len() - 1)];
+        let (median, low, high) = (at(2), at(1), at(3));
+        format!(
+            "{}: median {:.2} ms ({:.0} GFLOP/s), quartiles {:.2}-{:.2} ms",
+            self.kernel,
+            median * 1e3,
+            flop() / median / 1e9,
+            low * 1e3,
+            high * 1e3
+        )
+    }
+}
+
+/// Floating-point operations of one pass.
+fn flop() -> f64 {
+    SHAPES.iter().map(|&(m, k, n, _, _)| 2.0 * (m * k * n) as f64).sum()
+}
+
+/// Values of a fixed wave (the kernels' speed does not depend on them).
+fn wave(len: usize, step: f32) -> Vec<f32> {
+    (0..len).map(|i| (i as f32 * step).sin()).collect()
+}
+
+/// One round: flex's kernel and batchlab's packed kernel, [`PASSES`] timed passes each,
+/// alternating.
+pub fn round() -> [Passes; 2] {
+    let device = Default::default();
+    // Each operand stored as the layer holds it: a transposed operand is the transpose of a
+    // row-major matrix, read through a view, never copied.
+    let operands: Vec<_> = SHAPES
+        .iter()
+        .map(|&(m, k, n, ta, tb)| {
+            let a = (wave(m * k, 0.37), if ta { [k, m] } else { [m, k] });
+            let b = (wave(k * n, 0.11), if tb { [n, k] } else { [k, n] });
+            (a, b, ta, tb)
+        })
+        .collect();
+    let tensors: Vec<_> = operands
+        .iter()
+        .map(|((a, a_dims), (b, b_dims), ta, tb)| {
+            let view = |values: &Vec<f32>, dims: [usize; 2], t: bool| {
+                let x = Tensor::<Flex, 2>::from_data(TensorData::new(values.clone(), dims), &device);
+                if t {
+                    x.transpose()
+                } else {
+                    x
+                }
+            };
+            (view(a, *a_dims, *ta), view(b, *b_dims, *tb))
+        })
+        .collect();
+    let flex_pass = || {
+        for (a, b) in &tensors {
+            std::hint::black_box(a.clone().matmul(b.clone()).into_data());
+        }
+    };
+    let packed_pass = || {
+        for ((a, [ar, ac]), (b, [br, bc]), ta, tb) in &operands {
+            let view = |values, rows, cols, t| {
+                let s = Strided::row_major(values, rows, cols);
+                if t {
+                    s.t()
+                } else {
+                    s
+                }
+            };
+            let product = packed::product(view(a, *ar, *ac, *ta), view(b, *br, *bc, *tb));
+            std::hint::black_box(product);
+        }
+    };
+    for _ in 0..WARMUP {
+        flex_pass();
+        packed_pass();
+    }
+    let time = |pass: &dyn Fn()| {
+        let start = Instant::now();
+        pass();
+        start.elapsed().as_secs_f64()
+    };
+    let (mut flex, mut packed) = (Vec::new(), Vec::new());
+    for _ in 0..PASSES {
+        flex.push(time(&flex_pass));
+        packed.push(time(&packed_pass));
+    }
+    [
+        Passes {
+            kernel: "flex's kernel (gemm 0.19, burn's matmul)",
+            seconds: flex,
+        },
+        Passes {
+            kernel: "batchlab's packed kernel",
+            seconds: packed,
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_line_reads_the_median_and_quartiles_of_its_passes() {
+        let passes = super::Passes {
+            kernel: "k",
+            seconds: (1..=8).map(|i| i as f64 * 1e-3).collect(),
+        };
+        // 3.29 GFLOP in 5 ms.
+        assert_eq!(
+            passes.line(),
+            "k: median 5.00 ms (657 GFLOP/s), quartiles 3.00-7.00 ms"
+        );
+    }
+}
+
+#[cfg(test)]
+mod scratch {
+    #[global_allocator]
+    static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+    #[test]
+    #[ignore]
+    fn mlp_steps() {
+        let cases = crate::bench::standard_cases();
+        let mlp = cases.last().unwrap();
+        let config = crate::config::BackendConfig::default();
+        for _ in 0..5 {
+            let t = crate::bench::time_case(&config, mlp, 2, 40).unwrap();
+            println!("mlp: median {:.2} ms ({:.2}..{:.2})", t.median_ms, t.q1_ms, t.q3_ms);
+        }
+    }
+}

@@ -59,7 +59,10 @@ impl Passes {
 
 /// Floating-point operations of one pass.
 fn flop() -> f64 {
-    SHAPES.iter().map(|&(m, k, n, _, _)| 2.0 * (m * k * n) as f64).sum()
+    SHAPES
+        .iter()
+        .map(|&(m, k, n, _, _)| 2.0 * (m * k * n) as f64)
+        .sum()
 }
 
 /// Values of a fixed wave (the kernels' speed does not depend on them).
@@ -85,7 +88,8 @@ pub fn round() -> [Passes; 2] {
         .iter()
         .map(|((a, a_dims), (b, b_dims), ta, tb)| {
             let view = |values: &Vec<f32>, dims: [usize; 2], t: bool| {
-                let x = Tensor::<Flex, 2>::from_data(TensorData::new(values.clone(), dims), &device);
+                let x =
+                    Tensor::<Flex, 2>::from_data(TensorData::new(values.clone(), dims), &device);
                 if t {
                     x.transpose()
                 } else {
@@ -168,7 +172,10 @@ mod scratch {
         let config = crate::config::BackendConfig::default();
         for _ in 0..5 {
             let t = crate::bench::time_case(&config, mlp, 2, 40).unwrap();
-            println!("mlp: median {:.2} ms ({:.2}..{:.2})", t.median_ms, t.q1_ms, t.q3_ms);
+            println!(
+                "mlp: median {:.2} ms ({:.2}..{:.2})",
+                t.median_ms, t.q1_ms, t.q3_ms
+            );
         }
     }
 }

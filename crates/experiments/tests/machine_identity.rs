@@ -26,7 +26,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
             "conv-direct-slices-v1",
             "conv-narrow-v1",
             "conv-relu-v1",
-            "dense-relu-long-batch-v1",
+            "dense-relu-long-batch-measured-v1",
             "dense-relu-short-batch-v1",
             "dense-relu-split-v1",
             "maxpool-2x2-v1",
@@ -40,6 +40,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
     // predicts no run whose paths were measured, nor the other way round.
     let thresholds = FastPaths::read(batchlab_fast::ON_FLEX_THRESHOLDS);
     assert!(thresholds.ids().any(|id| id == "winograd-f4x4-v1"));
+    assert!(thresholds.ids().any(|id| id == "dense-relu-long-batch-v1"));
     assert_ne!(thresholds, flex);
 }
 

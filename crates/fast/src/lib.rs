@@ -8,6 +8,7 @@
 //! update and convolution counts which path it took ([`counts`]), so tests can say what ran.
 
 mod buffer;
+pub mod choice;
 pub mod conv;
 pub mod dense;
 pub mod optim;
@@ -88,9 +89,10 @@ fn count(kind: Kind, fast: bool) {
 /// batch computes its kernel's and input's gradients on batchlab's own kernel (`outer`), and
 /// the direct convolutions run as one product per slice of samples (`conv::direct`), where
 /// flex's multiplied each sample on its own: three new phrases.
-/// Later still on 2026-11-28 a dense + ReLU over a long batch runs its three products on batchlab's
-/// packed kernel (`packed`): a new phrase.
-pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where this machine measured it faster; Winograd's forward in blocks of tiles on batchlab's own product kernel; Winograd position by position where the transformed kernels outweigh the tiles; direct convolutions as one product per slice of samples; direct kernels for convolutions of at most 4 input channels; dense + ReLU with a long inner dimension shared out among the threads; dense + ReLU's gradients over a short batch on batchlab's own kernel; dense + ReLU over a long batch on batchlab's packed product kernel; 2x2 max-pooling with its own backward";
+/// Later still on 2026-11-28 a dense + ReLU over a long batch runs its three products on
+/// batchlab's packed kernel or flex's, as this machine measured (`dense`, `choice`), and on the
+/// packed kernel without a file of measurements: two new phrases.
+pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where this machine measured it faster; Winograd's forward in blocks of tiles on batchlab's own product kernel; Winograd position by position where the transformed kernels outweigh the tiles; direct convolutions as one product per slice of samples; direct kernels for convolutions of at most 4 input channels; dense + ReLU with a long inner dimension shared out among the threads; dense + ReLU's gradients over a short batch on batchlab's own kernel; dense + ReLU over a long batch on batchlab's packed product kernel or flex's, whichever this machine measured faster; 2x2 max-pooling with its own backward";
 /// The same with Winograd chosen by the fixed thresholds (no file to keep measurements in, or
 /// `BATCHLAB_CONV_PATHS=thresholds`): the words of runs before 2026-11-27 (with the narrow
 /// convolutions, the dense layers and the blocked forward since 2026-11-28, Winograd position

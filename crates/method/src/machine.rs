@@ -63,6 +63,10 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
         "dense-relu-long-batch-v1",
         &["dense + ReLU over a long batch on batchlab's packed product kernel"],
     ),
+    (
+        "dense-relu-long-batch-measured-v1",
+        &["dense + ReLU over a long batch on batchlab's packed product kernel or flex's, whichever this machine measured faster"],
+    ),
     ("maxpool-2x2-v1", &["2x2 max-pooling with its own backward"]),
     (
         "conv-relu-libtorch-v1",

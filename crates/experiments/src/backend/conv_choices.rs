@@ -29,7 +29,7 @@ pub fn file(config: &BackendConfig) -> Option<PathBuf> {
         "{}-{kernels}-{}t-g{}.tsv",
         sysinfo::cpu_slug(),
         super::threads(config),
-        batchlab_fast::conv::choice::GENERATION
+        batchlab_fast::choice::GENERATION
     );
     Some(root.join("conv-paths").join(name))
 }

@@ -46,7 +46,7 @@ pub trait OnBackend {
 pub fn dispatch<T: OnBackend>(config: &BackendConfig, task: T) -> Result<T::Output, BackendError> {
     batchlab_fast::set_enabled(config.fast_paths);
     if let Some(file) = conv_choices::file(config) {
-        batchlab_fast::conv::choice::measure_here(&file);
+        batchlab_fast::choice::measure_here(&file);
     }
     match config.name {
         BackendKind::Flex => {

@@ -145,7 +145,7 @@ fn measure(study: &FindBatchStudy, probe: &Probe, unit: &str) -> Vec<ProbeSample
     template.limit = limit.as_ref().map_or("device", |l| l.kind).into();
     // The probe's peak memory is its measurement: no convolution path is timed here (both paths
     // would run), a shape the machine has not measured takes the thresholds.
-    batchlab_fast::conv::choice::without_measuring();
+    batchlab_fast::choice::without_measuring();
     let setup = StepSetup {
         backend: &config.backend,
         model: &config.model,

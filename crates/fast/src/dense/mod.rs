@@ -26,8 +26,9 @@ use burn::{
 };
 use rayon::prelude::*;
 
-use crate::packed::{self, Strided};
 use crate::{outer, storage::cast, Kind};
+
+mod long;
 
 type Ad = Autodiff<Flex>;
 
@@ -40,13 +41,12 @@ const MIN_SHARE: usize = 1 << 13;
 /// short is where flex's kernel is slow (VGG16's fc layers at batch 16, the small CNN's dense
 /// layer at batch 32); the MLP's batch of 1024 keeps flex's.
 pub const SHORT_BATCH: usize = 64;
-/// At least this many rows (the batch) for the three products to run on batchlab's packed
-/// kernel. Beside flex's kernel, interleaved on a 2-core Zen 3, it took 0.84x flex's time for
-/// the MLP's five large products at 1024 rows, 0.90-0.99x at 512 and 0.94-1.02x at 256, where
-/// packing the weights costs a larger share (docs/flex-performance.md).
+/// At least this many rows (the batch) for the three products to be chosen between batchlab's
+/// packed kernel and flex's by this machine's measurement (`long`): below it, packing the
+/// weights costs a larger share (on a 2-core Zen 3 the packed kernel took 0.84x flex's time on
+/// the MLP's five large products at 1024 rows, 0.90-0.99x at 512, 0.94-1.02x at 256: scratch
+/// runs, docs/flex-performance.md).
 pub const LONG_BATCH: usize = 512;
-/// Rows of the bias's gradient one task sums.
-const SUM_ROWS: usize = 64;
 
 /// `relu(linear.forward(x))`, through the fast path where it applies.
 pub fn linear_relu<B: Backend>(linear: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
@@ -120,21 +120,8 @@ fn tensor<const D: usize>(t: FlexTensor) -> Tensor<Flex, D> {
 /// `relu(x·w + b)`: over a long batch on the packed kernel, else the inner dimension shared out
 /// among the threads, each share one product.
 fn forward(x: FlexTensor, w: FlexTensor, b: FlexTensor) -> FlexTensor {
-    let [m, k] = x.layout().shape().dims::<2>();
-    if m >= LONG_BATCH {
-        let n = w.layout().shape().dims::<2>()[1];
-        let (x, w, b) = (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
-        let mut y = packed::product(
-            Strided::row_major(slice(&x), m, k),
-            Strided::row_major(slice(&w), k, n),
-        );
-        let bias = slice(&b);
-        y.par_chunks_mut(n).for_each(|row| {
-            for (v, b) in row.iter_mut().zip(bias) {
-                *v = (*v + b).max(0.0);
-            }
-        });
-        return FlexTensor::from_data(TensorData::new(y, [m, n]));
+    if x.layout().shape().dims::<2>()[0] >= LONG_BATCH {
+        return long::forward(x, w, b);
     }
     let (x, w, b) = (tensor::<2>(x), tensor::<2>(w), tensor::<1>(b));
     let ([m, k], n) = (x.dims(), w.dims()[1]);
@@ -166,7 +153,7 @@ impl Backward<Flex, 3> for DenseRelu {
         let (x, w, out) = ops.state;
         if x.layout().shape().dims::<2>()[0] >= LONG_BATCH {
             let ids = [node_x, node_w, node_b].map(|node| node.map(|node| node.id));
-            let values = long_backward(grad, [x, w, out], ids.map(|id| id.is_some()));
+            let values = long::backward(grad, [x, w, out], ids.map(|id| id.is_some()));
             for (id, value) in ids.into_iter().zip(values) {
                 if let (Some(id), Some(value)) = (id, value) {
                     grads.register::<Flex>(id, value);
@@ -216,54 +203,4 @@ impl Backward<Flex, 3> for DenseRelu {
             grads.register::<Flex>(node.id, dx);
         }
     }
-}
-
-/// The gradients of the input, the kernel and the bias (those `wanted`) over a long batch: the ReLU's mask and the bias's sums in passes over the rows, the two products on the
-/// packed kernel, straight from the row-major tensors (no transposed copies).
-fn long_backward(
-    grad: FlexTensor,
-    [x, w, out]: [FlexTensor; 3],
-    [dx, dw, db]: [bool; 3],
-) -> [Option<FlexTensor>; 3] {
-    let [m, k] = x.layout().shape().dims::<2>();
-    let n = w.layout().shape().dims::<2>()[1];
-    let (grad, out) = (grad.to_contiguous(), out.to_contiguous());
-    let mut masked = crate::buffer::zeros(m * n);
-    masked
-        .par_chunks_mut(n)
-        .zip(slice(&grad).par_chunks(n).zip(slice(&out).par_chunks(n)))
-        .for_each(|(masked, (grad, out))| {
-            for ((v, &g), &o) in masked.iter_mut().zip(grad).zip(out) {
-                *v = if o > 0.0 { g } else { 0.0 };
-            }
-        });
-    let d = Strided::row_major(&masked, m, n);
-    let db = db.then(|| {
-        let sums = masked
-            .par_chunks(n * SUM_ROWS)
-            .map(|rows| {
-                let mut sums = vec![0.0f32; n];
-                for row in rows.chunks(n) {
-                    sums.iter_mut().zip(row).for_each(|(s, v)| *s += v);
-                }
-                sums
-            })
-            .reduce_with(|mut a, b| {
-                a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
-                a
-            })
-            .unwrap_or_else(|| vec![0.0; n]);
-        FlexTensor::from_data(TensorData::new(sums, [n]))
-    });
-    let dw = dw.then(|| {
-        let x = x.to_contiguous();
-        let dw = packed::product(Strided::row_major(slice(&x), m, k).t(), d);
-        FlexTensor::from_data(TensorData::new(dw, [k, n]))
-    });
-    let dx = dx.then(|| {
-        let w = w.to_contiguous();
-        let dx = packed::product(d, Strided::row_major(slice(&w), k, n).t());
-        FlexTensor::from_data(TensorData::new(dx, [m, k]))
-    });
-    [dx, dw, db]
 }

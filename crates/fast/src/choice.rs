@@ -1,0 +1,269 @@
+//! Which of its paths an operation of a given shape takes on this machine, chosen by measurement
+//! rather than by fixed thresholds (docs/ARCHITECTURE.md, "Fast paths"): a 3x3 convolution's
+//! site (`conv::choice`) and a dense layer's product over a long batch (`dense`). A threshold
+//! measured on one CPU moves on another (its cache sizes, its vector width, which matrix
+//! kernels its build has). Once a process has been told where this machine's choices are kept
+//! ([`measure_here`]), the first time it meets an operation of a given shape at a given site it
+//! times every path that can compute it, in turn, twice each, takes the fastest by the smaller
+//! of each path's two times, and appends the choice to the file; every later time, in this
+//! process or another on the same machine, it reads the choice. Without a file (tests, the
+//! agreement checks) each operation's default decides.
+//!
+//! A line of the file: the key's fields (the site's name first), the path chosen, then each
+//! path's time in ms (`-` for one that cannot compute it), tab-separated.
+
+use std::collections::HashMap;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Which code the times in a machine's file were taken with, part of the file's name: a change
+/// that moves a path's speed (2: Winograd's forward in blocks of tiles; 3: the direct
+/// convolution as one product per slice of samples, both 2026-11-28; 4: Winograd position by
+/// position, 2026-11-28) starts a new file, so that a machine measures again rather than keep
+/// choices timed against code that is gone. (The dense layers' sites, added later on
+/// 2026-11-28, are new keys: no choice before them changed.)
+pub const GENERATION: u32 = 4;
+
+/// An operation's shape at one site: the start of its line.
+pub(crate) trait Key {
+    /// The key's fields, tab-separated, the site's name first (unique to the operation).
+    fn fields(&self) -> String;
+}
+
+/// One of an operation's paths.
+pub(crate) trait Path: Copy + PartialEq + 'static {
+    /// Every path, in the order of a line's times.
+    const ALL: &'static [Self];
+
+    /// Its word in the file.
+    fn name(self) -> &'static str;
+}
+
+/// This process's choices and the file that keeps them.
+struct Choices {
+    file: PathBuf,
+    /// The file's lines when it was read, and those appended since.
+    lines: Vec<String>,
+    /// Each key met so far (its fields) and the word of its path.
+    chosen: HashMap<String, &'static str>,
+}
+
+impl Choices {
+    /// The path of `key`: from the lines, the first time it is asked; `None` where no whole
+    /// line has it (a torn write is no choice).
+    fn get<P: Path>(&mut self, key: &str) -> Option<P> {
+        let word = match self.chosen.get(key) {
+            Some(&word) => word,
+            None => {
+                let prefix = format!("{key}\t");
+                let path = self.lines.iter().find_map(|line| {
+                    let rest: Vec<&str> = line.strip_prefix(&prefix)?.split('\t').collect();
+                    let path = P::ALL
+                        .iter()
+                        .copied()
+                        .find(|p| Some(&p.name()) == rest.first())?;
+                    // Whole only with every path's time after the choice.
+                    (rest.len() > P::ALL.len()).then_some(path)
+                })?;
+                self.chosen.insert(key.to_string(), path.name());
+                path.name()
+            }
+        };
+        P::ALL.iter().copied().find(|p| p.name() == word)
+    }
+}
+
+static CHOICES: Mutex<Option<Choices>> = Mutex::new(None);
+
+/// Off in a process that measures memory ([`without_measuring`]).
+static MEASURING: AtomicBool = AtomicBool::new(true);
+
+/// From now on this process measures no shape: a shape the machine has measured takes its
+/// choice, any other its default. For a process whose peak memory is the measurement (a
+/// find-batch probe): timing every path would add the ones not taken to that peak.
+pub fn without_measuring() {
+    MEASURING.store(false, Ordering::Relaxed);
+}
+
+/// From now on, choose each operation's path by measurement on this machine, reading and
+/// appending the choices at `file` (one file per machine: its CPU, its matrix kernels and its
+/// thread count). The choices already there are read now; a missing file starts empty.
+pub fn measure_here(file: &std::path::Path) {
+    let lines = std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    *lock() = Some(Choices {
+        file: file.to_path_buf(),
+        lines,
+        chosen: HashMap::new(),
+    });
+}
+
+/// Where this process keeps its measured choices, if it measures.
+pub fn measured_at() -> Option<PathBuf> {
+    lock().as_ref().map(|c| c.file.clone())
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Option<Choices>> {
+    CHOICES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The path of the operation `key`, among `paths` (those that can compute it, `default` among
+/// them): by this machine's measurement where [`measure_here`] was called, `run` computing it
+/// by each path in turn the first time a shape is met; else `default`.
+pub(crate) fn path<P: Path>(key: &impl Key, paths: &[P], default: P, run: impl Fn(P)) -> P {
+    if paths.len() < 2 {
+        return default;
+    }
+    let key = key.fields();
+    match lock().as_mut() {
+        Some(choices) => {
+            if let Some(path) = choices.get::<P>(&key) {
+                return path;
+            }
+        }
+        None => return default,
+    }
+    if !MEASURING.load(Ordering::Relaxed) {
+        return default;
+    }
+    // Timed without the lock held: the other paths of this step may run meanwhile.
+    let times = race(paths, run);
+    let chosen = times
+        .iter()
+        .min_by_key(|(_, t)| *t)
+        .map_or(default, |(p, _)| *p);
+    if let Some(choices) = lock().as_mut() {
+        let line = line(&key, chosen, &times);
+        choices.chosen.insert(key, chosen.name());
+        // One short write in append mode: lines from processes sharing the file do not
+        // interleave. A choice that cannot be kept is measured again next time.
+        if let Some(dir) = choices.file.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Ok(mut f) = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&choices.file)
+        {
+            let _ = f.write_all(line.as_bytes());
+        }
+        choices.lines.push(line);
+    }
+    chosen
+}
+
+/// The line of `key`'s choice and each path's time.
+fn line<P: Path>(key: &str, chosen: P, times: &[(P, Duration)]) -> String {
+    let time = |path: &P| {
+        times.iter().find(|(p, _)| p == path).map_or_else(
+            || "-".to_string(),
+            |(_, t)| format!("{:.3}", 1e3 * t.as_secs_f64()),
+        )
+    };
+    let times: Vec<String> = P::ALL.iter().map(time).collect();
+    format!("{key}\t{}\t{}\n", chosen.name(), times.join("\t"))
+}
+
+/// The smaller of two timings of each path, the paths in turn twice over, so that the first
+/// run's page faults and a passing disturbance count against none.
+fn race<P: Path>(paths: &[P], run: impl Fn(P)) -> Vec<(P, Duration)> {
+    let mut best: Vec<(P, Duration)> = paths.iter().map(|&p| (p, Duration::MAX)).collect();
+    for _ in 0..2 {
+        for (path, time) in best.iter_mut() {
+            let start = Instant::now();
+            run(*path);
+            *time = (*time).min(start.elapsed());
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Way {
+        One,
+        Two,
+    }
+
+    impl Path for Way {
+        const ALL: &'static [Way] = &[Way::One, Way::Two];
+
+        fn name(self) -> &'static str {
+            match self {
+                Way::One => "one",
+                Way::Two => "two",
+            }
+        }
+    }
+
+    #[test]
+    fn a_choice_reads_back_from_its_line_and_a_torn_line_is_skipped() {
+        let times = [(Way::Two, Duration::from_millis(3))];
+        let line = line("site\t64\t8", Way::Two, &times);
+        assert_eq!(line, "site\t64\t8\ttwo\t-\t3.000\n");
+        let mut choices = Choices {
+            file: PathBuf::new(),
+            lines: vec![
+                "other\t64\t8\tone\t1.000\t2.000".to_string(),
+                line.trim_end().to_string(),
+            ],
+            chosen: HashMap::new(),
+        };
+        assert_eq!(choices.get::<Way>("site\t64\t8"), Some(Way::Two));
+        // A longer key that starts with the same fields is another key.
+        assert_eq!(choices.get::<Way>("site\t64"), None);
+        let torn = &line[..line.len() - 7];
+        choices.lines = vec![torn.to_string()];
+        assert_eq!(choices.get::<Way>("site\t64\t9"), None);
+        choices.lines.push("site\t64\t9\tone\t1.000".to_string());
+        assert_eq!(choices.get::<Way>("site\t64\t9"), None);
+    }
+
+    struct Site;
+
+    impl Key for Site {
+        fn fields(&self) -> String {
+            "test-site\t1\t2".to_string()
+        }
+    }
+
+    #[test]
+    fn a_shape_is_raced_once_and_its_choice_kept_for_the_next_process() {
+        let file = std::env::temp_dir().join(format!("batchlab-choice-{}.tsv", std::process::id()));
+        let _ = std::fs::remove_file(&file);
+        measure_here(&file);
+        let runs = std::cell::Cell::new(0);
+        let two_is_slow = |way| {
+            runs.set(runs.get() + 1);
+            if way == Way::Two {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        assert_eq!(path(&Site, Way::ALL, Way::Two, two_is_slow), Way::One);
+        assert_eq!(runs.get(), 4, "each way twice");
+        assert_eq!(path(&Site, Way::ALL, Way::Two, two_is_slow), Way::One);
+        assert_eq!(runs.get(), 4, "chosen once per process");
+        // Another process on the machine reads the choice from the file.
+        measure_here(&file);
+        let again = |_| panic!("measured again");
+        assert_eq!(path(&Site, Way::ALL, Way::Two, again), Way::One);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("test-site\t1\t2\tone\t")),
+            "{text}"
+        );
+        *lock() = None;
+        let _ = std::fs::remove_file(&file);
+    }
+}

@@ -91,6 +91,14 @@ bench-conv-paths rounds="3" samples="10":
     cargo build --release --quiet -p batchlab-cli
     bash scripts/bench-conv-paths.sh {{rounds}} {{samples}}
 
+# The MLP step's eight matrix products alone in numpy's OpenBLAS, PyTorch's MKL, flex's kernel
+# (gemm) and batchlab's packed one, `rounds` rotated rounds, logged to
+# docs/bench/<date>-<cpu>-mlp-products.log (scripts/bench-mlp-products.sh).
+bench-mlp-products rounds="3": setup-keras
+    cargo build --release --quiet -p batchlab-cli
+    test -x {{venv_tch}}/bin/python || just build-tch
+    bash scripts/bench-mlp-products.sh {{rounds}}
+
 # mimalloc keeping freed memory (what the binary sets for itself) against its default, on the
 # three standard steps, interleaved, logged to docs/bench/<date>-<cpu>-allocator.log
 # (scripts/bench-allocator.sh).

@@ -159,23 +159,3 @@ mod tests {
         );
     }
 }
-
-#[cfg(test)]
-mod scratch {
-    #[global_allocator]
-    static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-    #[test]
-    #[ignore]
-    fn mlp_steps() {
-        let cases = crate::bench::standard_cases();
-        let mlp = cases.last().unwrap();
-        let config = crate::config::BackendConfig::default();
-        for _ in 0..5 {
-            let t = crate::bench::time_case(&config, mlp, 2, 40).unwrap();
-            println!(
-                "mlp: median {:.2} ms ({:.2}..{:.2})",
-                t.median_ms, t.q1_ms, t.q3_ms
-            );
-        }
-    }
-}

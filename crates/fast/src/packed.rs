@@ -210,15 +210,8 @@ fn pack_right<const NR: usize>(b: Strided, s0: usize, j0: usize, panel: &mut [f3
         // A transposed view (or any other), or a last panel: column by column along the inner
         // dimension.
         for j in 0..NR {
-            if j < cols {
-                let start = (j0 + j) * b.col + s0 * b.row;
-                let column = b.values[start..].iter().step_by(b.row);
-                for (line, &v) in panel.iter_mut().zip(column) {
-                    line[j] = v;
-                }
-            } else {
-                panel.iter_mut().for_each(|line| line[j] = 0.0);
-            }
+            let start = (j0 + j) * b.col + s0 * b.row;
+            gather(panel, j, (j < cols).then(|| (&b.values[start..], b.row)));
         }
     }
 }
@@ -255,17 +248,23 @@ fn pack_left<const MR: usize>(
             // Any other layout, and a last strip of fewer rows: each row along the inner
             // dimension.
             for r in 0..MR {
-                if r < count {
-                    let start = (first + r) * a.row + s0 * a.col;
-                    let row = a.values[start..].iter().step_by(a.col);
-                    for (line, &v) in strip.iter_mut().zip(row) {
-                        line[r] = v;
-                    }
-                } else {
-                    strip.iter_mut().for_each(|line| line[r] = 0.0);
-                }
+                let start = (first + r) * a.row + s0 * a.col;
+                gather(strip, r, (r < count).then(|| (&a.values[start..], a.col)));
             }
         }
+    }
+}
+
+/// Position `at` of every packed line: from `values` one `step` apart, line after line, or
+/// zeros (a row or column beyond the matrix's last).
+fn gather<const W: usize>(lines: &mut [[f32; W]], at: usize, from: Option<(&[f32], usize)>) {
+    match from {
+        Some((values, step)) => {
+            for (line, &v) in lines.iter_mut().zip(values.iter().step_by(step)) {
+                line[at] = v;
+            }
+        }
+        None => lines.iter_mut().for_each(|line| line[at] = 0.0),
     }
 }
 

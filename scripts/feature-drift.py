@@ -5,10 +5,12 @@ CI builds the workspace twice in one target directory: the default build (`just 
 with a GPU backend (`just test-wgpu`, `just check-cuda`). Cargo compiles a dependency once per
 feature set, so a backend that turns on one more feature of a crate the default build already
 compiled (serde's `rc`, say) compiles it again, and everything above it: polars, clap, the lot
-(on a 2-core Zen 3 EPYC, CI's wgpu build took 26 min in a target directory of its own, 12 min
-in the shared one with these features aligned: docs/bench/*-ci-cold.log).
-crates/cli/Cargo.toml turns those features on in the default build too. This check lists, for each BUILD (cargo's package and feature options, as CI's command
-gives them: "-p batchlab-cli --features wgpu"), every dependency of the default build
+(on a 2-core Zen 3 EPYC, CI's wgpu build took 26 min in a target directory of its own, as CI
+recorded it for a3668f6, and 10-12 min in the shared one with these features aligned:
+docs/bench/*-ci-cold.log).
+crates/cli/Cargo.toml turns those features on in the default build too. This check lists, for
+each BUILD (cargo's package and feature options, as CI's command gives them:
+"-p batchlab-cli --features wgpu"), every dependency of the default build
 (`--workspace`, tests included) whose feature set that build lacks, apart from burn's and
 CubeCL's own crates (the backend itself) and the workspace's; and exits 1 if there is one.
 

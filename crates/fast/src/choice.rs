@@ -154,7 +154,6 @@ pub(crate) fn path<P: Path>(key: &impl Key, paths: &[P], default: P, run: impl F
         {
             let _ = f.write_all(line.as_bytes());
         }
-        choices.lines.push(line);
     }
     chosen
 }

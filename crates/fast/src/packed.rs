@@ -3,10 +3,12 @@
 //! panels two vectors wide, a step of the inner dimension at a time, and every task copies its
 //! block of the left side's rows into strips of a few rows; a strip then stays in the
 //! first-level cache while every panel of the step streams past it, and the kernel reads both
-//! in the order it uses them, with no bounds checks and no strides. Either side may be a transposed view (a stride per
-//! row and one per column), so the backward's `xᵀ · d` and `d · wᵀ` are never transposed first.
-//! flex's kernel (gemm) runs the same register block, but at 71-109 GFLOP/s on the MLP's
-//! products where OpenBLAS runs them at 141-153 on a 2-core Zen 3 (docs/flex-performance.md).
+//! in the order it uses them, with no bounds checks and no strides. Either side may be a
+//! transposed view (a stride per row and one per column), so the backward's `xᵀ · d` and
+//! `d · wᵀ` are never transposed first. On a 2-core Zen 3 it ran the MLP step's eight products
+//! at 120-126 GFLOP/s where flex's kernel (gemm, the same register block) ran them at 104-115,
+//! alternating, and OpenBLAS and MKL at 97-123 and 81-135 in the same hour
+//! (`just bench-mlp-products`, docs/flex-performance.md).
 
 use rayon::prelude::*;
 
@@ -61,8 +63,8 @@ impl<'a> Strided<'a> {
 /// Bytes of a strip of the left side (`MR` rows by a step of the inner dimension): most of a
 /// first-level cache, where a strip stays while the right side's panels stream past it. A step
 /// as deep as this allows (1,024 with AVX2) takes the MLP's products in one, so that the result
-/// is written once; shallower steps (16 KiB, 32 KiB) ran the MLP's five large products 5-10%
-/// slower on a 2-core Zen 3.
+/// is written once (a scratch run on a 2-core Zen 3: 146 GFLOP/s on the MLP's five large
+/// products, against 125-134 with steps of 16-32 KiB of panel; within that machine's noise).
 const STRIP_BYTES: usize = 24 << 10;
 /// At most this many rows of the left side in one task: a few tasks per thread for rayon to
 /// even out.

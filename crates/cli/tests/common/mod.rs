@@ -158,9 +158,8 @@ pub struct Rehearsal {
 /// Rehearses the GPU campaign (scripts/gpu-campaign.sh) with the test binary on `backend`, the
 /// sweeps of `only` (experiment names, comma-separated) shrunk, then overridden by `sets`
 /// (`KEY=VALUE`, as `--set` takes them), its kernel caches under `cache`, then checks what it
-/// packed: at most 8 files of at most 16 MiB, which
-/// `scripts/gpu-import.sh` restores into another root as they were written, with `latest`
-/// pointing at each experiment's run.
+/// packed: at most 8 files of at most 16 MiB, which `scripts/gpu-import.sh` restores into
+/// another root as they were written, with `latest` pointing at each experiment's run.
 pub fn rehearse_campaign(backend: &str, only: &str, sets: &[&str], cache: &Path) -> Rehearsal {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let tmp = tempfile::tempdir().unwrap();

@@ -137,15 +137,10 @@ pub(super) fn backward(
     let m = x.layout().shape().dims::<2>()[0];
     let n = w.layout().shape().dims::<2>()[1];
     let (grad, out) = (grad.to_contiguous(), out.to_contiguous());
-    let mut masked = crate::buffer::zeros(m * n);
-    masked
-        .par_chunks_mut(n)
-        .zip(slice(&grad).par_chunks(n).zip(slice(&out).par_chunks(n)))
-        .for_each(|(masked, (grad, out))| {
-            for ((v, &g), &o) in masked.iter_mut().zip(grad).zip(out) {
-                *v = if o > 0.0 { g } else { 0.0 };
-            }
-        });
+    // Collected straight into its buffer: no zeros written first.
+    let masked: Vec<f32> = (slice(&grad).par_iter().zip(slice(&out)))
+        .map(|(&g, &o)| if o > 0.0 { g } else { 0.0 })
+        .collect();
     let db = db.then(|| FlexTensor::from_data(TensorData::new(column_sums(&masked, n), [n])));
     let d = FlexTensor::from_data(TensorData::new(masked, [m, n]));
     let (x, w) = (x.to_contiguous(), w.to_contiguous());
@@ -171,4 +166,38 @@ fn column_sums(values: &[f32], n: usize) -> Vec<f32> {
             a
         })
         .unwrap_or_else(|| vec![0.0; n])
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::{backend::flex::FlexTensor, tensor::TensorData};
+
+    use super::{product, slice, Kernel, Operand};
+
+    fn matrix(rows: usize, cols: usize, f: f32) -> FlexTensor {
+        let values = (0..rows * cols).map(|i| (i as f32 * f).sin()).collect();
+        FlexTensor::from_data(TensorData::new(values, [rows, cols]))
+    }
+
+    #[test]
+    fn both_kernels_compute_the_same_product_of_every_layout() {
+        // The three products of a layer's step: x·w, xᵀ·d, d·wᵀ (sizes that leave partial
+        // strips and panels).
+        let (m, k, n) = (37, 29, 21);
+        let (x, w, d) = (matrix(m, k, 0.37), matrix(k, n, 0.11), matrix(m, n, 0.23));
+        let op = |values, transposed| Operand { values, transposed };
+        for (a, b) in [
+            (op(&x, false), op(&w, false)),
+            (op(&x, true), op(&d, false)),
+            (op(&d, false), op(&w, true)),
+        ] {
+            let packed = product(Kernel::Packed, a, b);
+            let flex = product(Kernel::Flex, a, b);
+            let (p, f) = (slice(&packed), slice(&flex));
+            assert_eq!(p.len(), f.len());
+            let most = f.iter().fold(0f32, |m, v| m.max(v.abs()));
+            let worst = p.iter().zip(f).fold(0f32, |m, (p, f)| m.max((p - f).abs()));
+            assert!(worst <= 1e-5 * most.max(1.0), "{worst} of {most}");
+        }
+    }
 }

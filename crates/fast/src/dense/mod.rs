@@ -6,9 +6,10 @@
 //! dimension and the shares are added. Its backward is the layer's usual one (the ReLU's mask,
 //! then the bias's, the kernel's and the input's gradients), the kernel's gradient over a short
 //! batch (at most [`SHORT_BATCH`] rows) on batchlab's own kernel (`outer`), the rest on flex.
-//! Over a long batch (at least [`LONG_BATCH`] rows: the MLP's 1024) all three products, forward
-//! and backward, run on batchlab's packed kernel (`packed`), the bias, the ReLU and its mask in
-//! the passes around them. Other backends, inference and the switch off take burn's
+//! Over a long batch (at least [`LONG_BATCH`] rows: the MLP's 1024) each of the three products,
+//! forward and backward, runs on the kernel this machine measured faster for its shape,
+//! batchlab's packed one (`packed`) or flex's (`long`), the bias, the ReLU and its mask in the
+//! passes around them. Other backends, inference and the switch off take burn's
 //! `relu(linear.forward(x))`.
 
 use burn::{
@@ -39,7 +40,7 @@ const MAX_OUTPUT: usize = 1 << 15;
 const MIN_SHARE: usize = 1 << 13;
 /// At most this many rows (the batch) for the kernel's gradient to be batchlab's: a sum this
 /// short is where flex's kernel is slow (VGG16's fc layers at batch 16, the small CNN's dense
-/// layer at batch 32); the MLP's batch of 1024 keeps flex's.
+/// layer at batch 32); a batch between this and [`LONG_BATCH`] keeps flex's.
 pub const SHORT_BATCH: usize = 64;
 /// At least this many rows (the batch) for the three products to be chosen between batchlab's
 /// packed kernel and flex's by this machine's measurement (`long`): below it, packing the

@@ -99,6 +99,14 @@ bench-mlp-products rounds="3": setup-keras
     test -x {{venv_tch}}/bin/python || just build-tch
     bash scripts/bench-mlp-products.sh {{rounds}}
 
+# What burn adds around libtorch's ops per training step of one bench case (vgg16, small-cnn,
+# mlp): burn on LibTorch against plain PyTorch on the same libtorch, both under `perf record`,
+# CPU ms per step by group of code and by symbol, logged to
+# docs/bench/<date>-<cpu>-tch-overhead-<case>.log (scripts/bench-tch-overhead.sh); more LibTorch
+# builds to compare (an older commit's) as LABEL=BIN.
+bench-tch-overhead case="mlp" rounds="3" *more: build-tch
+    bash scripts/bench-tch-overhead.sh {{case}} {{rounds}} {{more}}
+
 # mimalloc keeping freed memory (what the binary sets for itself) against its default, on the
 # three standard steps, interleaved, logged to docs/bench/<date>-<cpu>-allocator.log
 # (scripts/bench-allocator.sh).

@@ -234,19 +234,23 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--samples", type=int, default=10)
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--case", action="append", default=[],
+                        choices=[case[0].split()[0] for case in CASES],
+                        help="a case to time (repeat for several; default: all three)")
     parser.add_argument("--profile", action="store_true",
                         help="instead of timing, print each case's costliest ops (torch.profiler)")
     args = parser.parse_args()
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     torch.manual_seed(0)
+    cases = [case for case in CASES if not args.case or case[0].split()[0] in args.case]
     if args.profile:
-        for case in CASES:
+        for case in cases:
             profile(case, args.samples)
         return
     print(f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"{args.rounds} round(s) x (2 warm-up + {args.samples} timed steps) per case")
-    print_results(time_rounds(CASES, visit, args.rounds, args.samples))
+    print_results(time_rounds(cases, visit, args.rounds, args.samples))
 
 if __name__ == "__main__":
     main()

@@ -51,6 +51,8 @@ pub struct BenchArgs<'a> {
     pub repeats: usize,
     /// Each backend that has fast paths on burn's own ops too.
     pub burn_ops: bool,
+    /// The step cases to time, by [`bench::Case::key`]; none: all three.
+    pub cases: &'a [String],
 }
 
 pub fn bench(args: BenchArgs, data_dir: &Path) -> Result<()> {
@@ -66,9 +68,10 @@ pub fn bench(args: BenchArgs, data_dir: &Path) -> Result<()> {
             .collect();
         backends.extend(burn);
     }
-    let cases = bench::standard_cases();
+    let cases = bench::select_cases(args.cases).map_err(|e| anyhow!("--case: {e}"))?;
     if args.only.runs(Only::Steps) {
-        step_benchmarks(&backends, &cases, args.rounds, args.samples)?;
+        let picked = !args.cases.is_empty();
+        step_benchmarks(&backends, &cases, args.rounds, args.samples, picked)?;
     }
     if args.only.runs(Only::Epoch) {
         epoch_benchmark(data_dir)?;
@@ -79,7 +82,8 @@ pub fn bench(args: BenchArgs, data_dir: &Path) -> Result<()> {
     if args.only.runs(Only::Loader) {
         loader_benchmark(
             &backends[0],
-            &cases[1],
+            // The small CNN's images, whichever step cases `--case` chose.
+            &bench::standard_cases()[1],
             args.samples,
             args.repeats,
             data_dir,
@@ -143,6 +147,7 @@ fn step_benchmarks(
     cases: &[bench::Case],
     rounds: usize,
     samples: usize,
+    picked: bool,
 ) -> Result<()> {
     let plan = Rounds {
         rounds,
@@ -181,7 +186,11 @@ fn step_benchmarks(
             );
         }
     }
-    let mlp = cases.last().expect("the MLP case is last");
+    // The harness's overhead is a benchmark of its own, on the MLP: it runs with every case and
+    // is left out when `--case` picks some (a profile of one case must time that case alone).
+    let (Some(mlp), false) = (cases.iter().find(|c| c.key() == "mlp"), picked) else {
+        return Ok(());
+    };
     for backend in backends {
         let (harness, bare) = bench::harness_overhead(backend, mlp, 10, samples)?;
         let overhead = (harness.median_ms - bare.median_ms) / bare.median_ms * 100.0;

@@ -144,6 +144,10 @@ enum Command {
         /// (`backend.fast_paths = false`), interleaved with the fast paths.
         #[arg(long)]
         burn_ops: bool,
+        /// A step case to time (repeat for several): vgg16, small-cnn or mlp; default: all three
+        /// and the harness's overhead, which a picked case leaves out.
+        #[arg(long = "case")]
+        cases: Vec<String>,
     },
     /// batchlab's fast convolution + ReLU against burn's on a backend (output and gradients,
     /// 1e-4 relative): the check the GPU campaign runs on the card before its sweeps. Exits
@@ -201,6 +205,7 @@ fn main() -> ExitCode {
             only,
             repeats,
             burn_ops,
+            cases,
         } => bench::bench(
             bench::BenchArgs {
                 samples,
@@ -209,6 +214,7 @@ fn main() -> ExitCode {
                 only,
                 repeats,
                 burn_ops,
+                cases: &cases,
             },
             &cli.data_dir,
         ),

@@ -82,6 +82,30 @@ pub fn standard_cases() -> Vec<Case> {
     ]
 }
 
+impl Case {
+    /// The name's first word (`vgg16`, `small-cnn`, `mlp`): what `batchlab bench --case` takes.
+    pub fn key(&self) -> &'static str {
+        self.name.split(' ').next().unwrap_or(self.name)
+    }
+}
+
+/// The standard cases whose [`Case::key`] is among `keys`, in the standard order; all of them
+/// when `keys` is empty. An unknown key is an error naming the known ones.
+pub fn select_cases(keys: &[String]) -> Result<Vec<Case>, String> {
+    let cases = standard_cases();
+    if let Some(unknown) = keys.iter().find(|k| !cases.iter().any(|c| c.key() == *k)) {
+        let known: Vec<&str> = cases.iter().map(Case::key).collect();
+        return Err(format!(
+            "unknown case `{unknown}`: expected one of {}",
+            known.join(", ")
+        ));
+    }
+    Ok(cases
+        .into_iter()
+        .filter(|c| keys.is_empty() || keys.iter().any(|k| k == c.key()))
+        .collect())
+}
+
 /// Times `case`: `warmup` dropped steps, then `samples` timed steps through the sweep harness.
 pub fn time_case(
     backend: &BackendConfig,

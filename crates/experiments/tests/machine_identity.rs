@@ -42,6 +42,16 @@ fn the_words_each_backend_records_are_known_fast_paths() {
     assert!(thresholds.ids().any(|id| id == "winograd-f4x4-v1"));
     assert!(thresholds.ids().any(|id| id == "dense-relu-long-batch-v1"));
     assert_ne!(thresholds, flex);
+    let libtorch = FastPaths::read(batchlab_fast::ON_LIBTORCH);
+    let ids: Vec<&str> = libtorch.ids().collect();
+    assert_eq!(
+        ids,
+        [
+            "conv-relu-libtorch-v1",
+            "dense-relu-libtorch-v1",
+            "optimizers-v1"
+        ]
+    );
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod buffer;
 pub mod choice;
 pub mod conv;
 pub mod dense;
+mod fused;
 pub mod optim;
 mod outer;
 pub mod packed;
@@ -101,5 +102,6 @@ pub const ON_FLEX_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); co
 /// The fast paths a LibTorch run takes, in words.
 /// Since 2026-11-26 it names libtorch's convolution backward, which changed the step times of
 /// every convolutional model on tch.
-pub const ON_LIBTORCH: &str =
-    "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with libtorch's own backward";
+/// Since 2026-11-28 (the evening) a dense + ReLU runs as libtorch's `addmm` and its ReLU's own
+/// backward (`dense`), which changed the step times of every model on tch: a new phrase.
+pub const ON_LIBTORCH: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with libtorch's own backward; dense + ReLU as libtorch's addmm with the ReLU's own backward";

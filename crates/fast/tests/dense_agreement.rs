@@ -5,19 +5,18 @@
 //! gradients are batchlab's (sizes that leave partial blocks and panels), on a batch between
 //! short and long, which takes burn's path, and on long batches whose three products are
 //! batchlab's packed kernel's (rows, inner lengths and columns that leave partial strips, steps
-//! and panels).
+//! and panels). With LibTorch (`just test-tch`) the same shapes on `Autodiff<LibTorch>`, where
+//! every one takes the fast path (libtorch's `addmm` and `threshold_backward`).
 
 use batchlab_fast::{counts, dense::linear_relu, Kind};
 use burn::{
     backend::{Autodiff, Flex},
     nn::{Linear, LinearConfig},
-    tensor::{activation::relu, Distribution, Tensor},
+    tensor::{activation::relu, backend::AutodiffBackend, Distribution, Tensor},
 };
 
-type B = Autodiff<Flex>;
-
 /// Output, dx, dw, db of `forward` on a fresh graph, the output weighted by `r`.
-fn run(
+fn run<B: AutodiffBackend>(
     layer: &Linear<B>,
     x: &Tensor<B, 2>,
     r: &Tensor<B, 2>,
@@ -26,18 +25,14 @@ fn run(
     let x = x.clone().detach().require_grad();
     let y = forward(layer, x.clone());
     let grads = (y.clone() * r.clone()).sum().backward();
-    let values = |t: Tensor<Flex, 2>| t.into_data().to_vec::<f32>().unwrap();
     let bias = layer.bias.as_ref().unwrap().val();
     [
-        values(y.inner()),
-        values(x.grad(&grads).unwrap()),
-        values(layer.weight.val().grad(&grads).unwrap()),
-        bias.grad(&grads)
-            .unwrap()
-            .into_data()
-            .to_vec::<f32>()
-            .unwrap(),
+        y.inner().into_data(),
+        x.grad(&grads).unwrap().into_data(),
+        layer.weight.val().grad(&grads).unwrap().into_data(),
+        bias.grad(&grads).unwrap().into_data(),
     ]
+    .map(|data| data.convert::<f32>().to_vec::<f32>().unwrap())
 }
 
 fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
@@ -50,6 +45,13 @@ fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
 
 #[test]
 fn the_fast_path_matches_burn_forward_and_backward() {
+    matches_burn::<Autodiff<Flex>>(false);
+    #[cfg(feature = "tch")]
+    matches_burn::<Autodiff<burn::backend::LibTorch>>(true);
+}
+
+/// `every_shape`: whether the fast path takes every shape (LibTorch's), else those marked.
+fn matches_burn<B: AutodiffBackend>(every_shape: bool) {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()
@@ -70,7 +72,11 @@ fn the_fast_path_matches_burn_forward_and_backward() {
             let before = counts(Kind::Dense);
             let fast = run(&layer, &x, &r, linear_relu);
             let after = counts(Kind::Dense);
-            assert_eq!(after.fast > before.fast, fast_path, "{m}x{k}x{n}");
+            assert_eq!(
+                after.fast > before.fast,
+                fast_path || every_shape,
+                "{m}x{k}x{n}"
+            );
             let burn = run(&layer, &x, &r, |l: &Linear<B>, x| relu(l.forward(x)));
             for (name, (a, b)) in ["output", "dx", "dw", "db"]
                 .iter()

@@ -72,6 +72,10 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
         "conv-relu-libtorch-v1",
         &["convolution + ReLU with libtorch's own backward"],
     ),
+    (
+        "dense-relu-libtorch-v1",
+        &["dense + ReLU as libtorch's addmm with the ReLU's own backward"],
+    ),
     ("burn-ops", &["none on this backend: burn's own ops"]),
     // Turned off on a backend that has them: burn's own ops too, but not the backend's usual
     // step, so never the same as its runs with them (a reader is told, docs/results.md).

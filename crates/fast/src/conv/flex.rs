@@ -21,15 +21,20 @@ use super::{
     direct::{self, im2col_slices, SLICE_ELEMENTS},
     kernels::{channels_first, relu_mask_and_bias, transpose_flip, Geometry},
     narrow,
-    op::{Fused, Saved},
     winograd::{self, positions},
 };
-use crate::buffer::keep;
+use crate::{
+    buffer::keep,
+    fused::{Fused, Saved},
+};
 
 impl Fused<Flex> for ConvRelu {
+    /// The padding.
+    type Params = [usize; 2];
+
     /// The path this machine measured fastest (`choice`): the direct convolution (`direct`) or
     /// Winograd's, by blocks of tiles or position by position; the ReLU in its write-back.
-    fn conv_relu(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
+    fn forward(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
         let (g, n, k) = geometry(&x, &w, padding);
         let [p, q] = g.output();
         if narrow::applies(g) {
@@ -75,12 +80,17 @@ fn direct_conv_relu(
 pub(super) struct ConvRelu;
 
 impl Backward<Flex, 3> for ConvRelu {
-    type State = Saved<FlexTensor>;
+    type State = Saved<FlexTensor, [usize; 2]>;
 
     fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
         let [node_x, node_w, node_b] = ops.parents;
         let grad = grads.consume::<Flex>(&ops.node);
-        let Saved { x, w, out, padding } = ops.state;
+        let Saved {
+            x,
+            w,
+            out,
+            params: padding,
+        } = ops.state;
         let [n, k, p, q] = dims(&out);
         let (out, grad) = (out.to_contiguous(), grad.to_contiguous());
         let (out, grad) = (slice(&out), slice(&grad));

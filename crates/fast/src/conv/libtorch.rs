@@ -24,7 +24,7 @@ use burn::{
 };
 use tch::{CModule, IValue};
 
-use super::op::{Fused, Saved};
+use crate::fused::{Fused, Saved};
 
 /// The TorchScript module `build.rs` wrote (empty where the build had no Python with torch).
 const MODULE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/conv_relu_backward.pt"));
@@ -45,8 +45,11 @@ fn module() -> Option<&'static Mutex<CModule>> {
 pub(super) struct ConvRelu;
 
 impl Fused<LibTorch> for ConvRelu {
+    /// The padding.
+    type Params = [usize; 2];
+
     /// libtorch's convolution (as burn-tch calls it) and ReLU, in place on the fresh output.
-    fn conv_relu(x: TchTensor, w: TchTensor, b: TchTensor, padding: [usize; 2]) -> TchTensor {
+    fn forward(x: TchTensor, w: TchTensor, b: TchTensor, padding: [usize; 2]) -> TchTensor {
         let options = ConvOptions::new([1, 1], padding, [1, 1], 1);
         let out = <LibTorch as ModuleOps<LibTorch>>::conv2d(x, w, Some(b), options);
         <LibTorch as ActivationOps<LibTorch>>::relu(out)
@@ -59,12 +62,17 @@ impl Fused<LibTorch> for ConvRelu {
 }
 
 impl Backward<LibTorch, 3> for ConvRelu {
-    type State = Saved<TchTensor>;
+    type State = Saved<TchTensor, [usize; 2]>;
 
     fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
         let [node_x, node_w, node_b] = ops.parents;
         let grad = grads.consume::<LibTorch>(&ops.node);
-        let Saved { x, w, out, padding } = ops.state;
+        let Saved {
+            x,
+            w,
+            out,
+            params: padding,
+        } = ops.state;
         let padding: Vec<i64> = padding.iter().map(|&p| p as i64).collect();
         let inputs = [
             IValue::Tensor(grad.tensor.shallow_clone()),

@@ -30,10 +30,9 @@ mod kernels;
 #[cfg(feature = "tch")]
 mod libtorch;
 mod narrow;
-mod op;
 mod winograd;
 
-use crate::Kind;
+use crate::{fused, Kind};
 
 #[cfg(feature = "tch")]
 use burn::backend::LibTorch;
@@ -50,9 +49,10 @@ pub fn conv2d_relu<B: Backend>(conv: &Conv2d<B>, x: Tensor<B, 4>) -> Tensor<B, 4
         return burn_conv2d_relu(conv, x);
     };
     let (w, b) = (conv.weight.val(), bias.val());
-    let fused = op::apply::<Flex, flex::ConvRelu, B>(x, w.clone(), b.clone(), padding);
+    let fused = fused::apply::<Flex, flex::ConvRelu, B, 4>(x, w.clone(), b.clone(), padding);
     #[cfg(feature = "tch")]
-    let fused = fused.or_else(|x| op::apply::<LibTorch, libtorch::ConvRelu, B>(x, w, b, padding));
+    let fused =
+        fused.or_else(|x| fused::apply::<LibTorch, libtorch::ConvRelu, B, 4>(x, w, b, padding));
     match fused {
         Ok(y) => {
             crate::count(Kind::Convolution, true);

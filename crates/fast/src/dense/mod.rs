@@ -9,29 +9,35 @@
 //! Over a long batch (at least [`LONG_BATCH`] rows: the MLP's 1024) each of the three products,
 //! forward and backward, runs on the kernel this machine measured faster for its shape,
 //! batchlab's packed one (`packed`) or flex's (`long`), the bias, the ReLU and its mask in the
-//! passes around them. Other backends, inference and the switch off take burn's
+//! passes around them. On `Autodiff<LibTorch>` it is libtorch's own ops in PyTorch's order
+//! (`libtorch`). Other backends, inference and the switch off take burn's
 //! `relu(linear.forward(x))`.
 
+#[cfg(feature = "tch")]
+use burn::backend::LibTorch;
 use burn::{
     backend::{
         autodiff::{
-            checkpoint::{base::Checkpointer, strategy::NoCheckpointing},
+            checkpoint::base::Checkpointer,
             grads::Gradients,
-            ops::{Backward, Ops, OpsKind},
+            ops::{Backward, Ops},
         },
         flex::FlexTensor,
-        Autodiff, Flex,
+        Flex,
     },
     nn::Linear,
-    tensor::{activation::relu, backend::Backend, DType, Tensor, TensorData, TensorPrimitive},
+    tensor::{activation::relu, backend::Backend, Tensor, TensorData, TensorPrimitive},
 };
 use rayon::prelude::*;
 
-use crate::{outer, storage::cast, Kind};
+use crate::{
+    fused::{self, Fused, Saved},
+    outer, Kind,
+};
 
+#[cfg(feature = "tch")]
+mod libtorch;
 mod long;
-
-type Ad = Autodiff<Flex>;
 
 /// At most this many output values (batch x features) for the split to pay: a larger output
 /// gives flex's kernel rows and columns enough to share out itself.
@@ -51,21 +57,31 @@ pub const LONG_BATCH: usize = 512;
 
 /// `relu(linear.forward(x))`, through the fast path where it applies.
 pub fn linear_relu<B: Backend>(linear: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
+    let (Some(bias), true) = (&linear.bias, crate::enabled()) else {
+        return burn_linear_relu(linear, x);
+    };
     let [m, k] = x.dims();
     let n = linear.weight.dims()[1];
-    let applies = crate::enabled()
-        && x.dtype() == DType::F32
-        && (splits(m, n, k) > 1 || m <= SHORT_BATCH || m >= LONG_BATCH);
-    let x = match (&linear.bias, applies) {
-        (Some(bias), true) => match fused(x, linear.weight.val(), bias.val()) {
-            Ok(y) => {
-                crate::count(Kind::Dense, true);
-                return y;
-            }
-            Err(x) => x,
-        },
-        _ => x,
+    let (w, b) = (linear.weight.val(), bias.val());
+    // flex's path pays where it splits the inner dimension, over a short batch and over a long
+    // one; LibTorch's everywhere (libtorch's own ops in PyTorch's order).
+    let flex_pays = splits(m, n, k) > 1 || m <= SHORT_BATCH || m >= LONG_BATCH;
+    let fused = match flex_pays {
+        true => fused::apply::<Flex, DenseRelu, B, 2>(x, w.clone(), b.clone(), ()),
+        false => Err(x),
     };
+    #[cfg(feature = "tch")]
+    let fused = fused.or_else(|x| fused::apply::<LibTorch, libtorch::DenseRelu, B, 2>(x, w, b, ()));
+    match fused {
+        Ok(y) => {
+            crate::count(Kind::Dense, true);
+            y
+        }
+        Err(x) => burn_linear_relu(linear, x),
+    }
+}
+
+fn burn_linear_relu<B: Backend>(linear: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
     crate::count(Kind::Dense, false);
     relu(linear.forward(x))
 }
@@ -76,38 +92,6 @@ fn splits(m: usize, n: usize, k: usize) -> usize {
         return 1;
     }
     rayon::current_num_threads().min(k / MIN_SHARE).max(1)
-}
-
-/// The operation where `B` is `Autodiff<Flex>`; `Err(x)` hands the input back.
-fn fused<B: Backend>(
-    x: Tensor<B, 2>,
-    w: Tensor<B, 2>,
-    b: Tensor<B, 1>,
-) -> Result<Tensor<B, 2>, Tensor<B, 2>> {
-    let x: Tensor<Ad, 2> = cast(x)?;
-    let (Ok(w), Ok(b)) = (cast::<_, Tensor<Ad, 2>>(w), cast::<_, Tensor<Ad, 1>>(b)) else {
-        unreachable!("the weight and bias share the input's backend");
-    };
-    let (x, w, b) = (
-        x.into_primitive().tensor(),
-        w.into_primitive().tensor(),
-        b.into_primitive().tensor(),
-    );
-    let nodes = [x.node.clone(), w.node.clone(), b.node.clone()];
-    let out = match DenseRelu
-        .prepare::<NoCheckpointing>(nodes)
-        .compute_bound()
-        .stateful()
-    {
-        OpsKind::Tracked(prep) => {
-            let out = forward(x.primitive.clone(), w.primitive.clone(), b.primitive);
-            let state = (x.primitive, w.primitive, out.clone());
-            prep.finish(state, out)
-        }
-        OpsKind::UnTracked(prep) => prep.finish(forward(x.primitive, w.primitive, b.primitive)),
-    };
-    let y: Tensor<Ad, 2> = Tensor::from_primitive(TensorPrimitive::Float(out));
-    Ok(cast(y).unwrap_or_else(|_| unreachable!("B is Autodiff<Flex>")))
 }
 
 fn slice(t: &FlexTensor) -> &[f32] {
@@ -141,17 +125,24 @@ fn forward(x: FlexTensor, w: FlexTensor, b: FlexTensor) -> FlexTensor {
     relu(product + b.unsqueeze::<2>()).into_primitive().tensor()
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct DenseRelu;
 
+impl Fused<Flex> for DenseRelu {
+    type Params = ();
+
+    fn forward(x: FlexTensor, w: FlexTensor, b: FlexTensor, (): ()) -> FlexTensor {
+        forward(x, w, b)
+    }
+}
+
 impl Backward<Flex, 3> for DenseRelu {
-    /// The input, the kernel and the output.
-    type State = (FlexTensor, FlexTensor, FlexTensor);
+    type State = Saved<FlexTensor, ()>;
 
     fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
         let [node_x, node_w, node_b] = ops.parents;
         let grad = grads.consume::<Flex>(&ops.node);
-        let (x, w, out) = ops.state;
+        let Saved { x, w, out, .. } = ops.state;
         if x.layout().shape().dims::<2>()[0] >= LONG_BATCH {
             let ids = [node_x, node_w, node_b].map(|node| node.map(|node| node.id));
             let values = long::backward(grad, [x, w, out], ids.map(|id| id.is_some()));

@@ -1,8 +1,9 @@
-//! What the fused convolution + ReLU operations of flex and LibTorch share: recognising their
-//! backend behind a generic `B`, and recording the operation on burn-autodiff's graph with what
-//! its backward keeps (the burn book's "Backend Extension").
+//! What every fused layer + ReLU operation shares (the convolutions' and the dense layers', on
+//! flex and on LibTorch): recognising its backend behind a generic `B`, and recording the
+//! operation on burn-autodiff's graph with what its backward keeps (the burn book's "Backend
+//! Extension").
 
-use std::any::TypeId;
+use std::{any::TypeId, fmt::Debug};
 
 use burn::{
     backend::{
@@ -19,15 +20,19 @@ use crate::storage::cast;
 
 /// One backend's fused operation: its forward on that backend's tensors; its backward is the
 /// `Backward` implementation.
-pub(super) trait Fused<B: Backend>:
-    Backward<B, 3, State = Saved<B::FloatTensorPrimitive>> + Default
+pub(crate) trait Fused<B: Backend>:
+    Backward<B, 3, State = Saved<B::FloatTensorPrimitive, Self::Params>> + Default
 {
-    /// The convolution (stride 1, the given padding) with its bias, then the ReLU.
-    fn conv_relu(
+    /// The layer's settings beside its tensors: a convolution's padding, nothing for a dense
+    /// layer.
+    type Params: Copy + Debug + Send + Sync + 'static;
+
+    /// The layer (its input, kernel and bias), then the ReLU.
+    fn forward(
         x: B::FloatTensorPrimitive,
         w: B::FloatTensorPrimitive,
         b: B::FloatTensorPrimitive,
-        padding: [usize; 2],
+        params: Self::Params,
     ) -> B::FloatTensorPrimitive;
 
     /// Whether the operation can run in this process.
@@ -37,43 +42,43 @@ pub(super) trait Fused<B: Backend>:
 }
 
 /// What the backward needs: the input, the kernel and the ReLU's output (which the next layer
-/// holds anyway).
+/// holds anyway), and the layer's settings.
 #[derive(Debug, Clone)]
-pub(super) struct Saved<T> {
+pub(crate) struct Saved<T, P> {
     pub x: T,
     pub w: T,
     pub out: T,
-    pub padding: [usize; 2],
+    pub params: P,
 }
 
 /// `Op` where `B` is `Autodiff<Inner>`, every tensor is f32 and `Op` is available; `Err(x)`
 /// hands the input back for burn's path.
-pub(super) fn apply<Inner: Backend, Op: Fused<Inner>, B: Backend>(
-    x: Tensor<B, 4>,
-    w: Tensor<B, 4>,
+pub(crate) fn apply<Inner: Backend, Op: Fused<Inner>, B: Backend, const D: usize>(
+    x: Tensor<B, D>,
+    w: Tensor<B, D>,
     b: Tensor<B, 1>,
-    padding: [usize; 2],
-) -> Result<Tensor<B, 4>, Tensor<B, 4>> {
+    params: Op::Params,
+) -> Result<Tensor<B, D>, Tensor<B, D>> {
     if TypeId::of::<B>() != TypeId::of::<Autodiff<Inner>>()
         || x.dtype() != DType::F32
         || !Op::available()
     {
         return Err(x);
     }
-    let x: Tensor<Autodiff<Inner>, 4> = cast(x)?;
+    let x: Tensor<Autodiff<Inner>, D> = cast(x)?;
     let (Ok(w), Ok(b)) = (cast(w), cast(b)) else {
         unreachable!("the weight and bias share the input's backend");
     };
-    let y = record::<Inner, Op>(x, w, b, padding);
+    let y = record::<Inner, Op, D>(x, w, b, params);
     Ok(cast(y).unwrap_or_else(|_| unreachable!("B is Autodiff<Inner>")))
 }
 
-fn record<Inner: Backend, Op: Fused<Inner>>(
-    x: Tensor<Autodiff<Inner>, 4>,
-    w: Tensor<Autodiff<Inner>, 4>,
+fn record<Inner: Backend, Op: Fused<Inner>, const D: usize>(
+    x: Tensor<Autodiff<Inner>, D>,
+    w: Tensor<Autodiff<Inner>, D>,
     b: Tensor<Autodiff<Inner>, 1>,
-    padding: [usize; 2],
-) -> Tensor<Autodiff<Inner>, 4> {
+    params: Op::Params,
+) -> Tensor<Autodiff<Inner>, D> {
     let (x, w, b) = (
         x.into_primitive().tensor(),
         w.into_primitive().tensor(),
@@ -86,26 +91,23 @@ fn record<Inner: Backend, Op: Fused<Inner>>(
         .stateful()
     {
         OpsKind::Tracked(prep) => {
-            let out = Op::conv_relu(
+            let out = Op::forward(
                 x.primitive.clone(),
                 w.primitive.clone(),
                 b.primitive,
-                padding,
+                params,
             );
             let state = Saved {
                 x: x.primitive,
                 w: w.primitive,
                 out: out.clone(),
-                padding,
+                params,
             };
             prep.finish(state, out)
         }
-        OpsKind::UnTracked(prep) => prep.finish(Op::conv_relu(
-            x.primitive,
-            w.primitive,
-            b.primitive,
-            padding,
-        )),
+        OpsKind::UnTracked(prep) => {
+            prep.finish(Op::forward(x.primitive, w.primitive, b.primitive, params))
+        }
     };
     Tensor::from_primitive(TensorPrimitive::Float(out))
 }

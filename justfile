@@ -109,10 +109,12 @@ bench-tch-overhead case="mlp" rounds="3" *more: build-tch
 
 # mimalloc keeping freed memory (what the binary sets for itself) against its default, on the
 # three standard steps, interleaved, logged to docs/bench/<date>-<cpu>-allocator.log
-# (scripts/bench-allocator.sh).
-bench-allocator rounds="3" samples="10":
+# (scripts/bench-allocator.sh); `backend=tch`: glibc's malloc (libtorch's) keeping freed memory
+# against its defaults on the LibTorch build, logged to ...-allocator-tch.log.
+bench-allocator rounds="3" samples="10" backend="flex":
     cargo build --release --quiet -p batchlab-cli
-    bash scripts/bench-allocator.sh {{rounds}} {{samples}}
+    if [ "{{backend}}" = tch ]; then just build-tch; fi
+    bash scripts/bench-allocator.sh {{rounds}} {{samples}} {{backend}}
 
 # Any other batchlab command, e.g. `just batchlab list`.
 batchlab *ARGS:

@@ -13,7 +13,7 @@ symbols whose CPU time differs most from PyTorch's, then MKL's own timing of eve
 product (MKL_VERBOSE).
 
 Usage: tch_overhead.py --tch [LABEL=]BIN [--tch LABEL=BIN] --python PY --case mlp
-                       [--short 20 --long 220 --rounds 3]
+                       [--short STEPS --long STEPS --rounds 3]
 """
 
 import argparse
@@ -89,11 +89,14 @@ def main():
                         help="a LibTorch build of batchlab, LABEL=BIN or BIN (label tch)")
     parser.add_argument("--python", required=True)
     parser.add_argument("--case", default="mlp", choices=["vgg16", "small-cnn", "mlp"])
-    parser.add_argument("--short", type=int, default=20)
-    parser.add_argument("--long", type=int, default=220)
+    parser.add_argument("--short", type=int, help="default: 20 steps on the MLP, 2 else")
+    parser.add_argument("--long", type=int, help="default: 220 steps on the MLP, 12 else")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--freq", type=int, default=1999)
     args = parser.parse_args()
+    mlp = args.case == "mlp"
+    args.short = args.short or (20 if mlp else 2)
+    args.long = args.long or (220 if mlp else 12)
     os.environ.update({"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"})
     binaries = dict(t.split("=", 1) if "=" in t else ("tch", t) for t in args.tch)
     frameworks = list(binaries) + ["PyTorch"]

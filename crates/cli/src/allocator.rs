@@ -7,6 +7,13 @@
 //! the environment as the process starts, before `main`, and setting them in-process takes
 //! unsafe code, so `main` starts the binary again with the variable set where it is missing;
 //! child processes inherit it.
+//!
+//! libtorch allocates its tensors with the C library's malloc, not Rust's allocator, and glibc
+//! hands large blocks back too (each one mapped afresh past its mmap threshold, the heap's top
+//! trimmed past its trim threshold): a tch VGG16 step page-faulted about 51,000 times
+//! (docs/tch-performance.md). With LibTorch built in, the restart also raises both thresholds
+//! ([`GLIBC_KEEP_FREED`], glibc's tunables, which it too reads only as the process starts).
+//! `just bench-allocator 3 10 tch` times it against glibc's defaults.
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -14,9 +21,22 @@ use std::process::Command;
 /// The option and its value: never purge (return) freed memory.
 const KEEP_FREED: (&str, &str) = ("MIMALLOC_PURGE_DELAY", "-1");
 
-/// Starts this binary again with [`KEEP_FREED`] set, unless the environment names a purge delay
-/// already (a worker, a restarted process, or a user's own choice). Returns only when it did not
-/// restart (or could not, which leaves mimalloc's default and says so in meta.json).
+/// glibc's malloc keeping what it frees: blocks up to 256 MiB from the heap, whose top is
+/// trimmed only past 1 GiB free (with LibTorch built in; a variable the user set wins). These
+/// are the tunables' own variables: glibc 2.36 cuts `GLIBC_TUNABLES` down to its first tunable
+/// in the environment children inherit.
+#[cfg(feature = "tch")]
+const GLIBC_KEEP_FREED: &[(&str, &str)] = &[
+    ("MALLOC_MMAP_THRESHOLD_", "268435456"),
+    ("MALLOC_TRIM_THRESHOLD_", "1073741824"),
+];
+#[cfg(not(feature = "tch"))]
+const GLIBC_KEEP_FREED: &[(&str, &str)] = &[];
+
+/// Starts this binary again with [`KEEP_FREED`] (and [`GLIBC_KEEP_FREED`]) set, unless the
+/// environment names a purge delay already (a worker, a restarted process, or a user's own
+/// choice). Returns only when it did not restart (or could not, which leaves mimalloc's default
+/// and says so in meta.json).
 pub fn keep_freed_memory() {
     if std::env::var_os(KEEP_FREED.0).is_some() {
         return;
@@ -24,18 +44,49 @@ pub fn keep_freed_memory() {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
-    let failed = Command::new(exe)
+    let mut command = Command::new(exe);
+    command
         .args(std::env::args_os().skip(1))
-        .env(KEEP_FREED.0, KEEP_FREED.1)
-        .exec();
+        .env(KEEP_FREED.0, KEEP_FREED.1);
+    for (name, value) in GLIBC_KEEP_FREED {
+        if std::env::var_os(name).is_none() {
+            command.env(name, value);
+        }
+    }
+    let failed = command.exec();
     eprintln!(
         "note: could not restart with {}={} ({failed}); mimalloc returns freed memory to the kernel",
         KEEP_FREED.0, KEEP_FREED.1
     );
 }
 
-/// The allocator in meta.json's words: mimalloc and its purge delay where one is set.
+/// The allocators in meta.json's words: mimalloc and its purge delay where one is set, and with
+/// LibTorch built in, glibc's malloc (libtorch's) and its tunables.
 pub fn words() -> &'static str {
+    let mimalloc = mimalloc_words();
+    if GLIBC_KEEP_FREED.is_empty() {
+        return mimalloc;
+    }
+    let set: Vec<(&str, String)> = GLIBC_KEEP_FREED
+        .iter()
+        .filter_map(|(name, _)| std::env::var(name).ok().map(|value| (*name, value)))
+        .collect();
+    let kept = GLIBC_KEEP_FREED
+        .iter()
+        .all(|(name, value)| set.iter().any(|(n, v)| n == name && v == value));
+    let glibc = match (kept, set.is_empty()) {
+        (true, _) => "glibc's malloc for libtorch, freed memory kept".to_string(),
+        (false, true) => "glibc's malloc for libtorch".to_string(),
+        (false, false) => {
+            let named: Vec<String> = set.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            format!("glibc's malloc for libtorch ({})", named.join(", "))
+        }
+    };
+    Box::leak(format!("{mimalloc}; {glibc}").into_boxed_str())
+}
+
+/// mimalloc and its purge delay where one is set.
+fn mimalloc_words() -> &'static str {
     match std::env::var(KEEP_FREED.0) {
         Ok(delay) if delay == KEEP_FREED.1 => {
             "mimalloc, freed memory kept (MIMALLOC_PURGE_DELAY=-1)"

@@ -49,7 +49,7 @@ pub enum Kind {
     Convolution,
     /// A max-pooling (likewise).
     Pooling,
-    /// A dense layer + ReLU (likewise).
+    /// A dense layer + ReLU, or a dense layer that is a network's head (likewise).
     Dense,
 }
 
@@ -102,6 +102,7 @@ pub const ON_FLEX_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); co
 /// The fast paths a LibTorch run takes, in words.
 /// Since 2026-11-26 it names libtorch's convolution backward, which changed the step times of
 /// every convolutional model on tch.
-/// Since 2026-11-28 (the evening) a dense + ReLU runs as libtorch's `addmm` and its ReLU's own
-/// backward (`dense`), which changed the step times of every model on tch: a new phrase.
-pub const ON_LIBTORCH: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with libtorch's own backward; dense + ReLU as libtorch's addmm with the ReLU's own backward";
+/// Since 2026-11-28 (the evening) a dense layer (with its ReLU, or a network's head) runs as
+/// libtorch's `addmm` and the ReLU's own backward, a narrow one with its products in PyTorch's
+/// order (`dense`), which changed the step times of every model on tch: a new phrase.
+pub const ON_LIBTORCH: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with libtorch's own backward; dense layers as libtorch's addmm with the ReLU's own backward, narrow ones in PyTorch's order";

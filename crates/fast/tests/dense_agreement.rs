@@ -5,10 +5,16 @@
 //! gradients are batchlab's (sizes that leave partial blocks and panels), on a batch between
 //! short and long, which takes burn's path, and on long batches whose three products are
 //! batchlab's packed kernel's (rows, inner lengths and columns that leave partial strips, steps
-//! and panels). With LibTorch (`just test-tch`) the same shapes on `Autodiff<LibTorch>`, where
-//! every one takes the fast path (libtorch's `addmm` and `threshold_backward`).
+//! and panels); each shape also as a network's head (no ReLU), which takes burn's path on flex.
+//! With LibTorch (`just test-tch`) the same shapes on `Autodiff<LibTorch>`, where every one
+//! takes the fast path (libtorch's `addmm` and `threshold_backward`; heads narrower than
+//! `dense::libtorch::NARROW` in PyTorch's order).
 
-use batchlab_fast::{counts, dense::linear_relu, Kind};
+use batchlab_fast::{
+    counts,
+    dense::{linear, linear_relu},
+    Kind,
+};
 use burn::{
     backend::{Autodiff, Flex},
     nn::{Linear, LinearConfig},
@@ -41,6 +47,17 @@ fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
     a.iter()
         .zip(b)
         .fold(0f32, |m, (x, y)| m.max((x - y).abs() / scale))
+}
+
+/// Output, dx, dw and db within 1e-4 of burn's, relative to each tensor's largest magnitude.
+fn agree(case: &str, fast: &[Vec<f32>; 4], burn: &[Vec<f32>; 4]) {
+    for (name, (a, b)) in ["output", "dx", "dw", "db"]
+        .iter()
+        .zip(fast.iter().zip(burn))
+    {
+        let d = largest_difference(a, b);
+        assert!(d <= 1e-4, "{case} {name}: {d}");
+    }
 }
 
 #[test]
@@ -78,13 +95,13 @@ fn matches_burn<B: AutodiffBackend>(every_shape: bool) {
                 "{m}x{k}x{n}"
             );
             let burn = run(&layer, &x, &r, |l: &Linear<B>, x| relu(l.forward(x)));
-            for (name, (a, b)) in ["output", "dx", "dw", "db"]
-                .iter()
-                .zip(fast.iter().zip(&burn))
-            {
-                let d = largest_difference(a, b);
-                assert!(d <= 1e-4, "{m}x{k}x{n} {name}: {d}");
-            }
+            agree(&format!("{m}x{k}x{n}"), &fast, &burn);
+            // The same layer as a network's head (no ReLU): LibTorch's path, burn's elsewhere.
+            let before = counts(Kind::Dense);
+            let fast = run(&layer, &x, &r, linear);
+            assert_eq!(counts(Kind::Dense).fast > before.fast, every_shape);
+            let burn = run(&layer, &x, &r, |l: &Linear<B>, x| l.forward(x));
+            agree(&format!("head {m}x{k}x{n}"), &fast, &burn);
         }
     });
 }

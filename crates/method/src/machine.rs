@@ -74,7 +74,7 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
     ),
     (
         "dense-relu-libtorch-v1",
-        &["dense + ReLU as libtorch's addmm with the ReLU's own backward"],
+        &["dense layers as libtorch's addmm with the ReLU's own backward, narrow ones in PyTorch's order"],
     ),
     ("burn-ops", &["none on this backend: burn's own ops"]),
     // Turned off on a backend that has them: burn's own ops too, but not the backend's usual

@@ -4,7 +4,7 @@
 //! 669,706 trainable parameters (401,920 + 262,656 + 5,130). PyTorch/burn default init.
 
 use crate::stages::{run, Flow, Stage};
-use batchlab_fast::dense::linear_relu;
+use batchlab_fast::dense::{linear, linear_relu};
 use burn::nn::Linear;
 use burn::prelude::*;
 
@@ -67,7 +67,7 @@ impl<B: Backend> Mlp<B> {
             .map(|(i, layer)| {
                 if i == last {
                     Stage::new("head", move |x: Flow<B>| {
-                        Flow::Features(layer.forward(x.features()))
+                        Flow::Features(linear(layer, x.features()))
                     })
                 } else {
                     Stage::new(format!("dense{}+relu", i + 1), move |x: Flow<B>| {

@@ -10,7 +10,11 @@
 //! zero, `tf.layers`' defaults.
 
 use crate::stages::{run, Flow, Stage};
-use batchlab_fast::{conv::conv2d_relu, dense::linear_relu, pool::max_pool2d};
+use batchlab_fast::{
+    conv::conv2d_relu,
+    dense::{linear, linear_relu},
+    pool::max_pool2d,
+};
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::Linear;
@@ -100,7 +104,7 @@ impl<B: Backend> SimpleCnn<B> {
             Flow::Features(linear_relu(&self.dense, x.features()))
         }));
         stages.push(Stage::new("head", |x| {
-            Flow::Features(self.head.forward(x.features()))
+            Flow::Features(linear(&self.head, x.features()))
         }));
         stages
     }

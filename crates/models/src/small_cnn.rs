@@ -12,7 +12,11 @@
 //! (896 + 320,000 x 128 + 128 + 129). The flatten size follows the input (32 x H/2 x W/2).
 //! Keras biases start at zero; the last Dense keeps Keras's default Glorot-uniform kernel.
 
-use batchlab_fast::{conv::conv2d_relu, dense::linear_relu, pool::max_pool2d};
+use batchlab_fast::{
+    conv::conv2d_relu,
+    dense::{linear, linear_relu},
+    pool::max_pool2d,
+};
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::Linear;
@@ -93,7 +97,7 @@ impl<B: Backend> SmallCnn<B> {
                 Flow::Features(linear_relu(&self.dense, x.features()))
             }),
             // [batch, classes]
-            Stage::new("head", |x| Flow::Features(self.head.forward(x.features()))),
+            Stage::new("head", |x| Flow::Features(linear(&self.head, x.features()))),
         ]
     }
 }

@@ -10,7 +10,11 @@
 //! down to 32x32 work; at 224 it is Keras's 25,088.
 
 use crate::stages::{run, Flow, Stage};
-use batchlab_fast::{conv::conv2d_relu, dense::linear_relu, pool::max_pool2d};
+use batchlab_fast::{
+    conv::conv2d_relu,
+    dense::{linear, linear_relu},
+    pool::max_pool2d,
+};
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::Linear;
@@ -153,7 +157,7 @@ impl<B: Backend> Vgg<B> {
             Flow::Features(linear_relu(&self.fc2, x.features()))
         }));
         chain.push(Stage::new("head", |x| {
-            Flow::Features(self.head.forward(x.features()))
+            Flow::Features(linear(&self.head, x.features()))
         }));
         chain
     }

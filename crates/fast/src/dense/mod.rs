@@ -71,7 +71,7 @@ pub fn linear_relu<B: Backend>(linear: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B,
         false => Err(x),
     };
     #[cfg(feature = "tch")]
-    let fused = fused.or_else(|x| fused::apply::<LibTorch, libtorch::DenseRelu, B, 2>(x, w, b, ()));
+    let fused = fused.or_else(|x| fused::apply::<LibTorch, libtorch::Dense, B, 2>(x, w, b, true));
     match fused {
         Ok(y) => {
             crate::count(Kind::Dense, true);
@@ -79,6 +79,27 @@ pub fn linear_relu<B: Backend>(linear: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B,
         }
         Err(x) => burn_linear_relu(linear, x),
     }
+}
+
+/// `linear.forward(x)`, a dense layer no ReLU follows (a network's head), through LibTorch's
+/// fast path where it applies (`libtorch`); burn's elsewhere.
+pub fn linear<B: Backend>(linear: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
+    #[cfg(feature = "tch")]
+    let x = match (&linear.bias, crate::enabled()) {
+        (Some(bias), true) => {
+            let (w, b) = (linear.weight.val(), bias.val());
+            match fused::apply::<LibTorch, libtorch::Dense, B, 2>(x, w, b, false) {
+                Ok(y) => {
+                    crate::count(Kind::Dense, true);
+                    return y;
+                }
+                Err(x) => x,
+            }
+        }
+        _ => x,
+    };
+    crate::count(Kind::Dense, false);
+    linear.forward(x)
 }
 
 fn burn_linear_relu<B: Backend>(linear: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {

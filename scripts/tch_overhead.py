@@ -207,7 +207,17 @@ def print_symbols(framework, rounds, top=12):
     print(f"== the {top} symbols {framework} spends most more CPU ms per step on than "
           f"{reference}, then most less")
     for d, (dso, sym) in list(reversed(diff))[:top] + diff[:top]:
-        print(f"{d:>+8.2f}  {group(dso, sym)[:28]:<28}  {dso[:22]:<22}  {sym[:110]}")
+        print(f"{d:>+8.2f}  {group(dso, sym)[:28]:<28}  {dso[:22]:<22}  {short(sym)[:110]}")
+
+
+def short(sym):
+    """A libtorch kernel's symbol without the wrappers every element-wise loop shares, so that
+    the kernel's own name shows within a line."""
+    for wrapper in ["c10::function_ref<void (char**, long const*, long, long)>::callback_fn<",
+                    "at::TensorIteratorBase::loop_2d_from_1d<", "at::native::AVX2::",
+                    "VectorizedLoop2d<", "at::native::(anonymous namespace)::"]:
+        sym = sym.replace(wrapper, "")
+    return sym
 
 
 if __name__ == "__main__":

@@ -10,8 +10,9 @@
 //!
 //! libtorch allocates its tensors with the C library's malloc, not Rust's allocator, and glibc
 //! hands large blocks back too (each one mapped afresh past its mmap threshold, the heap's top
-//! trimmed past its trim threshold): a tch VGG16 step page-faulted about 51,000 times
-//! (docs/tch-performance.md). With LibTorch built in, the restart also raises both thresholds
+//! trimmed past its trim threshold): a tch VGG16 step page-faulted 85,637 times, none to speak
+//! of with both raised (docs/bench/20261128-1926-amd-epyc-f25-m1-page-faults-vgg16.log,
+//! `scripts/page-faults.sh`). With LibTorch built in, the restart also raises both thresholds
 //! ([`GLIBC_KEEP_FREED`], glibc's tunables, which it too reads only as the process starts).
 //! `just bench-allocator 3 10 tch` times it against glibc's defaults.
 

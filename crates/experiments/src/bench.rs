@@ -312,3 +312,24 @@ impl<B: AutodiffBackend> WithOptimizer<B, Model<B>> for BareWith<'_, B> {
         times
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_are_picked_by_their_first_word_in_the_standard_order() {
+        let keys = |cases: Vec<Case>| cases.iter().map(Case::key).collect::<Vec<_>>();
+        assert_eq!(
+            keys(select_cases(&[]).unwrap()),
+            ["vgg16", "small-cnn", "mlp"]
+        );
+        let picked = select_cases(&["mlp".into(), "vgg16".into()]).unwrap();
+        assert_eq!(keys(picked), ["vgg16", "mlp"]);
+        let unknown = select_cases(&["resnet".into()]).unwrap_err();
+        assert!(
+            unknown.contains("`resnet`") && unknown.contains("vgg16, small-cnn, mlp"),
+            "{unknown}"
+        );
+    }
+}

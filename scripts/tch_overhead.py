@@ -31,8 +31,9 @@ GROUPS = [
     ("libc: copying and filling", r"^libc[.-]", r"mem(cpy|move|set)|str"),
     ("libc: allocation", r"^libc[.-]", r"malloc|free|_int_|tcache|mmap|munmap|brk|arena"),
     ("libc: other", r"^libc[.-]", r""),
-    ("libtorch: matrix products (MKL, oneDNN)", r"libtorch|\[unknown\]|anon|libmkl|libdnnl",
-     r"mkl_|gemm|dnnl|brg|jit|^0x"),
+    # oneDNN's convolutions run as code it generates at run time: perf names it "[JIT] tid N".
+    ("libtorch: products, convolutions (MKL, oneDNN)", r"libtorch|\[unknown\]|\[JIT\]|anon|libmkl|libdnnl",
+     r"mkl_|gemm|dnnl|brg|^0x"),
     ("libtorch: autograd engine", r"libtorch", r"torch::autograd|AutogradMeta|Node::"),
     ("libtorch: element-wise ops, reductions, loss", r"libtorch|libc10",
      r"TensorIteratorBase::loop|VectorizedLoop|callback_fn<at::native|at::native::|at::vec::"),

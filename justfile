@@ -85,11 +85,12 @@ choose-kernels rounds="3" samples="10": build-no-avx512
     cargo build --release --quiet -p batchlab-cli
     bash scripts/choose-kernels.sh {{rounds}} {{samples}}
 
-# flex's convolution paths measured on this machine against the fixed thresholds, interleaved,
-# logged to docs/bench/<date>-<cpu>-conv-paths.log (scripts/bench-conv-paths.sh).
-bench-conv-paths rounds="3" samples="10":
+# flex's convolution paths and dense products measured on this machine against the fixed
+# thresholds, interleaved, on the standard steps or those `args` pick (e.g. `--case mlp --batch
+# 256`), logged to docs/bench/<date>-<cpu>-paths.log (scripts/bench-paths.sh).
+bench-paths rounds="3" samples="10" *args:
     cargo build --release --quiet -p batchlab-cli
-    bash scripts/bench-conv-paths.sh {{rounds}} {{samples}}
+    bash scripts/bench-paths.sh {{rounds}} {{samples}} {{args}}
 
 # The MLP step's eight matrix products alone in numpy's OpenBLAS, PyTorch's MKL, flex's kernel
 # (gemm) and batchlab's packed one, `rounds` rotated rounds, logged to

@@ -53,6 +53,8 @@ pub struct BenchArgs<'a> {
     pub burn_ops: bool,
     /// The step cases to time, by [`bench::Case::key`]; none: all three.
     pub cases: &'a [String],
+    /// The step cases' batch size, in place of each one's own.
+    pub batch: Option<usize>,
 }
 
 pub fn bench(args: BenchArgs, data_dir: &Path) -> Result<()> {
@@ -68,7 +70,8 @@ pub fn bench(args: BenchArgs, data_dir: &Path) -> Result<()> {
             .collect();
         backends.extend(burn);
     }
-    let cases = bench::select_cases(args.cases).map_err(|e| anyhow!("--case: {e}"))?;
+    let cases =
+        bench::select_cases(args.cases, args.batch).map_err(|e| anyhow!("--case/--batch: {e}"))?;
     if args.only.runs(Only::Steps) {
         let picked = !args.cases.is_empty();
         step_benchmarks(&backends, &cases, args.rounds, args.samples, picked)?;

@@ -148,6 +148,9 @@ enum Command {
         /// and the harness's overhead, which a picked case leaves out.
         #[arg(long = "case")]
         cases: Vec<String>,
+        /// The step cases' batch size, in place of each one's own (16, 32, 1024).
+        #[arg(long)]
+        batch: Option<usize>,
     },
     /// batchlab's fast convolution + ReLU against burn's on a backend (output and gradients,
     /// 1e-4 relative): the check the GPU campaign runs on the card before its sweeps. Exits
@@ -206,6 +209,7 @@ fn main() -> ExitCode {
             repeats,
             burn_ops,
             cases,
+            batch,
         } => bench::bench(
             bench::BenchArgs {
                 samples,
@@ -215,6 +219,7 @@ fn main() -> ExitCode {
                 repeats,
                 burn_ops,
                 cases: &cases,
+                batch,
             },
             &cli.data_dir,
         ),

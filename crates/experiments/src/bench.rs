@@ -26,7 +26,7 @@ use crate::{
 #[derive(Debug, Clone)]
 pub struct Case {
     /// Shown in the table.
-    pub name: &'static str,
+    pub name: String,
     /// The model.
     pub spec: ModelSpec,
     /// The batch size.
@@ -39,7 +39,7 @@ pub struct Case {
 #[derive(Debug, Clone)]
 pub struct Timing {
     /// The case.
-    pub name: &'static str,
+    pub name: String,
     /// Median step.
     pub median_ms: f64,
     /// Quartiles.
@@ -62,19 +62,19 @@ pub fn standard_cases() -> Vec<Case> {
     mlp.hidden = vec![512, 512];
     vec![
         Case {
-            name: "vgg16 3x64x64 b16 sgd",
+            name: "vgg16 3x64x64 b16 sgd".into(),
             spec: ModelSpec::new(Architecture::Vgg16, [3, 64, 64], 1000),
             batch_size: 16,
             optimizer: sgd.clone(),
         },
         Case {
-            name: "small-cnn 3x200x200 b32 adam",
+            name: "small-cnn 3x200x200 b32 adam".into(),
             spec: ModelSpec::new(Architecture::SmallCnn, [3, 200, 200], 1),
             batch_size: 32,
             optimizer: adam,
         },
         Case {
-            name: "mlp 784-512-512-10 b1024 sgd",
+            name: "mlp 784-512-512-10 b1024 sgd".into(),
             spec: mlp,
             batch_size: 1024,
             optimizer: sgd,
@@ -84,14 +84,36 @@ pub fn standard_cases() -> Vec<Case> {
 
 impl Case {
     /// The name's first word (`vgg16`, `small-cnn`, `mlp`): what `batchlab bench --case` takes.
-    pub fn key(&self) -> &'static str {
-        self.name.split(' ').next().unwrap_or(self.name)
+    pub fn key(&self) -> &str {
+        self.name.split(' ').next().unwrap_or(&self.name)
+    }
+
+    /// The same case at batch size `batch`, its name saying so.
+    pub fn at_batch(self, batch: usize) -> Self {
+        let name = self
+            .name
+            .split(' ')
+            .map(|word| match word.strip_prefix('b') {
+                Some(digits) if digits.parse::<usize>().is_ok() => format!("b{batch}"),
+                _ => word.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        Self {
+            name,
+            batch_size: batch,
+            ..self
+        }
     }
 }
 
-/// The standard cases whose [`Case::key`] is among `keys`, in the standard order; all of them
-/// when `keys` is empty. An unknown key is an error naming the known ones.
-pub fn select_cases(keys: &[String]) -> Result<Vec<Case>, String> {
+/// The standard cases whose [`Case::key`] is among `keys`, in the standard order, at batch size
+/// `batch` where one is given; all of them when `keys` is empty. An unknown key or a batch of 0
+/// is an error naming what was expected.
+pub fn select_cases(keys: &[String], batch: Option<usize>) -> Result<Vec<Case>, String> {
+    if batch == Some(0) {
+        return Err("the batch size is 0: expected at least 1".to_string());
+    }
     let cases = standard_cases();
     if let Some(unknown) = keys.iter().find(|k| !cases.iter().any(|c| c.key() == *k)) {
         let known: Vec<&str> = cases.iter().map(Case::key).collect();
@@ -103,6 +125,10 @@ pub fn select_cases(keys: &[String]) -> Result<Vec<Case>, String> {
     Ok(cases
         .into_iter()
         .filter(|c| keys.is_empty() || keys.iter().any(|k| k == c.key()))
+        .map(|c| match batch {
+            Some(batch) => c.at_batch(batch),
+            None => c,
+        })
         .collect())
 }
 
@@ -114,7 +140,7 @@ pub fn time_case(
     samples: usize,
 ) -> Result<Timing, RunError> {
     let step_ms = steps(backend, case, warmup, samples, Mode::Harness)?;
-    Ok(timing(case.name, &step_ms))
+    Ok(timing(&case.name, &step_ms))
 }
 
 /// How [`compare`] interleaves its visits.
@@ -162,7 +188,12 @@ pub fn compare(
     Ok(step_ms
         .iter()
         .zip(cases)
-        .map(|(per_backend, case)| per_backend.iter().map(|ms| timing(case.name, ms)).collect())
+        .map(|(per_backend, case)| {
+            per_backend
+                .iter()
+                .map(|ms| timing(&case.name, ms))
+                .collect()
+        })
         .collect())
 }
 
@@ -231,9 +262,9 @@ pub fn harness_overhead(
     ))
 }
 
-fn timing(name: &'static str, ms: &[f64]) -> Timing {
+fn timing(name: &str, ms: &[f64]) -> Timing {
     Timing {
-        name,
+        name: name.to_string(),
         median_ms: median(ms),
         q1_ms: quantile(ms, 0.25),
         q3_ms: quantile(ms, 0.75),
@@ -319,17 +350,32 @@ mod tests {
 
     #[test]
     fn cases_are_picked_by_their_first_word_in_the_standard_order() {
-        let keys = |cases: Vec<Case>| cases.iter().map(Case::key).collect::<Vec<_>>();
+        let keys = |cases: Vec<Case>| {
+            cases
+                .iter()
+                .map(|c| c.key().to_string())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
-            keys(select_cases(&[]).unwrap()),
+            keys(select_cases(&[], None).unwrap()),
             ["vgg16", "small-cnn", "mlp"]
         );
-        let picked = select_cases(&["mlp".into(), "vgg16".into()]).unwrap();
+        let picked = select_cases(&["mlp".into(), "vgg16".into()], None).unwrap();
         assert_eq!(keys(picked), ["vgg16", "mlp"]);
-        let unknown = select_cases(&["resnet".into()]).unwrap_err();
+        let unknown = select_cases(&["resnet".into()], None).unwrap_err();
         assert!(
             unknown.contains("`resnet`") && unknown.contains("vgg16, small-cnn, mlp"),
             "{unknown}"
         );
+    }
+
+    #[test]
+    fn a_batch_size_replaces_each_cases_own_and_its_name_says_so() {
+        let picked = select_cases(&["mlp".into()], Some(256)).unwrap();
+        assert_eq!(picked[0].batch_size, 256);
+        assert_eq!(picked[0].name, "mlp 784-512-512-10 b256 sgd");
+        assert_eq!(picked[0].key(), "mlp");
+        let zero = select_cases(&[], Some(0)).unwrap_err();
+        assert!(zero.contains("batch size is 0"), "{zero}");
     }
 }

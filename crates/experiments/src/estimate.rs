@@ -215,7 +215,7 @@ fn timed_here(
     let largest = per_batch.last().map_or(1, |(b, _)| *b);
     let time = |batch_size: u32| -> Result<f64, RunError> {
         let case = Case {
-            name: "estimate",
+            name: "estimate".into(),
             spec: model.clone(),
             batch_size: batch_size as usize,
             optimizer: optimizer.clone(),

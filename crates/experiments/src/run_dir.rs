@@ -108,9 +108,10 @@ pub struct Meta {
     /// the end (`BATCHLAB_KERNEL_CACHE`, set by the GPU campaign); absent elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_cache: Option<sysinfo::KernelCache>,
-    /// flex's measured convolution paths the run read and grew, with the shapes chosen at the
-    /// start and the end (`backend::conv_choices::file`); absent off flex and in runs made before
-    /// the paths were measured (chosen by fixed thresholds).
+    /// The measured paths the run read and grew (flex's convolutions and dense products,
+    /// LibTorch's dense products' operand order on the CPU), with the shapes chosen at the start
+    /// and the end (`backend::conv_choices::file`); absent on other backends and in runs made
+    /// before the paths were measured (chosen by fixed thresholds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conv_choices: Option<backend::conv_choices::ConvChoices>,
     /// Operating system and kernel.

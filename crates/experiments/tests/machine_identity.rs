@@ -10,6 +10,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
         batchlab_fast::ON_FLEX,
         batchlab_fast::ON_FLEX_THRESHOLDS,
         batchlab_fast::ON_LIBTORCH,
+        batchlab_fast::ON_LIBTORCH_THRESHOLDS,
     ] {
         let read = FastPaths::read(words);
         assert!(
@@ -26,9 +27,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
             "conv-direct-slices-v1",
             "conv-narrow-v1",
             "conv-relu-v1",
-            "dense-relu-long-batch-measured-v1",
-            "dense-relu-short-batch-v1",
-            "dense-relu-split-v1",
+            "dense-relu-measured-v1",
             "maxpool-2x2-v1",
             "optimizers-v1",
             "winograd-blocked-forward-v1",
@@ -40,7 +39,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
     // predicts no run whose paths were measured, nor the other way round.
     let thresholds = FastPaths::read(batchlab_fast::ON_FLEX_THRESHOLDS);
     assert!(thresholds.ids().any(|id| id == "winograd-f4x4-v1"));
-    assert!(thresholds.ids().any(|id| id == "dense-relu-long-batch-v1"));
+    assert!(thresholds.ids().any(|id| id == "dense-relu-thresholds-v1"));
     assert_ne!(thresholds, flex);
     let libtorch = FastPaths::read(batchlab_fast::ON_LIBTORCH);
     let ids: Vec<&str> = libtorch.ids().collect();
@@ -48,10 +47,15 @@ fn the_words_each_backend_records_are_known_fast_paths() {
         ids,
         [
             "conv-relu-libtorch-v1",
-            "dense-relu-libtorch-v1",
+            "dense-relu-libtorch-measured-v1",
             "optimizers-v1"
         ]
     );
+    let libtorch_thresholds = FastPaths::read(batchlab_fast::ON_LIBTORCH_THRESHOLDS);
+    assert!(libtorch_thresholds
+        .ids()
+        .any(|id| id == "dense-relu-libtorch-v1"));
+    assert_ne!(libtorch_thresholds, libtorch);
 }
 
 #[test]

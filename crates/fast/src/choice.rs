@@ -1,11 +1,12 @@
 //! Which of its paths an operation of a given shape takes on this machine, chosen by measurement
 //! rather than by fixed thresholds (docs/ARCHITECTURE.md, "Fast paths"): a 3x3 convolution's
-//! site (`conv::choice`) and a dense layer's product over a long batch (`dense`). A threshold
+//! site (`conv::choice`) and a dense layer's product (`dense`). A threshold
 //! measured on one CPU moves on another (its cache sizes, its vector width, which matrix
 //! kernels its build has). Once a process has been told where this machine's choices are kept
 //! ([`measure_here`]), the first time it meets an operation of a given shape at a given site it
-//! times every path that can compute it, in turn, twice each, takes the fastest by the smaller
-//! of each path's two times, and appends the choice to the file; every later time, in this
+//! times every path that can compute it, in turn, in rounds (at least two; more, up to
+//! [`MAX_ROUNDS`], while the race has taken under [`BUDGET`]), takes the fastest by the smallest
+//! of each path's times, and appends the choice to the file; every later time, in this
 //! process or another on the same machine, it reads the choice. Without a file (tests, the
 //! agreement checks) each operation's default decides.
 //!
@@ -25,8 +26,10 @@ use std::time::{Duration, Instant};
 /// convolution as one product per slice of samples, both 2026-11-28; 4: Winograd position by
 /// position, 2026-11-28) starts a new file, so that a machine measures again rather than keep
 /// choices timed against code that is gone. (The dense layers' sites, added later on
-/// 2026-11-28, are new keys: no choice before them changed.)
-pub const GENERATION: u32 = 4;
+/// 2026-11-28, were new keys: no choice before them changed. 5: every batch's dense products
+/// raced among four kernels, where two raced over a long batch, and every race in up to nine
+/// rounds where it ran two, 2026-11-28.)
+pub const GENERATION: u32 = 5;
 
 /// An operation's shape at one site: the start of its line.
 pub(crate) trait Key {
@@ -170,11 +173,24 @@ fn line<P: Path>(key: &str, chosen: P, times: &[(P, Duration)]) -> String {
     format!("{key}\t{}\t{}\n", chosen.name(), times.join("\t"))
 }
 
-/// The smaller of two timings of each path, the paths in turn twice over, so that the first
-/// run's page faults and a passing disturbance count against none.
+/// Rounds of a race: at least this many, so that the first run's page faults and a passing
+/// disturbance count against no path ...
+const MIN_ROUNDS: usize = 2;
+/// ... more while the race has taken under this long (a product of a fraction of a millisecond,
+/// a dense layer's at batch 32, is timed up to [`MAX_ROUNDS`] times: two timings of each on a
+/// noisy 2-core VM chose differently run to run), ...
+const BUDGET: Duration = Duration::from_millis(30);
+/// ... and at most this many.
+const MAX_ROUNDS: usize = 9;
+
+/// The smallest of each path's timings, the paths in turn, round after round.
 fn race<P: Path>(paths: &[P], run: impl Fn(P)) -> Vec<(P, Duration)> {
     let mut best: Vec<(P, Duration)> = paths.iter().map(|&p| (p, Duration::MAX)).collect();
-    for _ in 0..2 {
+    let started = Instant::now();
+    for round in 0..MAX_ROUNDS {
+        if round >= MIN_ROUNDS && started.elapsed() >= BUDGET {
+            break;
+        }
         for (path, time) in best.iter_mut() {
             let start = Instant::now();
             run(*path);
@@ -249,9 +265,15 @@ mod tests {
             }
         };
         assert_eq!(path(&Site, Way::ALL, Way::Two, two_is_slow), Way::One);
-        assert_eq!(runs.get(), 4, "each way twice");
+        // Each way as often, at least twice; rounds of 5 ms go on until 30 ms have passed.
+        let raced = runs.get();
+        assert!(
+            raced >= 2 * MIN_ROUNDS && raced.is_multiple_of(2),
+            "{raced} runs"
+        );
+        assert!(raced <= 2 * MAX_ROUNDS, "{raced} runs");
         assert_eq!(path(&Site, Way::ALL, Way::Two, two_is_slow), Way::One);
-        assert_eq!(runs.get(), 4, "chosen once per process");
+        assert_eq!(runs.get(), raced, "chosen once per process");
         // Another process on the machine reads the choice from the file.
         measure_here(&file);
         let again = |_| panic!("measured again");

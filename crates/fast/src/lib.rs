@@ -93,16 +93,26 @@ fn count(kind: Kind, fast: bool) {
 /// Later still on 2026-11-28 a dense + ReLU over a long batch runs its three products on
 /// batchlab's packed kernel or flex's, as this machine measured (`dense`, `choice`), and on the
 /// packed kernel without a file of measurements: two new phrases.
-pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where this machine measured it faster; Winograd's forward in blocks of tiles on batchlab's own product kernel; Winograd position by position where the transformed kernels outweigh the tiles; direct convolutions as one product per slice of samples; direct kernels for convolutions of at most 4 input channels; dense + ReLU with a long inner dimension shared out among the threads; dense + ReLU's gradients over a short batch on batchlab's own kernel; dense + ReLU over a long batch on batchlab's packed product kernel or flex's, whichever this machine measured faster; 2x2 max-pooling with its own backward";
+/// On 2026-11-28 (the night) every dense + ReLU, at every batch, runs each of its three
+/// products on the kernel this machine measured fastest for its shape, among all four (`dense`),
+/// where the batch's thresholds had decided, and burn's path had taken the batches between
+/// short and long: one phrase for the three, measured or by the thresholds.
+pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where this machine measured it faster; Winograd's forward in blocks of tiles on batchlab's own product kernel; Winograd position by position where the transformed kernels outweigh the tiles; direct convolutions as one product per slice of samples; direct kernels for convolutions of at most 4 input channels; dense + ReLU's three products at every batch on the kernel this machine measured fastest (batchlab's packed or short-batch kernel, flex's, or flex's with the inner dimension shared out); 2x2 max-pooling with its own backward";
 /// The same with Winograd chosen by the fixed thresholds (no file to keep measurements in, or
 /// `BATCHLAB_CONV_PATHS=thresholds`): the words of runs before 2026-11-27 (with the narrow
 /// convolutions, the dense layers and the blocked forward since 2026-11-28, Winograd position
-/// by position since 2026-11-28, the long batch's dense layers since 2026-11-28).
-pub const ON_FLEX_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays; Winograd's forward in blocks of tiles on batchlab's own product kernel; Winograd position by position where the transformed kernels outweigh the tiles; direct convolutions as one product per slice of samples; direct kernels for convolutions of at most 4 input channels; dense + ReLU with a long inner dimension shared out among the threads; dense + ReLU's gradients over a short batch on batchlab's own kernel; dense + ReLU over a long batch on batchlab's packed product kernel; 2x2 max-pooling with its own backward";
+/// by position since 2026-11-28, the long batch's dense layers since 2026-11-28, every batch's
+/// dense layers through the fast path since 2026-11-28).
+pub const ON_FLEX_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where it pays; Winograd's forward in blocks of tiles on batchlab's own product kernel; Winograd position by position where the transformed kernels outweigh the tiles; direct convolutions as one product per slice of samples; direct kernels for convolutions of at most 4 input channels; dense + ReLU's three products at every batch on the kernel the batch's fixed thresholds pick (batchlab's packed or short-batch kernel, flex's, or flex's with the inner dimension shared out); 2x2 max-pooling with its own backward";
 /// The fast paths a LibTorch run takes, in words.
 /// Since 2026-11-26 it names libtorch's convolution backward, which changed the step times of
 /// every convolutional model on tch.
 /// Since 2026-11-28 (the evening) a dense layer (with its ReLU, or a network's head) runs as
 /// libtorch's `addmm` and the ReLU's own backward, a narrow one with its products in PyTorch's
 /// order (`dense`), which changed the step times of every model on tch: a new phrase.
-pub const ON_LIBTORCH: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with libtorch's own backward; dense layers as libtorch's addmm with the ReLU's own backward, narrow ones in PyTorch's order";
+/// On 2026-11-28 (the night) each of a dense layer's products runs in the operand order this
+/// machine measured faster for its shape, on the CPU (`choice`): a new phrase; without a file
+/// of measurements (on a GPU, or with the thresholds asked for) the words before it.
+pub const ON_LIBTORCH: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with libtorch's own backward; dense layers as libtorch's addmm with the ReLU's own backward, each product in the operand order this machine measured faster";
+/// The same without a file of measurements: narrow dense layers in PyTorch's order.
+pub const ON_LIBTORCH_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with libtorch's own backward; dense layers as libtorch's addmm with the ReLU's own backward, narrow ones in PyTorch's order";

@@ -14,7 +14,8 @@
 //! beside them for the reports, which print them as they were recorded. A fast path added or
 //! changed in a way that changes step times gets a new phrase and a new identifier (as
 //! Winograd and the max-pooling did on 2026-11-26, the narrow convolutions, the dense layers, Winograd's blocked forward, the dense layers' short-batch gradients and the direct convolutions' products on 2026-11-28,
-//! Winograd position by position on 2026-11-28, the dense layers of a long batch later on 2026-11-28),
+//! Winograd position by position on 2026-11-28, the dense layers of a long batch later on 2026-11-28, every batch's
+//! dense products measured that night),
 //! so older sweeps stop predicting newer runs
 //! on purpose. A phrase not in the table stands for itself: an unknown wording never matches a
 //! known one.
@@ -67,6 +68,14 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
         "dense-relu-long-batch-measured-v1",
         &["dense + ReLU over a long batch on batchlab's packed product kernel or flex's, whichever this machine measured faster"],
     ),
+    (
+        "dense-relu-measured-v1",
+        &["dense + ReLU's three products at every batch on the kernel this machine measured fastest (batchlab's packed or short-batch kernel, flex's, or flex's with the inner dimension shared out)"],
+    ),
+    (
+        "dense-relu-thresholds-v1",
+        &["dense + ReLU's three products at every batch on the kernel the batch's fixed thresholds pick (batchlab's packed or short-batch kernel, flex's, or flex's with the inner dimension shared out)"],
+    ),
     ("maxpool-2x2-v1", &["2x2 max-pooling with its own backward"]),
     (
         "conv-relu-libtorch-v1",
@@ -75,6 +84,10 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
     (
         "dense-relu-libtorch-v1",
         &["dense layers as libtorch's addmm with the ReLU's own backward, narrow ones in PyTorch's order"],
+    ),
+    (
+        "dense-relu-libtorch-measured-v1",
+        &["dense layers as libtorch's addmm with the ReLU's own backward, each product in the operand order this machine measured faster"],
     ),
     ("burn-ops", &["none on this backend: burn's own ops"]),
     // Turned off on a backend that has them: burn's own ops too, but not the backend's usual

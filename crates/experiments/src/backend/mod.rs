@@ -164,7 +164,8 @@ pub fn fast_paths(config: &BackendConfig) -> String {
         _ if !config.fast_paths => "off (backend.fast_paths = false): burn's own ops",
         BackendKind::Flex if conv_choices::file(config).is_some() => batchlab_fast::ON_FLEX,
         BackendKind::Flex => batchlab_fast::ON_FLEX_THRESHOLDS,
-        BackendKind::Tch | BackendKind::TchCuda => batchlab_fast::ON_LIBTORCH,
+        BackendKind::Tch if conv_choices::file(config).is_some() => batchlab_fast::ON_LIBTORCH,
+        BackendKind::Tch | BackendKind::TchCuda => batchlab_fast::ON_LIBTORCH_THRESHOLDS,
         BackendKind::Cuda | BackendKind::Wgpu => "none on this backend: burn's own ops",
     };
     words.into()

@@ -8,10 +8,12 @@
 //!
 //! burn keeps a kernel as `in x out` where PyTorch keeps `out x in`, so a product that names
 //! the kernel reaches MKL with its operands in the other order. That costs nothing on wide
-//! layers (burn's order is ahead from 16 outputs on) and much on a narrow one (the MLP's 512 ->
-//! 10 head: its kernel's gradient 1.10-1.15 ms in burn's order, 0.27 in PyTorch's): below
-//! [`NARROW`] outputs the products run in PyTorch's order, on a transposed copy of the kernel
-//! that small.
+//! layers (burn's order was ahead from 16 outputs on, on one Zen 3's MKL) and much on a narrow
+//! one (the MLP's 512 -> 10 head: its kernel's gradient 1.10-1.15 ms in burn's order, 0.27 in
+//! PyTorch's). Each product runs in the order this machine measured faster for its shape
+//! (`crate::choice`, [`Order`]), PyTorch's on a transposed copy of the kernel; without a
+//! machine's file (on a GPU, or with the thresholds asked for), PyTorch's below [`NARROW`]
+//! outputs.
 
 use burn::backend::{
     autodiff::{
@@ -24,13 +26,68 @@ use burn::backend::{
 };
 use tch::Tensor;
 
+use crate::choice;
 use crate::fused::{Fused, Saved};
 
-/// Fewer outputs than this, and the products run in PyTorch's order: at 2-12 outputs burn's
+/// Without a machine's file, fewer outputs than this and the products run in PyTorch's order:
+/// at 2-12 outputs burn's
 /// order took 1.6-10x PyTorch's on the kernel's gradient (1024 x 512 inputs, MKL on a 2-core
 /// Zen 3; `scripts/kernel_order.py`, docs/bench/20261128-1822-amd-epyc-f25-m1-kernel-order.log),
 /// from 16 on within 10% either way, burn's mostly ahead.
 pub const NARROW: i64 = 16;
+
+/// Which operand order a product that names the kernel reaches MKL in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Order {
+    /// burn's: the kernel as it is kept, `in x out`.
+    Burn,
+    /// PyTorch's: a transposed copy of the kernel, `out x in`, read through a view.
+    PyTorch,
+}
+
+impl choice::Path for Order {
+    const ALL: &'static [Order] = &[Order::Burn, Order::PyTorch];
+
+    fn name(self) -> &'static str {
+        match self {
+            Order::Burn => "burn-order",
+            Order::PyTorch => "pytorch-order",
+        }
+    }
+}
+
+/// Where in the layer's step a product is, and its shape `[m, k] · [k, n]`.
+struct Product {
+    site: &'static str,
+    shape: [i64; 3],
+}
+
+impl choice::Key for Product {
+    fn fields(&self) -> String {
+        let [m, k, n] = self.shape;
+        format!("libtorch-dense-{}\t{m}\t{k}\t{n}", self.site)
+    }
+}
+
+/// The order this machine measured faster for the product at `site` of the layer whose kernel
+/// is `w` (`run` computes it in an order); without a machine's file, by [`NARROW`].
+fn order(site: &'static str, shape: [i64; 3], w: &Tensor, run: impl Fn(Order)) -> Order {
+    let default = match w.size()[1] < NARROW {
+        true => Order::PyTorch,
+        false => Order::Burn,
+    };
+    let all = <Order as choice::Path>::ALL;
+    choice::path(&Product { site, shape }, all, default, run)
+}
+
+/// The kernel `in x out` as a product in `order` reads it: itself, or a view of its transposed
+/// copy (`out x in`, PyTorch's layout), which MKL reads in PyTorch's order.
+fn ordered(w: &Tensor, order: Order) -> Tensor {
+    match order {
+        Order::PyTorch => w.tr().contiguous().tr(),
+        Order::Burn => w.shallow_clone(),
+    }
+}
 
 /// The fused operation on LibTorch.
 #[derive(Debug, Default)]
@@ -42,20 +99,15 @@ impl Fused<LibTorch> for Dense {
 
     /// `b + x·w`, then the ReLU in place where one follows.
     fn forward(x: TchTensor, w: TchTensor, b: TchTensor, relu: bool) -> TchTensor {
-        let mut y = b.tensor.addmm(&x.tensor, &ordered(&w.tensor));
+        let (x, w, b) = (&x.tensor, &w.tensor, &b.tensor);
+        let product = |order| b.addmm(x, &ordered(w, order));
+        let [m, k] = [x.size()[0], x.size()[1]];
+        let chosen = order("forward", [m, k, w.size()[1]], w, |o| drop(product(o)));
+        let mut y = product(chosen);
         if relu {
             let _ = y.relu_();
         }
         TchTensor::new(y)
-    }
-}
-
-/// The kernel `in x out` as the products should read it: itself, or below [`NARROW`] outputs a
-/// view of its transposed copy (`out x in`, PyTorch's layout), which MKL reads in PyTorch's order.
-fn ordered(w: &Tensor) -> Tensor {
-    match w.size()[1] < NARROW {
-        true => w.tr().contiguous().tr(),
-        false => w.shallow_clone(),
     }
 }
 
@@ -80,16 +132,20 @@ impl Backward<LibTorch, 3> for Dense {
             let db = d.sum_dim_intlist(&[0i64][..], false, None::<tch::Kind>);
             grads.register::<LibTorch>(node.id, TchTensor::new(db));
         }
+        let (x, w) = (&x.tensor, &w.tensor);
+        let [m, k, n] = [x.size()[0], x.size()[1], w.size()[1]];
         if let Some(node) = node_w {
-            let dw = match w.tensor.size()[1] < NARROW {
-                true => d.tr().mm(&x.tensor).tr().contiguous(),
-                false => x.tensor.tr().mm(&d),
+            let product = |order| match order {
+                Order::PyTorch => d.tr().mm(x).tr().contiguous(),
+                Order::Burn => x.tr().mm(&d),
             };
-            grads.register::<LibTorch>(node.id, TchTensor::new(dw));
+            let chosen = order("weight-grad", [k, m, n], w, |o| drop(product(o)));
+            grads.register::<LibTorch>(node.id, TchTensor::new(product(chosen)));
         }
         if let Some(node) = node_x {
-            let dx = d.mm(&ordered(&w.tensor).tr());
-            grads.register::<LibTorch>(node.id, TchTensor::new(dx));
+            let product = |order| d.mm(&ordered(w, order).tr());
+            let chosen = order("input-grad", [m, n, k], w, |o| drop(product(o)));
+            grads.register::<LibTorch>(node.id, TchTensor::new(product(chosen)));
         }
     }
 }

@@ -1,0 +1,347 @@
+//! A dense + ReLU's step on flex: its three products (the forward `x · w`, the kernel's gradient
+//! `xᵀ · d`, the input's `d · wᵀ`), each on the kernel this machine measured fastest for its
+//! shape at its site (`crate::choice`), with the bias, the ReLU, its mask and the bias's gradient
+//! as passes over the rows around them. The kernels ([`Kernel`]): batchlab's packed one
+//! (`crate::packed`, which reads the transposed operands straight from the row-major tensors),
+//! flex's (gemm, through burn's `matmul`), flex's with the inner dimension shared out among the
+//! threads, and for the two gradients batchlab's short-batch kernel (`crate::outer`). Without a
+//! machine's file, the batch's fixed thresholds ([`Site::default`], measured on one Zen 3 before
+//! the products were raced) pick.
+
+use burn::{
+    backend::{flex::FlexTensor, Flex},
+    tensor::{Tensor, TensorData},
+};
+use rayon::prelude::*;
+
+use super::{slice, tensor};
+use crate::packed::{self, Strided};
+use crate::{choice, outer};
+
+/// Rows of the bias's gradient one task sums.
+const SUM_ROWS: usize = 64;
+/// At least this long an inner dimension per thread for its shares to be a kernel of their own.
+const MIN_SHARE: usize = 1 << 13;
+/// The thresholds without a machine's file: at most this many output values (batch x features)
+/// for the shared inner dimension (a larger output gives flex's kernel rows and columns enough
+/// to share out itself) ...
+const MAX_OUTPUT: usize = 1 << 15;
+/// ... at most this many rows (the batch) for the gradients to be the short-batch kernel's (a
+/// sum this short is where flex's kernel is slow: VGG16's fc layers at batch 16, the small CNN's
+/// dense layer at batch 32) ...
+pub const SHORT_BATCH: usize = 64;
+/// ... and at least this many for every product to be the packed kernel's (below it, packing
+/// the weights costs a larger share: on a 2-core Zen 3 the packed kernel took 0.84x flex's time
+/// on the MLP's five large products at 1024 rows, 0.90-0.99x at 512, 0.94-1.02x at 256: scratch
+/// runs, docs/flex-performance.md); flex's between the two.
+pub const LONG_BATCH: usize = 512;
+
+/// Which kernel computes a product.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kernel {
+    Packed,
+    Flex,
+    /// flex's, on each thread's share of the inner dimension, the shares added.
+    Split,
+    /// batchlab's short-batch kernel (`outer`): the gradients only.
+    Short,
+}
+
+impl choice::Path for Kernel {
+    const ALL: &'static [Kernel] = &[Kernel::Packed, Kernel::Flex, Kernel::Split, Kernel::Short];
+
+    fn name(self) -> &'static str {
+        match self {
+            Kernel::Packed => "packed",
+            Kernel::Flex => "flex",
+            Kernel::Split => "split",
+            Kernel::Short => "short",
+        }
+    }
+}
+
+/// Where in the layer's step a product is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Site {
+    /// `x · w`.
+    Forward,
+    /// `xᵀ · d`: its inner dimension is the batch.
+    WeightGrad,
+    /// `d · wᵀ`.
+    InputGrad,
+}
+
+impl Site {
+    fn name(self) -> &'static str {
+        match self {
+            Site::Forward => "dense-forward",
+            Site::WeightGrad => "dense-weight-grad",
+            Site::InputGrad => "dense-input-grad",
+        }
+    }
+
+    /// The kernels that can compute the site's product `[m, k] · [k, n]`.
+    fn kernels(self, [_, k, _]: [usize; 3]) -> Vec<Kernel> {
+        let mut kernels = vec![Kernel::Packed, Kernel::Flex];
+        match self {
+            Site::Forward if shares(k) > 1 => kernels.push(Kernel::Split),
+            Site::Forward => {}
+            Site::WeightGrad | Site::InputGrad => kernels.push(Kernel::Short),
+        }
+        kernels
+    }
+
+    /// The kernel the batch's fixed thresholds pick, without a machine's file.
+    fn default(self, [m, k, n]: [usize; 3]) -> Kernel {
+        let batch = match self {
+            Site::WeightGrad => k,
+            Site::Forward | Site::InputGrad => m,
+        };
+        match self {
+            Site::Forward if shares(k) > 1 && m * n <= MAX_OUTPUT => Kernel::Split,
+            Site::WeightGrad | Site::InputGrad if batch <= SHORT_BATCH => Kernel::Short,
+            _ if batch >= LONG_BATCH => Kernel::Packed,
+            _ => Kernel::Flex,
+        }
+    }
+}
+
+/// How many shares of an inner dimension `k` long [`Kernel::Split`] computes.
+fn shares(k: usize) -> usize {
+    rayon::current_num_threads().min(k / MIN_SHARE).max(1)
+}
+
+/// A product's shape at one site of the layer's step: `[m, k] · [k, n]`.
+struct Product {
+    site: Site,
+    shape: [usize; 3],
+}
+
+impl choice::Key for Product {
+    fn fields(&self) -> String {
+        let [m, k, n] = self.shape;
+        format!("{}\t{m}\t{k}\t{n}", self.site.name())
+    }
+}
+
+/// A row-major matrix, read as it is or transposed.
+#[derive(Clone, Copy)]
+struct Operand<'a> {
+    values: &'a FlexTensor,
+    transposed: bool,
+}
+
+impl Operand<'_> {
+    fn view(&self) -> Strided<'_> {
+        let [rows, cols] = self.values.layout().shape().dims::<2>();
+        let view = Strided::row_major(slice(self.values), rows, cols);
+        if self.transposed {
+            view.t()
+        } else {
+            view
+        }
+    }
+
+    /// The matrix as a burn tensor (a transposed view where read transposed).
+    fn matrix(&self) -> Tensor<Flex, 2> {
+        let t = tensor::<2>(self.values.clone());
+        match self.transposed {
+            true => t.transpose(),
+            false => t,
+        }
+    }
+}
+
+/// `a · b` by `kernel` (one of those [`Site::kernels`] names for its site).
+fn product(kernel: Kernel, a: Operand, b: Operand) -> FlexTensor {
+    let flex = |a: Operand, b: Operand| a.matrix().matmul(b.matrix());
+    match kernel {
+        Kernel::Packed => {
+            let (a, b) = (a.view(), b.view());
+            let dims = [a.rows, b.cols];
+            FlexTensor::from_data(TensorData::new(packed::product(a, b), dims))
+        }
+        Kernel::Flex => flex(a, b).into_primitive().tensor(),
+        Kernel::Split => {
+            let (a, b) = (a.matrix(), b.matrix());
+            let ([m, k], n) = (a.dims(), b.dims()[1]);
+            let chunk = k.div_ceil(shares(k));
+            (0..k)
+                .step_by(chunk)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|start| {
+                    let end = (start + chunk).min(k);
+                    let a = a.clone().slice([0..m, start..end]);
+                    a.matmul(b.clone().slice([start..end, 0..n]))
+                })
+                .reduce_with(|a, b| a + b)
+                .unwrap_or_else(|| Tensor::zeros([m, n], &Default::default()))
+                .into_primitive()
+                .tensor()
+        }
+        Kernel::Short => {
+            let (left, right) = (a.view(), b.view());
+            let [m, k, n] = [left.rows, left.cols, right.cols];
+            let values = match (a.transposed, b.transposed) {
+                // xᵀ · d, x `[k, m]`, d `[k, n]`.
+                (true, false) => outer::xt_d(slice(a.values), slice(b.values), k, m, n),
+                // d · wᵀ, d `[m, k]`, w `[n, k]`.
+                (false, true) => outer::d_wt(slice(a.values), slice(b.values), m, n, k),
+                _ => unreachable!("the short-batch kernel computes only the gradients"),
+            };
+            FlexTensor::from_data(TensorData::new(values, [m, n]))
+        }
+    }
+}
+
+/// `a · b` at `site`, by the kernel this machine chose for its shape.
+fn chosen(site: Site, a: Operand, b: Operand) -> FlexTensor {
+    let (left, right) = (a.view(), b.view());
+    let shape = [left.rows, left.cols, right.cols];
+    let key = Product { site, shape };
+    let run = |kernel| drop(product(kernel, a, b));
+    let kernel = choice::path(&key, &site.kernels(shape), site.default(shape), run);
+    product(kernel, a, b)
+}
+
+/// `relu(x·w + b)`.
+pub(super) fn forward(x: FlexTensor, w: FlexTensor, b: FlexTensor) -> FlexTensor {
+    let (x, w, b) = (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
+    let operand = |values| Operand {
+        values,
+        transposed: false,
+    };
+    let mut y = chosen(Site::Forward, operand(&x), operand(&w));
+    let bias = slice(&b);
+    let bias_relu = |values: &mut [f32]| {
+        values.par_chunks_mut(bias.len()).for_each(|row| {
+            for (v, b) in row.iter_mut().zip(bias) {
+                *v = (*v + b).max(0.0);
+            }
+        })
+    };
+    if let Some(values) = y.try_storage_mut::<f32>() {
+        bias_relu(values);
+        return y;
+    }
+    // A result that shares its storage (not one flex's matmul or the packed kernel returns).
+    let dims = y.layout().shape().dims::<2>();
+    let mut values = slice(&y).to_vec();
+    bias_relu(&mut values);
+    FlexTensor::from_data(TensorData::new(values, dims))
+}
+
+/// The gradients of the input, the kernel and the bias (those wanted) from the output's
+/// gradient `grad` and the input, kernel and output of the forward.
+pub(super) fn backward(
+    grad: FlexTensor,
+    [x, w, out]: [FlexTensor; 3],
+    [dx, dw, db]: [bool; 3],
+) -> [Option<FlexTensor>; 3] {
+    let m = x.layout().shape().dims::<2>()[0];
+    let n = w.layout().shape().dims::<2>()[1];
+    let (grad, out) = (grad.to_contiguous(), out.to_contiguous());
+    // Collected straight into its buffer: no zeros written first.
+    let masked: Vec<f32> = (slice(&grad).par_iter().zip(slice(&out)))
+        .map(|(&g, &o)| if o > 0.0 { g } else { 0.0 })
+        .collect();
+    let db = db.then(|| FlexTensor::from_data(TensorData::new(column_sums(&masked, n), [n])));
+    let d = FlexTensor::from_data(TensorData::new(masked, [m, n]));
+    let (x, w) = (x.to_contiguous(), w.to_contiguous());
+    let operand = |values, transposed| Operand { values, transposed };
+    let dw = dw.then(|| chosen(Site::WeightGrad, operand(&x, true), operand(&d, false)));
+    let dx = dx.then(|| chosen(Site::InputGrad, operand(&d, false), operand(&w, true)));
+    [dx, dw, db]
+}
+
+/// The sums of a row-major matrix's columns (`n` of them).
+fn column_sums(values: &[f32], n: usize) -> Vec<f32> {
+    values
+        .par_chunks(n * SUM_ROWS)
+        .map(|rows| {
+            let mut sums = vec![0.0f32; n];
+            for row in rows.chunks(n) {
+                sums.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+            }
+            sums
+        })
+        .reduce_with(|mut a, b| {
+            a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
+            a
+        })
+        .unwrap_or_else(|| vec![0.0; n])
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::{backend::flex::FlexTensor, tensor::TensorData};
+
+    use super::{product, slice, Kernel, Operand, Site, MIN_SHARE};
+
+    fn matrix(rows: usize, cols: usize, f: f32) -> FlexTensor {
+        let values = (0..rows * cols).map(|i| (i as f32 * f).sin()).collect();
+        FlexTensor::from_data(TensorData::new(values, [rows, cols]))
+    }
+
+    fn on_two_threads(f: impl FnOnce() + Send) {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build();
+        pool.expect("a pool of two threads").install(f);
+    }
+
+    #[test]
+    fn every_kernel_a_site_may_take_computes_its_product() {
+        on_two_threads(|| {
+            // The three products of a layer's step, x·w, xᵀ·d and d·wᵀ: on sizes that leave
+            // partial strips and panels, and on an inner dimension long enough to share out.
+            for (m, k, n) in [(37, 29, 21), (5, 2 * MIN_SHARE + 5, 3)] {
+                let (x, w, d) = (matrix(m, k, 0.37), matrix(k, n, 0.11), matrix(m, n, 0.23));
+                let op = |values, transposed| Operand { values, transposed };
+                for (site, a, b) in [
+                    (Site::Forward, op(&x, false), op(&w, false)),
+                    (Site::WeightGrad, op(&x, true), op(&d, false)),
+                    (Site::InputGrad, op(&d, false), op(&w, true)),
+                ] {
+                    let shape = [a.view().rows, a.view().cols, b.view().cols];
+                    let kernels = site.kernels(shape);
+                    let long = site == Site::Forward && k > MIN_SHARE;
+                    assert_eq!(kernels.contains(&Kernel::Split), long, "{site:?} {shape:?}");
+                    let flex = product(Kernel::Flex, a, b);
+                    let f = slice(&flex);
+                    let most = f.iter().fold(0f32, |m, v| m.max(v.abs()));
+                    for kernel in kernels {
+                        let other = product(kernel, a, b);
+                        let o = slice(&other);
+                        assert_eq!(o.len(), f.len());
+                        let worst = o.iter().zip(f).fold(0f32, |m, (o, f)| m.max((o - f).abs()));
+                        let case = format!("{kernel:?} at {site:?} {shape:?}");
+                        assert!(worst <= 1e-4 * most.max(1.0), "{case}: {worst} of {most}");
+                    }
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn without_a_machines_file_the_batch_picks_as_the_thresholds_did() {
+        on_two_threads(|| {
+            use Kernel::*;
+            // [site's product shape, forward / weight gradient / input gradient], per layer.
+            let cases = [
+                // The MLP's 784 -> 512 at batch 1024: all packed.
+                ([1024, 784, 512], [Packed, Packed, Packed]),
+                // VGG16's fc 4096 -> 4096 at batch 16: the gradients on the short-batch kernel.
+                ([16, 4096, 4096], [Flex, Short, Short]),
+                // The small CNN's 320,000 -> 128 at batch 32: the forward shared out.
+                ([32, 320_000, 128], [Split, Short, Short]),
+                // Between the short and the long batch, flex's.
+                ([256, 512, 512], [Flex, Flex, Flex]),
+            ];
+            for ([m, k, n], [forward, weight, input]) in cases {
+                assert_eq!(Site::Forward.default([m, k, n]), forward, "{m}x{k}x{n}");
+                assert_eq!(Site::WeightGrad.default([k, m, n]), weight, "{m}x{k}x{n}");
+                assert_eq!(Site::InputGrad.default([m, n, k]), input, "{m}x{k}x{n}");
+            }
+        });
+    }
+}

@@ -41,6 +41,8 @@ bench_log "-paths$(echo " $extra" | sed 's/ --case / /g; s/ --batch / b/g' | tr 
     bench="bench --backend flex --only steps --rounds 1 --samples $samples $extra"
     runs=("env BATCHLAB_CONV_PATHS=thresholds $batchlab $bench" "$batchlab $bench")
     [ -n "${BEFORE:-}" ] && runs+=("$BEFORE $bench")
-    rotated_rounds "$rounds" "${runs[@]}"
+    # The protocol and the measured builds' fast-path words are in the measuring runs' output:
+    # not repeated every round.
+    rotated_rounds "$rounds" "${runs[@]}" | grep -v -e '^training-step benchmarks:' -e '^  flex: '
 } | tee "$log"
 echo "log: $log"

@@ -25,7 +25,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
         ids,
         [
             "conv-direct-slices-v1",
-            "conv-narrow-v1",
+            "conv-narrow-measured-v1",
             "conv-relu-v1",
             "dense-relu-measured-v1",
             "maxpool-2x2-v1",
@@ -40,6 +40,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
     let thresholds = FastPaths::read(batchlab_fast::ON_FLEX_THRESHOLDS);
     assert!(thresholds.ids().any(|id| id == "winograd-f4x4-v1"));
     assert!(thresholds.ids().any(|id| id == "dense-relu-thresholds-v1"));
+    assert!(thresholds.ids().any(|id| id == "conv-narrow-v1"));
     assert_ne!(thresholds, flex);
     let libtorch = FastPaths::read(batchlab_fast::ON_LIBTORCH);
     let ids: Vec<&str> = libtorch.ids().collect();

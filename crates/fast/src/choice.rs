@@ -27,8 +27,9 @@ use std::time::{Duration, Instant};
 /// position, 2026-11-28) starts a new file, so that a machine measures again rather than keep
 /// choices timed against code that is gone. (The dense layers' sites, added later on
 /// 2026-11-28, were new keys: no choice before them changed. 5: every batch's dense products
-/// raced among four kernels, where two raced over a long batch, and every race in up to nine
-/// rounds where it ran two, 2026-11-28.)
+/// raced among four kernels, where two raced over a long batch, the narrow convolutions'
+/// kernels raced against the other paths, and every race in up to nine rounds where it ran
+/// two, 2026-11-28.)
 pub const GENERATION: u32 = 5;
 
 /// An operation's shape at one site: the start of its line.

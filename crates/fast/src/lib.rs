@@ -96,8 +96,9 @@ fn count(kind: Kind, fast: bool) {
 /// On 2026-11-28 (the night) every dense + ReLU, at every batch, runs each of its three
 /// products on the kernel this machine measured fastest for its shape, among all four (`dense`),
 /// where the batch's thresholds had decided, and burn's path had taken the batches between
-/// short and long: one phrase for the three, measured or by the thresholds.
-pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where this machine measured it faster; Winograd's forward in blocks of tiles on batchlab's own product kernel; Winograd position by position where the transformed kernels outweigh the tiles; direct convolutions as one product per slice of samples; direct kernels for convolutions of at most 4 input channels; dense + ReLU's three products at every batch on the kernel this machine measured fastest (batchlab's packed or short-batch kernel, flex's, or flex's with the inner dimension shared out); 2x2 max-pooling with its own backward";
+/// short and long: one phrase for the three, measured or by the thresholds. The narrow
+/// convolutions' kernels are raced against the other paths too (`conv`): a new phrase.
+pub const ON_FLEX: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with its own backward, Winograd F(4x4, 3x3) where this machine measured it faster; Winograd's forward in blocks of tiles on batchlab's own product kernel; Winograd position by position where the transformed kernels outweigh the tiles; direct convolutions as one product per slice of samples; direct kernels for convolutions of at most 4 input channels where this machine measured them faster; dense + ReLU's three products at every batch on the kernel this machine measured fastest (batchlab's packed or short-batch kernel, flex's, or flex's with the inner dimension shared out); 2x2 max-pooling with its own backward";
 /// The same with Winograd chosen by the fixed thresholds (no file to keep measurements in, or
 /// `BATCHLAB_CONV_PATHS=thresholds`): the words of runs before 2026-11-27 (with the narrow
 /// convolutions, the dense layers and the blocked forward since 2026-11-28, Winograd position

@@ -41,6 +41,10 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
         &["direct kernels for convolutions of at most 4 input channels"],
     ),
     (
+        "conv-narrow-measured-v1",
+        &["direct kernels for convolutions of at most 4 input channels where this machine measured them faster"],
+    ),
+    (
         "winograd-blocked-forward-v1",
         &["Winograd's forward in blocks of tiles on batchlab's own product kernel"],
     ),

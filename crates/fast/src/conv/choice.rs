@@ -1,5 +1,6 @@
 //! Which path a 3x3 convolution takes on this machine (`Path`): the direct convolution,
-//! Winograd's F(4x4, 3x3) by blocks of tiles, or Winograd position by position, chosen by
+//! Winograd's F(4x4, 3x3) by blocks of tiles, Winograd position by position, or over at most 4
+//! input channels batchlab's narrow kernels, chosen by
 //! measurement (`crate::choice`, which says how) rather than by the fixed thresholds of
 //! `winograd::default_path`, measured on one CPU. A convolution's key is its geometry, the other
 //! channel count and the samples, at one place in its step (forward, input gradient, weight
@@ -20,16 +21,20 @@ pub(super) enum Path {
     /// Winograd position by position, the kernels transformed panel by panel in each task's
     /// cache (`winograd::positions`).
     Positions,
+    /// Over at most 4 input channels, batchlab's direct kernels (`narrow`): the forward and the
+    /// weight gradient.
+    Narrow,
 }
 
 impl choice::Path for Path {
-    const ALL: &'static [Path] = &[Path::Winograd, Path::Direct, Path::Positions];
+    const ALL: &'static [Path] = &[Path::Winograd, Path::Direct, Path::Positions, Path::Narrow];
 
     fn name(self) -> &'static str {
         match self {
             Path::Direct => "direct",
             Path::Winograd => "winograd",
             Path::Positions => "winograd-positions",
+            Path::Narrow => "narrow",
         }
     }
 }

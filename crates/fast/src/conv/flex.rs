@@ -32,31 +32,45 @@ impl Fused<Flex> for ConvRelu {
     /// The padding.
     type Params = [usize; 2];
 
-    /// The path this machine measured fastest (`choice`): the direct convolution (`direct`) or
-    /// Winograd's, by blocks of tiles or position by position; the ReLU in its write-back.
+    /// The path this machine measured fastest (`choice`): the direct convolution (`direct`),
+    /// Winograd's, by blocks of tiles or position by position, or over at most 4 input channels
+    /// batchlab's narrow kernels (`narrow`); the ReLU in its write-back.
     fn forward(x: FlexTensor, w: FlexTensor, b: FlexTensor, padding: [usize; 2]) -> FlexTensor {
         let (g, n, k) = geometry(&x, &w, padding);
         let [p, q] = g.output();
-        if narrow::applies(g) {
-            let (x, w, b) = (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
-            let y = narrow::conv_relu(slice(&x), g, slice(&w), k, slice(&b));
-            return flex(y, [n, k, p, q]);
-        }
         let (x, w, b) = (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
-        let (xs, ws, bs) = (slice(&x), slice(&w), Some(slice(&b)));
+        let (xs, ws, bs) = (slice(&x), slice(&w), slice(&b));
         let run = |path| match path {
+            Path::Narrow => flex(narrow::conv_relu(xs, g, ws, k, bs), [n, k, p, q]),
             Path::Direct => direct_conv_relu(x.clone(), w.clone(), b.clone(), padding),
-            Path::Winograd => flex(winograd::conv3x3(xs, g, ws, k, bs, true), [n, k, p, q]),
-            Path::Positions => flex(positions::conv3x3(xs, g, ws, k, bs, true), [n, k, p, q]),
+            Path::Winograd => flex(
+                winograd::conv3x3(xs, g, ws, k, Some(bs), true),
+                [n, k, p, q],
+            ),
+            Path::Positions => flex(
+                positions::conv3x3(xs, g, ws, k, Some(bs), true),
+                [n, k, p, q],
+            ),
         };
         run(chosen(Site::Forward, g, k, n, |path| drop(run(path))))
     }
 }
 
-/// The path of a convolution's site (`choice::path`), among those that can compute it.
+/// The path of a convolution's site (`choice::path`), among those that can compute it: the
+/// narrow kernels too over at most 4 input channels, but for the input gradient (a forward
+/// convolution over the output's channels, without bias or ReLU, which they do not compute);
+/// without a machine's file, the narrow kernels where they may run, else the thresholds.
 fn chosen(site: Site, g: Geometry, k: usize, n: usize, run: impl Fn(Path)) -> Path {
-    let default = winograd::default_path(site, g, k, n);
-    choice::path(site, g, [k, n], &winograd::paths(g, k, n), default, run)
+    let mut paths = winograd::paths(g, k, n);
+    let narrow = narrow::applies(g) && site != Site::InputGrad;
+    if narrow {
+        paths.push(Path::Narrow);
+    }
+    let default = match narrow {
+        true => Path::Narrow,
+        false => winograd::default_path(site, g, k, n),
+    };
+    choice::path(site, g, [k, n], &paths, default, run)
 }
 
 /// The direct convolution and ReLU: one matrix product per slice of samples (`direct`).
@@ -95,23 +109,39 @@ impl Backward<Flex, 3> for ConvRelu {
         let (out, grad) = (out.to_contiguous(), grad.to_contiguous());
         let (out, grad) = (slice(&out), slice(&grad));
         let (g, _, _) = geometry(&x, &w, padding);
-        let narrow = narrow::applies(g);
         // The ReLU's mask and the bias gradient in one pass, for the kernel's gradient and the
-        // input's; a narrow convolution draws them inside its kernel's gradient instead, so
-        // only an input gradient (which a first layer does not need) asks for them there.
-        let mask = (node_x.is_some() || !narrow).then(|| relu_mask_and_bias(out, grad, k, p * q));
-        let (dw, db) = match &mask {
-            Some((masked, bias)) if !narrow => (
-                node_w
-                    .is_some()
-                    .then(|| weight_grad(&x, masked, &w, padding, SLICE_ELEMENTS)),
-                bias.clone(),
-            ),
-            _ => {
-                let x = x.to_contiguous();
-                let (dw, db) = narrow::weight_and_bias_grad(slice(&x), g, out, grad, k);
-                (Some(flex(dw, dims::<4>(&w))), db)
+        // input's; the narrow kernels draw them inside the kernel's gradient instead, so where
+        // they may run only an input gradient (which a first layer does not need) asks for the
+        // pass up front.
+        let mask = (node_x.is_some() || !narrow::applies(g))
+            .then(|| relu_mask_and_bias(out, grad, k, p * q));
+        let x = x.to_contiguous();
+        let xs = slice(&x);
+        let weight_and_bias = |path| match path {
+            Path::Narrow => {
+                let (dw, db) = narrow::weight_and_bias_grad(xs, g, out, grad, k);
+                (flex(dw, dims::<4>(&w)), db)
             }
+            path => {
+                let own;
+                let (masked, bias) = match &mask {
+                    Some(mask) => mask,
+                    None => {
+                        own = relu_mask_and_bias(out, grad, k, p * q);
+                        &own
+                    }
+                };
+                let dw = weight_grad(path, xs, g, [n, k], masked, SLICE_ELEMENTS);
+                (dw, bias.clone())
+            }
+        };
+        let (dw, db) = match node_w.is_some() || node_b.is_some() {
+            true => {
+                let race = |path| drop(weight_and_bias(path));
+                let (dw, db) = weight_and_bias(chosen(Site::WeightGrad, g, k, n, race));
+                (Some(dw), db)
+            }
+            false => (None, Vec::new()),
         };
         if let Some(node) = node_b {
             grads.register::<Flex>(node.id, flex(db, [k]));
@@ -183,6 +213,7 @@ fn input_grad(masked: &[f32], out: [usize; 4], w: &FlexTensor, padding: [usize; 
         Path::Direct => direct(flipped.clone()),
         Path::Winograd => winograd::conv3x3(masked, g, flipped, c, None, false),
         Path::Positions => positions::conv3x3(masked, g, flipped, c, None, false),
+        Path::Narrow => unreachable!("`chosen` offers no narrow kernel for an input gradient"),
     };
     // The direct path takes the flipped kernel itself once chosen: a copy only while racing.
     let dx = match chosen(Site::InputGrad, g, c, n, |path| drop(run(path, &flipped))) {
@@ -205,22 +236,20 @@ const MIN_SHARE_COLUMNS: usize = 512;
 /// dimension, few output columns) so poorly that two threads were slower than one (conv1_2:
 /// 29-34 ms against 21 ms), while two products side by side took 11-13 ms.
 fn weight_grad(
-    x: &FlexTensor,
+    path: Path,
+    xs: &[f32],
+    g: Geometry,
+    [n, k]: [usize; 2],
     masked: &[f32],
-    w: &FlexTensor,
-    padding: [usize; 2],
     slice_elements: usize,
 ) -> FlexTensor {
-    let (g, n, k) = geometry(x, w, padding);
     let [c, kh, kw] = [g.channels, g.kernel[0], g.kernel[1]];
-    let x = x.to_contiguous();
-    let xs = slice(&x);
-    let run = |path| match path {
+    match path {
         Path::Direct => direct_weight_grad(xs, g, n, k, masked, slice_elements),
         Path::Winograd => flex(winograd::weight_grad3x3(xs, g, masked, k), [k, c, kh, kw]),
         Path::Positions => flex(positions::weight_grad3x3(xs, g, masked, k), [k, c, kh, kw]),
-    };
-    run(chosen(Site::WeightGrad, g, k, n, |path| drop(run(path))))
+        Path::Narrow => unreachable!("the narrow kernels' weight gradient is their own pass"),
+    }
 }
 
 /// The weight gradient through flex's matrix kernel, the samples shared out among the threads.
@@ -298,9 +327,11 @@ mod tests {
         let x = flex(wave(n * c * h * w, 0.37), [n, c, h, w]);
         let kernel = flex(wave(k * c * 9, 0.11), [k, c, 3, 3]);
         let masked = wave(n * k * h * w, 0.53);
-        let whole = weight_grad(&x, &masked, &kernel, [1, 1], usize::MAX);
+        let (g, _, _) = geometry(&x, &kernel, [1, 1]);
+        let x = slice(&x);
+        let whole = weight_grad(Path::Direct, x, g, [n, k], &masked, usize::MAX);
         // Room for one sample's matrix: five slices.
-        let sliced = weight_grad(&x, &masked, &kernel, [1, 1], c * 9 * h * w);
+        let sliced = weight_grad(Path::Direct, x, g, [n, k], &masked, c * 9 * h * w);
         let (whole, sliced) = (slice(&whole).to_vec(), slice(&sliced).to_vec());
         for (a, b) in whole.iter().zip(&sliced) {
             assert!((a - b).abs() <= 1e-4 * a.abs().max(1.0), "{a} against {b}");

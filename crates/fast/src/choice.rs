@@ -57,27 +57,22 @@ struct Choices {
 }
 
 impl Choices {
-    /// The path of `key`: from the lines, the first time it is asked; `None` where no whole
-    /// line has it (a torn write is no choice).
-    fn get<P: Path>(&mut self, key: &str) -> Option<P> {
-        let word = match self.chosen.get(key) {
-            Some(&word) => word,
-            None => {
-                let prefix = format!("{key}\t");
-                let path = self.lines.iter().find_map(|line| {
-                    let rest: Vec<&str> = line.strip_prefix(&prefix)?.split('\t').collect();
-                    let path = P::ALL
-                        .iter()
-                        .copied()
-                        .find(|p| Some(&p.name()) == rest.first())?;
-                    // Whole only with every path's time after the choice.
-                    (rest.len() > P::ALL.len()).then_some(path)
-                })?;
-                self.chosen.insert(key.to_string(), path.name());
-                path.name()
-            }
-        };
-        P::ALL.iter().copied().find(|p| p.name() == word)
+    /// The path of `key` among `paths`: from the lines, the first time it is asked; `None`
+    /// where no whole line names one of `paths` (a torn write is no choice, nor is a path that
+    /// cannot compute the operation, which a file edited or written by other code may name).
+    fn get<P: Path>(&mut self, key: &str, paths: &[P]) -> Option<P> {
+        let known = |word: &str| paths.iter().copied().find(|p| p.name() == word);
+        if let Some(path) = self.chosen.get(key).and_then(|word| known(word)) {
+            return Some(path);
+        }
+        let prefix = format!("{key}\t");
+        let path = self.lines.iter().find_map(|line| {
+            let rest: Vec<&str> = line.strip_prefix(&prefix)?.split('\t').collect();
+            // Whole only with every path's time after the choice.
+            (rest.len() > P::ALL.len()).then(|| known(rest[0]))?
+        })?;
+        self.chosen.insert(key.to_string(), path.name());
+        Some(path)
     }
 }
 
@@ -128,7 +123,7 @@ pub(crate) fn path<P: Path>(key: &impl Key, paths: &[P], default: P, run: impl F
     let key = key.fields();
     match lock().as_mut() {
         Some(choices) => {
-            if let Some(path) = choices.get::<P>(&key) {
+            if let Some(path) = choices.get(&key, paths) {
                 return path;
             }
         }
@@ -235,14 +230,21 @@ mod tests {
             ],
             chosen: HashMap::new(),
         };
-        assert_eq!(choices.get::<Way>("site\t64\t8"), Some(Way::Two));
+        assert_eq!(choices.get("site\t64\t8", Way::ALL), Some(Way::Two));
         // A longer key that starts with the same fields is another key.
-        assert_eq!(choices.get::<Way>("site\t64"), None);
+        assert_eq!(choices.get("site\t64", Way::ALL), None);
         let torn = &line[..line.len() - 7];
         choices.lines = vec![torn.to_string()];
-        assert_eq!(choices.get::<Way>("site\t64\t9"), None);
+        assert_eq!(choices.get("site\t64\t9", Way::ALL), None);
         choices.lines.push("site\t64\t9\tone\t1.000".to_string());
-        assert_eq!(choices.get::<Way>("site\t64\t9"), None);
+        assert_eq!(choices.get("site\t64\t9", Way::ALL), None);
+        // A path that cannot compute this operation is no choice: the next whole line decides.
+        choices.lines = vec![
+            "site\t64\t10\ttwo\t1.000\t2.000".to_string(),
+            "site\t64\t10\tone\t1.000\t2.000".to_string(),
+        ];
+        assert_eq!(choices.get("site\t64\t10", &[Way::One]), Some(Way::One));
+        assert_eq!(choices.get("site\t64\t10", &[Way::Two]), Some(Way::Two));
     }
 
     struct Site;

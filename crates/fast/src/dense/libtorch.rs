@@ -69,10 +69,10 @@ impl choice::Key for Product {
     }
 }
 
-/// The order this machine measured faster for the product at `site` of the layer whose kernel
-/// is `w` (`run` computes it in an order); without a machine's file, by [`NARROW`].
-fn order(site: &'static str, shape: [i64; 3], w: &Tensor, run: impl Fn(Order)) -> Order {
-    let default = match w.size()[1] < NARROW {
+/// The order this machine measured faster for the product at `site` of a layer of `outputs`
+/// outputs (`run` computes it in an order); without a machine's file, by [`NARROW`].
+fn order(site: &'static str, shape: [i64; 3], outputs: i64, run: impl Fn(Order)) -> Order {
+    let default = match outputs < NARROW {
         true => Order::PyTorch,
         false => Order::Burn,
     };
@@ -101,8 +101,8 @@ impl Fused<LibTorch> for Dense {
     fn forward(x: TchTensor, w: TchTensor, b: TchTensor, relu: bool) -> TchTensor {
         let (x, w, b) = (&x.tensor, &w.tensor, &b.tensor);
         let product = |order| b.addmm(x, &ordered(w, order));
-        let [m, k] = [x.size()[0], x.size()[1]];
-        let chosen = order("forward", [m, k, w.size()[1]], w, |o| drop(product(o)));
+        let [m, k, n] = [x.size()[0], x.size()[1], w.size()[1]];
+        let chosen = order("forward", [m, k, n], n, |o| drop(product(o)));
         let mut y = product(chosen);
         if relu {
             let _ = y.relu_();
@@ -139,12 +139,12 @@ impl Backward<LibTorch, 3> for Dense {
                 Order::PyTorch => d.tr().mm(x).tr().contiguous(),
                 Order::Burn => x.tr().mm(&d),
             };
-            let chosen = order("weight-grad", [k, m, n], w, |o| drop(product(o)));
+            let chosen = order("weight-grad", [k, m, n], n, |o| drop(product(o)));
             grads.register::<LibTorch>(node.id, TchTensor::new(product(chosen)));
         }
         if let Some(node) = node_x {
             let product = |order| d.mm(&ordered(w, order).tr());
-            let chosen = order("input-grad", [m, n, k], w, |o| drop(product(o)));
+            let chosen = order("input-grad", [m, n, k], n, |o| drop(product(o)));
             grads.register::<LibTorch>(node.id, TchTensor::new(product(chosen)));
         }
     }

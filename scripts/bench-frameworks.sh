@@ -7,8 +7,9 @@
 #
 # ROUNDS rounds, each running every framework once in a rotated order, one round of SAMPLES
 # timed steps per case each; nothing else may run meanwhile. The whole output (the machine,
-# every version, every round's table and samples) goes to docs/bench/<date>-<cpu>.log and to
-# the terminal. Usage: scripts/bench-frameworks.sh ROUNDS SAMPLES
+# every version, every round's table and samples, and at the end the paths flex and tch chose
+# on this machine) goes to docs/bench/<date>-<cpu>.log and to the terminal.
+# Usage: scripts/bench-frameworks.sh ROUNDS SAMPLES
 set -euo pipefail
 
 rounds=${1:-3}
@@ -58,4 +59,10 @@ bench_log ""
     echo "rounds: $rounds, each running every framework once in a rotated order, $samples timed steps per case"
     rotated_rounds "$rounds" "${runs[@]}"
 } | tee "$log"
+# The paths flex and tch measured on this machine (batchlab_fast::choice), as the rounds above
+# left them: each file the runs named, whole (key, shape, chosen path, each path's ms).
+for file in $(grep -o 'paths measured here kept in [^ ,]*' "$log" | awk '{print $NF}' | sort -u); do
+    echo "== $file"
+    cat "$file" 2>/dev/null || echo "(not written)"
+done | tee -a "$log"
 echo "log: $log"

@@ -5,7 +5,10 @@ use std::path::Path;
 
 use anyhow::{anyhow, Context, Result};
 use batchlab_experiments::{
-    backend::{built_backends, ensure_available, fast_paths, kernels, libtorch_version, threads},
+    backend::{
+        built_backends, conv_choices, ensure_available, fast_paths, kernels, libtorch_version,
+        threads,
+    },
     bench::{self, Rounds},
     config::{BackendConfig, BackendKind},
     epoch_bench::{data_percent_summary, epoch_splits},
@@ -134,6 +137,10 @@ fn describe(config: &BackendConfig) -> String {
         parts.push(format!("libtorch {libtorch}"));
     }
     parts.push(format!("fast paths: {}", fast_paths(config)));
+    // Named, so that a log can quote the paths its runs chose (`just bench-frameworks` does).
+    if let Some(file) = conv_choices::file(config) {
+        parts.push(format!("paths measured here kept in {}", file.display()));
+    }
     format!("{}: {}", label(config), parts.join(", "))
 }
 
@@ -255,6 +262,9 @@ fn products_benchmark(rounds: usize) -> Result<()> {
     outln!();
     outln!("the MLP step's eight matrix products (784-512-512-10, batch 1024, 3.29 GFLOP a pass), {} threads, {rounds} round(s) of 20 untimed and 60 timed passes, the two kernels alternating pass by pass", threads(&BackendConfig::default()));
     for round in 1..=rounds {
+        for line in products_bench::floors() {
+            outln!("round {round}: {line}");
+        }
         for passes in products_bench::round() {
             outln!("round {round}: {}", passes.line());
         }

@@ -4,11 +4,12 @@
 //! (`batchlab_fast::packed`, which the MLP's dense layers run on). The same shapes and protocol
 //! as `scripts/mlp_products.py` times in numpy's OpenBLAS and PyTorch's MKL, so that
 //! `scripts/bench-mlp-products.sh` sets all four side by side: 20 untimed passes, then 60 timed
-//! ones, the two kernels alternating pass by pass.
+//! ones, the two kernels alternating pass by pass. Beside them, what bounds a pass here
+//! ([`floors`]): the machine's peak rate of multiply-adds and the packed kernel's own loop.
 
 use std::time::Instant;
 
-use batchlab_fast::packed::{self, Strided};
+use batchlab_fast::packed::{self, ceiling, Strided};
 use burn::{
     backend::Flex,
     tensor::{Tensor, TensorData},
@@ -63,6 +64,29 @@ fn flop() -> f64 {
         .iter()
         .map(|&(m, k, n, _, _)| 2.0 * (m * k * n) as f64)
         .sum()
+}
+
+/// Timings of each rate in [`floors`]: the median of five.
+const RATE_TIMINGS: usize = 5;
+
+/// What bounds a pass of the eight products on all of rayon's threads, as lines: the rate of
+/// independent multiply-adds on registers and of the packed kernel's loop on operands held in
+/// the first-level cache, each with the pass's time at that rate.
+pub fn floors() -> [String; 2] {
+    let rates = ceiling::rates(RATE_TIMINGS);
+    let line = |what: &str, rate: f64| {
+        format!(
+            "{what}: {rate:.0} GFLOP/s (median of {RATE_TIMINGS}), a pass at least {:.2} ms",
+            flop() / rate / 1e6
+        )
+    };
+    [
+        line("the machine's peak (independent multiply-adds)", rates.peak),
+        line(
+            "the packed kernel's loop, operands in the first-level cache",
+            rates.kernel,
+        ),
+    ]
 }
 
 /// Values of a fixed wave (the kernels' speed does not depend on them).

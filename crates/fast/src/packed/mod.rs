@@ -12,6 +12,8 @@
 
 use rayon::prelude::*;
 
+pub mod ceiling;
+
 use crate::buffer::{keep, scratch, zeros};
 use crate::outer::width;
 use crate::simd::{load, vectorized, Simd, WithSimd};

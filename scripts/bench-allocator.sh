@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 source scripts/machine.sh
 if [[ $backend == tch ]]; then
     # glibc's malloc, which libtorch allocates with, keeping what it frees (the LibTorch build
-    # sets MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ for itself,
+    # sets MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ and MALLOC_ARENA_MAX for itself,
     # crates/cli/src/allocator.rs) against glibc's defaults (MIMALLOC_PURGE_DELAY=-1 given
     # beforehand: the binary then does not restart, and glibc's thresholds stay its own), on tch.
     # PyTorch from Python (.venv-tch) beside it, with glibc's defaults and with the same two
@@ -27,7 +27,7 @@ if [[ $backend == tch ]]; then
     bench_log "-allocator-tch"
     bench="target/release/batchlab-tch bench --backend tch --only steps --rounds 1 --samples $samples"
     torch=".venv-tch/bin/python -W ignore scripts/pytorch_steps.py --rounds 1 --samples $samples"
-    kept="MALLOC_MMAP_THRESHOLD_=268435456 MALLOC_TRIM_THRESHOLD_=1073741824"
+    kept="MALLOC_MMAP_THRESHOLD_=268435456 MALLOC_TRIM_THRESHOLD_=1073741824 MALLOC_ARENA_MAX=1"
     runs=("env MIMALLOC_PURGE_DELAY=-1 $bench" "$bench" "$torch" "env $kept $torch")
 else
     bench_log "-allocator"

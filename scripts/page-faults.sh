@@ -12,7 +12,7 @@ long=${3:-8}
 cd "$(dirname "$0")/.."
 source scripts/machine.sh
 bench_log "-page-faults-$case"
-kept="MALLOC_MMAP_THRESHOLD_=268435456 MALLOC_TRIM_THRESHOLD_=1073741824"
+kept="MALLOC_MMAP_THRESHOLD_=268435456 MALLOC_TRIM_THRESHOLD_=1073741824 MALLOC_ARENA_MAX=1"
 faults() { perf stat -e page-faults -x, $1 $2 2>&1 >/dev/null | awk -F, '/page-faults/ {print $1}'; }
 {
     machine_lines

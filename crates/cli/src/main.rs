@@ -10,6 +10,7 @@ mod data;
 mod estimate;
 mod out;
 mod predict;
+mod threads;
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -180,6 +181,11 @@ fn main() -> ExitCode {
     allocator::keep_freed_memory();
     batchlab_experiments::sysinfo::set_allocator(allocator::words());
     let cli = Cli::parse();
+    threads::on_the_pool(|| dispatch(cli))
+}
+
+/// The command's outcome as the process's exit status (its error printed).
+fn dispatch(cli: Cli) -> ExitCode {
     let outcome = match cli.command {
         Command::List { dir } => commands::list(&dir),
         Command::Check {

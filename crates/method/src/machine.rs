@@ -15,7 +15,8 @@
 //! changed in a way that changes step times gets a new phrase and a new identifier (as
 //! Winograd and the max-pooling did on 2026-11-26, the narrow convolutions, the dense layers, Winograd's blocked forward, the dense layers' short-batch gradients and the direct convolutions' products on 2026-11-28,
 //! Winograd position by position on 2026-11-28, the dense layers of a long batch later on 2026-11-28, every batch's
-//! dense products measured that night),
+//! dense products measured that night, the packed kernel finishing the forward in its stores on
+//! 2026-11-29),
 //! so older sweeps stop predicting newer runs
 //! on purpose. A phrase not in the table stands for itself: an unknown wording never matches a
 //! known one.
@@ -79,6 +80,14 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
     (
         "dense-relu-thresholds-v1",
         &["dense + ReLU's three products at every batch on the kernel the batch's fixed thresholds pick (batchlab's packed or short-batch kernel, flex's, or flex's with the inner dimension shared out)"],
+    ),
+    (
+        "dense-relu-measured-v2",
+        &["dense + ReLU's three products at every batch on the kernel this machine measured fastest (batchlab's packed or short-batch kernel, flex's, or flex's with the inner dimension shared out), with the bias and ReLU in the packed kernel's stores"],
+    ),
+    (
+        "dense-relu-thresholds-v2",
+        &["dense + ReLU's three products at every batch on the kernel the batch's fixed thresholds pick (batchlab's packed or short-batch kernel, flex's, or flex's with the inner dimension shared out), with the bias and ReLU in the packed kernel's stores"],
     ),
     ("maxpool-2x2-v1", &["2x2 max-pooling with its own backward"]),
     (

@@ -1,7 +1,8 @@
 //! A dense + ReLU's step on flex: its three products (the forward `x · w`, the kernel's gradient
 //! `xᵀ · d`, the input's `d · wᵀ`), each on the kernel this machine measured fastest for its
-//! shape at its site (`crate::choice`), with the bias, the ReLU, its mask and the bias's gradient
-//! as passes over the rows around them. The kernels ([`Kernel`]): batchlab's packed one
+//! shape at its site (`crate::choice`): the forward's timed with its bias and ReLU, which the
+//! packed kernel adds in its stores and the others in a pass after; the ReLU's mask and the
+//! bias's gradient are one pass over the output gradient's rows. The kernels ([`Kernel`]): batchlab's packed one
 //! (`crate::packed`, which reads the transposed operands straight from the row-major tensors),
 //! flex's (gemm, through burn's `matmul`), flex's with the inner dimension shared out among the
 //! threads, and for the two gradients batchlab's short-batch kernel (`crate::outer`). Without a
@@ -15,7 +16,7 @@ use burn::{
 use rayon::prelude::*;
 
 use super::{slice, tensor};
-use crate::packed::{self, Strided};
+use crate::packed::{self, Finish, Strided};
 use crate::{choice, outer};
 
 /// Rows of the bias's gradient one task sums.
@@ -152,15 +153,27 @@ impl Operand<'_> {
     }
 }
 
-/// `a · b` by `kernel` (one of those [`Site::kernels`] names for its site).
-fn product(kernel: Kernel, a: Operand, b: Operand) -> FlexTensor {
+/// `a · b` by `kernel` (one of those [`Site::kernels`] names for its site), then `finish`: in
+/// the packed kernel's stores, in a pass over the result after the others.
+fn product(kernel: Kernel, a: Operand, b: Operand, finish: Finish) -> FlexTensor {
+    if let Kernel::Packed = kernel {
+        let (a, b) = (a.view(), b.view());
+        let dims = [a.rows, b.cols];
+        let values = packed::product_then(a, b, finish);
+        return FlexTensor::from_data(TensorData::new(values, dims));
+    }
+    let y = unfinished(kernel, a, b);
+    match finish {
+        Finish::Plain => y,
+        Finish::BiasRelu(bias) => bias_relu(y, bias),
+    }
+}
+
+/// `a · b` by `kernel`, one of those but the packed.
+fn unfinished(kernel: Kernel, a: Operand, b: Operand) -> FlexTensor {
     let flex = |a: Operand, b: Operand| a.matrix().matmul(b.matrix());
     match kernel {
-        Kernel::Packed => {
-            let (a, b) = (a.view(), b.view());
-            let dims = [a.rows, b.cols];
-            FlexTensor::from_data(TensorData::new(packed::product(a, b), dims))
-        }
+        Kernel::Packed => unreachable!("the packed kernel finishes its own product"),
         Kernel::Flex => flex(a, b).into_primitive().tensor(),
         Kernel::Split => {
             let (a, b) = (a.matrix(), b.matrix());
@@ -195,14 +208,35 @@ fn product(kernel: Kernel, a: Operand, b: Operand) -> FlexTensor {
     }
 }
 
-/// `a · b` at `site`, by the kernel this machine chose for its shape.
-fn chosen(site: Site, a: Operand, b: Operand) -> FlexTensor {
+/// `a · b` at `site`, then `finish`, by the kernel this machine chose for its shape (each
+/// timed with the finish, which the packed kernel does in its stores).
+fn chosen(site: Site, a: Operand, b: Operand, finish: Finish) -> FlexTensor {
     let (left, right) = (a.view(), b.view());
     let shape = [left.rows, left.cols, right.cols];
     let key = Product { site, shape };
-    let run = |kernel| drop(product(kernel, a, b));
+    let run = |kernel| drop(product(kernel, a, b, finish));
     let kernel = choice::path(&key, &site.kernels(shape), site.default(shape), run);
-    product(kernel, a, b)
+    product(kernel, a, b, finish)
+}
+
+/// `relu(y + bias)`, the bias added to each row, in a pass over `y`.
+fn bias_relu(mut y: FlexTensor, bias: &[f32]) -> FlexTensor {
+    let pass = |values: &mut [f32]| {
+        values.par_chunks_mut(bias.len()).for_each(|row| {
+            for (v, b) in row.iter_mut().zip(bias) {
+                *v = (*v + b).max(0.0);
+            }
+        })
+    };
+    if let Some(values) = y.try_storage_mut::<f32>() {
+        pass(values);
+        return y;
+    }
+    // A result that shares its storage (not one flex's matmul returns).
+    let dims = y.layout().shape().dims::<2>();
+    let mut values = slice(&y).to_vec();
+    pass(&mut values);
+    FlexTensor::from_data(TensorData::new(values, dims))
 }
 
 /// `relu(x·w + b)`.
@@ -212,24 +246,8 @@ pub(super) fn forward(x: FlexTensor, w: FlexTensor, b: FlexTensor) -> FlexTensor
         values,
         transposed: false,
     };
-    let mut y = chosen(Site::Forward, operand(&x), operand(&w));
-    let bias = slice(&b);
-    let bias_relu = |values: &mut [f32]| {
-        values.par_chunks_mut(bias.len()).for_each(|row| {
-            for (v, b) in row.iter_mut().zip(bias) {
-                *v = (*v + b).max(0.0);
-            }
-        })
-    };
-    if let Some(values) = y.try_storage_mut::<f32>() {
-        bias_relu(values);
-        return y;
-    }
-    // A result that shares its storage (not one flex's matmul or the packed kernel returns).
-    let dims = y.layout().shape().dims::<2>();
-    let mut values = slice(&y).to_vec();
-    bias_relu(&mut values);
-    FlexTensor::from_data(TensorData::new(values, dims))
+    let finish = Finish::BiasRelu(slice(&b));
+    chosen(Site::Forward, operand(&x), operand(&w), finish)
 }
 
 /// The gradients of the input, the kernel and the bias (those wanted) from the output's
@@ -241,43 +259,67 @@ pub(super) fn backward(
 ) -> [Option<FlexTensor>; 3] {
     let m = x.layout().shape().dims::<2>()[0];
     let n = w.layout().shape().dims::<2>()[1];
-    let (grad, out) = (grad.to_contiguous(), out.to_contiguous());
-    // Collected straight into its buffer: no zeros written first.
-    let masked: Vec<f32> = (slice(&grad).par_iter().zip(slice(&out)))
-        .map(|(&g, &o)| if o > 0.0 { g } else { 0.0 })
-        .collect();
-    let db = db.then(|| FlexTensor::from_data(TensorData::new(column_sums(&masked, n), [n])));
-    let d = FlexTensor::from_data(TensorData::new(masked, [m, n]));
+    let out = out.to_contiguous();
+    let (d, sums) = masked(grad, slice(&out), [m, n], db);
+    let db = sums.map(|sums| FlexTensor::from_data(TensorData::new(sums, [n])));
     let (x, w) = (x.to_contiguous(), w.to_contiguous());
     let operand = |values, transposed| Operand { values, transposed };
-    let dw = dw.then(|| chosen(Site::WeightGrad, operand(&x, true), operand(&d, false)));
-    let dx = dx.then(|| chosen(Site::InputGrad, operand(&d, false), operand(&w, true)));
+    // The gradients as they are: nothing to finish.
+    let gradient = |site, a, b| chosen(site, a, b, Finish::Plain);
+    let dw = dw.then(|| gradient(Site::WeightGrad, operand(&x, true), operand(&d, false)));
+    let dx = dx.then(|| gradient(Site::InputGrad, operand(&d, false), operand(&w, true)));
     [dx, dw, db]
 }
 
-/// The sums of a row-major matrix's columns (`n` of them).
-fn column_sums(values: &[f32], n: usize) -> Vec<f32> {
-    values
-        .par_chunks(n * SUM_ROWS)
-        .map(|rows| {
-            let mut sums = vec![0.0f32; n];
-            for row in rows.chunks(n) {
-                sums.iter_mut().zip(row).for_each(|(s, v)| *s += v);
-            }
-            sums
-        })
-        .reduce_with(|mut a, b| {
-            a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
-            a
-        })
-        .unwrap_or_else(|| vec![0.0; n])
+/// The output's gradient `grad` (`[m, n]`) where the ReLU's output `out` was positive, zero
+/// elsewhere, and, where `sums` asks, its columns' sums (the bias's gradient), in one pass over
+/// the rows: in `grad`'s own values where it holds them alone, else in a copy.
+fn masked(
+    grad: FlexTensor,
+    out: &[f32],
+    [m, n]: [usize; 2],
+    sums: bool,
+) -> (FlexTensor, Option<Vec<f32>>) {
+    let pass = |values: &mut [f32]| {
+        let rows = values
+            .par_chunks_mut(n * SUM_ROWS)
+            .zip(out.par_chunks(n * SUM_ROWS));
+        let mut column_sums = rows
+            .map(|(values, out)| {
+                // A select, not a branch: the mask follows the data, and a branch on it
+                // mispredicts half the time (in scratch, the pass took 7% of a step so).
+                for (v, &o) in values.iter_mut().zip(out) {
+                    *v = if o > 0.0 { *v } else { 0.0 };
+                }
+                let mut column = vec![0.0f32; if sums { n } else { 0 }];
+                for row in values.chunks(n).filter(|_| sums) {
+                    column.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+                }
+                column
+            })
+            .reduce_with(|mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
+                a
+            });
+        sums.then(|| column_sums.take().unwrap_or_else(|| vec![0.0; n]))
+    };
+    // The old handle dropped: the contiguous one is then the values' only owner.
+    let mut grad = std::convert::identity(grad).to_contiguous();
+    if let Some(values) = grad.try_storage_mut::<f32>().filter(|v| v.len() == m * n) {
+        let sums = pass(values);
+        return (grad, sums);
+    }
+    // Values shared with another tensor, or a view into a larger buffer.
+    let mut values = slice(&grad).to_vec();
+    let sums = pass(&mut values);
+    (FlexTensor::from_data(TensorData::new(values, [m, n])), sums)
 }
 
 #[cfg(test)]
 mod tests {
     use burn::{backend::flex::FlexTensor, tensor::TensorData};
 
-    use super::{product, slice, Kernel, Operand, Site, MIN_SHARE};
+    use super::{masked, product, slice, Finish, Kernel, Operand, Site, MIN_SHARE};
 
     fn matrix(rows: usize, cols: usize, f: f32) -> FlexTensor {
         let values = (0..rows * cols).map(|i| (i as f32 * f).sin()).collect();
@@ -306,19 +348,65 @@ mod tests {
                     let kernels = site.kernels(shape);
                     let long = site == Site::Forward && k > MIN_SHARE;
                     assert_eq!(kernels.contains(&Kernel::Split), long, "{site:?} {shape:?}");
-                    let flex = product(Kernel::Flex, a, b);
+                    let flex = product(Kernel::Flex, a, b, Finish::Plain);
                     let f = slice(&flex);
                     let most = f.iter().fold(0f32, |m, v| m.max(v.abs()));
-                    for kernel in kernels {
-                        let other = product(kernel, a, b);
-                        let o = slice(&other);
-                        assert_eq!(o.len(), f.len());
-                        let worst = o.iter().zip(f).fold(0f32, |m, (o, f)| m.max((o - f).abs()));
-                        let case = format!("{kernel:?} at {site:?} {shape:?}");
-                        assert!(worst <= 1e-4 * most.max(1.0), "{case}: {worst} of {most}");
+                    // The forward also with its bias and ReLU (half the values cut to zero).
+                    let bias: Vec<f32> = (0..shape[2]).map(|j| (j as f32).cos() * most).collect();
+                    let relu = |(i, v): (usize, &f32)| (v + bias[i % bias.len()]).max(0.0);
+                    let mut finishes = vec![(Finish::Plain, f.to_vec())];
+                    if site == Site::Forward {
+                        let expected = f.iter().enumerate().map(relu).collect();
+                        finishes.push((Finish::BiasRelu(&bias), expected));
+                    }
+                    for (finish, expected) in finishes {
+                        for &kernel in &kernels {
+                            let other = product(kernel, a, b, finish);
+                            let o = slice(&other);
+                            assert_eq!(o.len(), expected.len());
+                            let worst = (o.iter().zip(&expected))
+                                .fold(0f32, |m, (o, e)| m.max((o - e).abs()));
+                            let case = format!("{kernel:?} at {site:?} {shape:?}, {finish:?}");
+                            assert!(worst <= 2e-4 * most.max(1.0), "{case}: {worst} of {most}");
+                        }
                     }
                 }
             }
+        });
+    }
+
+    #[test]
+    fn the_gradient_is_masked_where_the_relu_was_off_and_summed_by_column() {
+        on_two_threads(|| {
+            // More rows than one task sums, a NaN output among them.
+            let (m, n) = (150, 7);
+            let grad = matrix(m, n, 0.3);
+            let mut out: Vec<f32> = slice(&matrix(m, n, 0.17)).to_vec();
+            out[11] = f32::NAN;
+            let expected: Vec<f32> = (slice(&grad).iter().zip(&out))
+                .map(|(&g, &o)| if o > 0.0 { g } else { 0.0 })
+                .collect();
+            let sums: Vec<f32> = (0..n)
+                .map(|j| expected.iter().skip(j).step_by(n).sum())
+                .collect();
+            // In the gradient's own values where it holds them alone; in a copy where another
+            // tensor shares them, theirs left as they were.
+            let (alone, shared) = (matrix(m, n, 0.3), matrix(m, n, 0.3));
+            let keeper = shared.clone();
+            for (grad, wanted, in_place) in [(alone, true, true), (shared, false, false)] {
+                let at = slice(&grad).as_ptr();
+                let (d, got) = masked(grad, &out, [m, n], wanted);
+                assert_eq!(slice(&d).as_ptr() == at, in_place);
+                assert_eq!(slice(&d), &expected[..]);
+                assert_eq!(got.is_some(), wanted);
+                for (got, sum) in got.iter().flatten().zip(&sums) {
+                    assert!(
+                        (got - sum).abs() <= 1e-5 * (1.0 + sum.abs()),
+                        "{got} against {sum}"
+                    );
+                }
+            }
+            assert_eq!(slice(&keeper), slice(&matrix(m, n, 0.3)));
         });
     }
 

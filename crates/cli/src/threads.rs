@@ -5,7 +5,9 @@
 //! dozens per step. Started from one of the pool's threads, that thread does its share and the
 //! others take the rest; nothing waits on the main thread. On a 2-core Zen 3, 8 alternating
 //! runs of 100 MLP steps: a median of 29.2 ms a step against 30.8 from the main thread
-//! (docs/flex-performance.md, "The step's passes").
+//! (docs/flex-performance.md, "The step's passes"). What blocks the command on another thread
+//! that needs the pool must run the pool's work while it waits (the data loader's
+//! `receive`): with one thread, the pool would otherwise wait for itself.
 
 /// Linux's stack for a main thread (8 MiB) for each of the pool's threads, which rayon would
 /// start with Rust's 2 MiB: the commands ran on the main thread before.

@@ -1,7 +1,8 @@
 //! The batch loader: turns an [`ImageSet`] into float batches off the training thread.
 //!
 //! One background thread per epoch assembles batches in order and keeps `prefetch` of them ready
-//! in a bounded channel; inside a batch the examples are prepared in parallel (rayon). The
+//! in a bounded channel; inside a batch the examples are prepared in parallel (rayon; a wait for
+//! a batch on one of rayon's threads runs the pool's work meanwhile). The
 //! training thread only moves finished batches onto the device, and the time it spends waiting
 //! for one is measured ([`Epoch::waited`]) so a runner can report data time apart from step time.
 //!
@@ -371,9 +372,36 @@ impl Iterator for Epoch {
 
     fn next(&mut self) -> Option<Batch> {
         let start = Instant::now();
-        let batch = self.receiver.recv().ok();
+        let batch = receive(&self.receiver);
         self.waited += start.elapsed();
         batch
+    }
+}
+
+/// How long a wait on one of rayon's threads blocks between looks for the pool's work.
+const LOOK_EVERY: Duration = Duration::from_micros(200);
+
+/// The next batch, `None` once the background thread is done. On one of rayon's threads (where
+/// batchlab runs its commands) the wait runs the pool's work meanwhile: the background thread
+/// prepares each batch's examples on that same pool, and a pool of one thread, blocked here,
+/// would wait for itself (a training study with `threads = 1` hung so).
+fn receive(receiver: &mpsc::Receiver<Batch>) -> Option<Batch> {
+    if rayon::current_thread_index().is_none() {
+        return receiver.recv().ok();
+    }
+    loop {
+        if rayon::yield_now() == Some(rayon::Yield::Executed) {
+            match receiver.try_recv() {
+                Ok(batch) => return Some(batch),
+                Err(mpsc::TryRecvError::Empty) => continue,
+                Err(mpsc::TryRecvError::Disconnected) => return None,
+            }
+        }
+        match receiver.recv_timeout(LOOK_EVERY) {
+            Ok(batch) => return Some(batch),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+        }
     }
 }
 

@@ -177,9 +177,10 @@ const MIN_ROUNDS: usize = 2;
 /// ... more while the race has taken under this long (a product of a fraction of a millisecond,
 /// a dense layer's at batch 32, is timed up to [`MAX_ROUNDS`] times: two timings of each on a
 /// noisy 2-core VM chose differently run to run; so did two of each of the MLP's products, of 4
-/// to 9 ms, which within 30 ms is all they had: on 2026-11-29 a Zen 3 chose flex's kernel for
-/// four of its five, where 10 alternating runs of 100 steps each had the step 3 ms faster on
-/// the packed one), ...
+/// to 9 ms, which within 30 ms is all they had: on 2026-11-29 a Zen 3's race put the packed
+/// kernel's forward at 7.6 ms one time and 5.8 the time before, and chose flex's kernel for four
+/// of the five products where its earlier races had chosen the packed one for four; within 150
+/// ms it chose the packed one for all five), ...
 const BUDGET: Duration = Duration::from_millis(150);
 /// ... and at most this many.
 const MAX_ROUNDS: usize = 9;

@@ -2,8 +2,8 @@
 //! `xᵀ · d`, the input's `d · wᵀ`), each on the kernel this machine measured fastest for its
 //! shape at its site (`crate::choice`): the forward's timed with its bias and ReLU, which the
 //! packed kernel adds in its stores and the others in a pass after; the ReLU's mask and the
-//! bias's gradient are one pass over the output gradient's rows. The kernels ([`Kernel`]): batchlab's packed one
-//! (`crate::packed`, which reads the transposed operands straight from the row-major tensors),
+//! bias's gradient are one pass over the output gradient's rows. The kernels ([`Kernel`]):
+//! batchlab's packed one (`crate::packed`, which reads the transposed operands straight from the row-major tensors),
 //! flex's (gemm, through burn's `matmul`), flex's with the inner dimension shared out among the
 //! threads, and for the two gradients batchlab's short-batch kernel (`crate::outer`). Without a
 //! machine's file, the batch's fixed thresholds ([`Site::default`], measured on one Zen 3 before
@@ -220,7 +220,8 @@ fn chosen(site: Site, a: Operand, b: Operand, finish: Finish) -> FlexTensor {
 }
 
 /// `relu(y + bias)`, the bias added to each row, in a pass over `y`.
-fn bias_relu(mut y: FlexTensor, bias: &[f32]) -> FlexTensor {
+fn bias_relu(y: FlexTensor, bias: &[f32]) -> FlexTensor {
+    let dims = y.layout().shape().dims::<2>();
     let pass = |values: &mut [f32]| {
         values.par_chunks_mut(bias.len()).for_each(|row| {
             for (v, b) in row.iter_mut().zip(bias) {
@@ -228,15 +229,26 @@ fn bias_relu(mut y: FlexTensor, bias: &[f32]) -> FlexTensor {
             }
         })
     };
-    if let Some(values) = y.try_storage_mut::<f32>() {
-        pass(values);
-        return y;
+    in_place(y, dims, pass).0
+}
+
+/// `pass` over the values of `t` (`[m, n]`): in its own storage where it holds them alone, else
+/// on a copy. Returns the tensor so written and what the pass returned.
+fn in_place<R>(
+    t: FlexTensor,
+    [m, n]: [usize; 2],
+    pass: impl FnOnce(&mut [f32]) -> R,
+) -> (FlexTensor, R) {
+    // The old handle dropped: the contiguous one is then the values' only owner.
+    let mut t = std::convert::identity(t).to_contiguous();
+    if let Some(values) = t.try_storage_mut::<f32>().filter(|v| v.len() == m * n) {
+        let out = pass(values);
+        return (t, out);
     }
-    // A result that shares its storage (not one flex's matmul returns).
-    let dims = y.layout().shape().dims::<2>();
-    let mut values = slice(&y).to_vec();
-    pass(&mut values);
-    FlexTensor::from_data(TensorData::new(values, dims))
+    // Values shared with another tensor, or a view into a larger buffer.
+    let mut values = slice(&t).to_vec();
+    let out = pass(&mut values);
+    (FlexTensor::from_data(TensorData::new(values, [m, n])), out)
 }
 
 /// `relu(x·w + b)`.
@@ -284,16 +296,18 @@ fn masked(
         let rows = values
             .par_chunks_mut(n * SUM_ROWS)
             .zip(out.par_chunks(n * SUM_ROWS));
-        let mut column_sums = rows
+        let column_sums = rows
             .map(|(values, out)| {
                 // A select, not a branch: the mask follows the data, and a branch on it
-                // mispredicts half the time (in scratch, the pass took 7% of a step so).
+                // mispredicts half the time (in scratch, 7% of a step's profile samples so).
                 for (v, &o) in values.iter_mut().zip(out) {
                     *v = if o > 0.0 { *v } else { 0.0 };
                 }
-                let mut column = vec![0.0f32; if sums { n } else { 0 }];
-                for row in values.chunks(n).filter(|_| sums) {
-                    column.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+                let mut column = vec![0.0f32; n];
+                if sums {
+                    for row in values.chunks(n) {
+                        column.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+                    }
                 }
                 column
             })
@@ -301,18 +315,9 @@ fn masked(
                 a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
                 a
             });
-        sums.then(|| column_sums.take().unwrap_or_else(|| vec![0.0; n]))
+        sums.then(|| column_sums.unwrap_or_else(|| vec![0.0; n]))
     };
-    // The old handle dropped: the contiguous one is then the values' only owner.
-    let mut grad = std::convert::identity(grad).to_contiguous();
-    if let Some(values) = grad.try_storage_mut::<f32>().filter(|v| v.len() == m * n) {
-        let sums = pass(values);
-        return (grad, sums);
-    }
-    // Values shared with another tensor, or a view into a larger buffer.
-    let mut values = slice(&grad).to_vec();
-    let sums = pass(&mut values);
-    (FlexTensor::from_data(TensorData::new(values, [m, n])), sums)
+    in_place(grad, [m, n], pass)
 }
 
 #[cfg(test)]

@@ -420,9 +420,9 @@ mod tests {
 
     #[test]
     fn products_of_every_layout_match_the_sums() {
-        // Rows leaving partial strips and blocks; columns a partial panel, then whole panels in
-        // a whole group and a part of one (with AVX2: 16 and 64 columns); an inner dimension
-        // longer than a step with AVX-512 in the first, with AVX2 in the second.
+        // Rows leaving partial strips and blocks; columns a partial panel, then (with AVX2)
+        // whole panels only; an inner dimension longer than a step with AVX-512 in the first,
+        // with AVX2 in the second (which the result is then added to, and finished at).
         for (m, k, n) in [(203, 611, 45), (50, 1100, 80)] {
             let (x, w) = (wave(m * k, 0.37), wave(k * n, 0.11));
             let a = Strided::row_major(&x, m, k);

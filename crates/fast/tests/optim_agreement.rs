@@ -117,16 +117,20 @@ fn adam_and_adamw_match_burn_on_libtorch() {
 
 fn sgd_matches_burn<B: AutodiffBackend>() {
     let lr = 0.05;
-    for (momentum, nesterov, decay) in [
-        (0.0, false, None),
-        (0.0, false, Some(0.01)),
-        (0.9, false, None),
-        (0.9, true, Some(0.001)),
+    // Every kind of update loop: without and with momentum (with and without dampening and
+    // Nesterov), each without and with weight decay.
+    for (momentum, dampening, nesterov, decay) in [
+        (0.0, 0.0, false, None),
+        (0.0, 0.0, false, Some(0.01)),
+        (0.9, 0.0, false, None),
+        (0.9, 0.1, false, Some(0.01)),
+        (0.9, 0.0, true, Some(0.001)),
+        (0.9, 0.1, true, None),
     ] {
         let burn = SgdConfig::new()
             .with_momentum((momentum > 0.0).then_some(MomentumConfig {
                 momentum,
-                dampening: 0.0,
+                dampening,
                 nesterov,
             }))
             .with_weight_decay(decay.map(WeightDecayConfig::new))
@@ -134,12 +138,14 @@ fn sgd_matches_burn<B: AutodiffBackend>() {
         let ours = Sgd {
             momentum: (momentum > 0.0).then_some(Momentum {
                 momentum,
-                dampening: 0.0,
+                dampening,
                 nesterov,
             }),
             weight_decay: decay,
         };
-        let what = format!("sgd momentum {momentum} nesterov {nesterov} decay {decay:?}");
+        let what = format!(
+            "sgd momentum {momentum} dampening {dampening} nesterov {nesterov} decay {decay:?}"
+        );
         assert_close(
             &train::<B, _>(fast(ours), 6, lr),
             &train::<B, _>(burn, 6, lr),

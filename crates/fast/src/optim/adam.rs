@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::{
     rules::{Adam, Decay, Factors},
-    CHUNK,
+    vectorized, Loop, CHUNK,
 };
 use crate::storage::Opened;
 
@@ -138,33 +138,59 @@ impl Adam {
     /// One pass over the parameter, its gradient and both moments, in parallel chunks: the same
     /// f32 operations, in the same order, as [`Adam::reference`].
     fn fused(&self, lr: f64, time: usize, p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]) {
-        let f = self.factors(time);
-        let (b1, b2) = (self.beta_1, self.beta_2);
-        let (c1, c2) = (1.0 - b1, 1.0 - b2);
-        let coupled = match self.decay {
-            Decay::Coupled(l) => Some(l),
-            _ => None,
+        let step = Step {
+            betas: [self.beta_1, self.beta_2],
+            coupled: match self.decay {
+                Decay::Coupled(l) => Some(l),
+                _ => None,
+            },
+            factors: self.factors(time),
+            keep: self.kept(lr).map(|k| k as f32),
+            lr: lr as f32,
         };
-        let keep = self.kept(lr).map(|k| k as f32);
-        let lr = lr as f32;
         p.par_chunks_mut(CHUNK)
             .zip(g.par_chunks(CHUNK))
             .zip(m.par_chunks_mut(CHUNK))
             .zip(v.par_chunks_mut(CHUNK))
-            .for_each(|(((p, g), m), v)| {
-                for (((p, &g), m), v) in p.iter_mut().zip(g).zip(m).zip(v) {
-                    let g = coupled.map_or(g, |l| *p * l + g);
-                    *m = *m * b1 + g * c1;
-                    *v = *v * b2 + g * g * c2;
-                    let delta = match f {
-                        Factors::Divided { bc1, bc2, eps } => {
-                            (*m / bc1) / ((*v / bc2).sqrt() + eps)
-                        }
-                        Factors::Folded { m_scale, eps } => *m * m_scale / (v.sqrt() + eps),
-                    };
-                    let kept = keep.map_or(*p, |k| *p * k);
-                    *p = kept - delta * lr;
-                }
-            });
+            .for_each(|(((p, g), m), v)| vectorized(Chunk { step, p, g, m, v }));
+    }
+}
+
+/// A step's settings, as values.
+#[derive(Clone, Copy)]
+struct Step {
+    betas: [f32; 2],
+    coupled: Option<f32>,
+    factors: Factors,
+    keep: Option<f32>,
+    lr: f32,
+}
+
+/// One chunk of the parameter, its gradient and its moments.
+struct Chunk<'a> {
+    step: Step,
+    p: &'a mut [f32],
+    g: &'a [f32],
+    m: &'a mut [f32],
+    v: &'a mut [f32],
+}
+
+impl Loop for Chunk<'_> {
+    #[inline(always)]
+    fn run(self) {
+        let Chunk { step, p, g, m, v } = self;
+        let [b1, b2] = step.betas;
+        let (c1, c2) = (1.0 - b1, 1.0 - b2);
+        for (((p, &g), m), v) in p.iter_mut().zip(g).zip(m).zip(v) {
+            let g = step.coupled.map_or(g, |l| *p * l + g);
+            *m = *m * b1 + g * c1;
+            *v = *v * b2 + g * g * c2;
+            let delta = match step.factors {
+                Factors::Divided { bc1, bc2, eps } => (*m / bc1) / ((*v / bc2).sqrt() + eps),
+                Factors::Folded { m_scale, eps } => *m * m_scale / (v.sqrt() + eps),
+            };
+            let kept = step.keep.map_or(*p, |k| *p * k);
+            *p = kept - delta * step.lr;
+        }
     }
 }

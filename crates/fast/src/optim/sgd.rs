@@ -8,7 +8,7 @@ use burn::{
 };
 use rayon::prelude::*;
 
-use super::{rules::Sgd, CHUNK};
+use super::{rules::Sgd, vectorized, Loop, CHUNK};
 use crate::storage::Opened;
 
 /// The velocity of one parameter tensor (kept only with momentum).
@@ -120,31 +120,113 @@ impl Sgd {
     /// One pass over the parameter, its gradient and its velocity, in parallel chunks: the same
     /// f32 operations, in the same order, as [`Sgd::reference`].
     fn fused(&self, lr: f32, p: &mut [f32], g: &[f32], v: Option<&mut [f32]>, first: bool) {
-        let decay = self.weight_decay;
-        let decayed = |p: f32, g: f32| decay.map_or(g, |l| p * l + g);
-        match (self.momentum, v) {
-            (Some(m), Some(v)) => {
-                let (mu, keep) = (m.momentum as f32, (1.0 - m.dampening) as f32);
-                p.par_chunks_mut(CHUNK)
-                    .zip(v.par_chunks_mut(CHUNK))
-                    .zip(g.par_chunks(CHUNK))
-                    .for_each(|((p, v), g)| {
-                        for ((p, v), &g) in p.iter_mut().zip(v).zip(g) {
-                            let g = decayed(*p, g);
-                            *v = if first { g } else { g * keep + *v * mu };
-                            let update = if m.nesterov { *v * mu + g } else { *v };
-                            *p -= update * lr;
-                        }
-                    });
-            }
+        let step = Step {
+            lr,
+            decay: self.weight_decay,
+            momentum: self.momentum.map(|m| Velocity {
+                mu: m.momentum as f32,
+                keep: (1.0 - m.dampening) as f32,
+                nesterov: m.nesterov,
+                first,
+            }),
+        };
+        match (step.momentum, v) {
+            (Some(velocity), Some(v)) => p
+                .par_chunks_mut(CHUNK)
+                .zip(v.par_chunks_mut(CHUNK))
+                .zip(g.par_chunks(CHUNK))
+                .for_each(|((p, v), g)| {
+                    vectorized(WithMomentum {
+                        velocity,
+                        step,
+                        p,
+                        g,
+                        v,
+                    })
+                }),
             _ => p
                 .par_chunks_mut(CHUNK)
                 .zip(g.par_chunks(CHUNK))
-                .for_each(|(p, g)| {
-                    for (p, &g) in p.iter_mut().zip(g) {
-                        *p -= decayed(*p, g) * lr;
-                    }
-                }),
+                .for_each(|(p, g)| vectorized(Plain { step, p, g })),
+        }
+    }
+}
+
+/// A step's settings, as values.
+#[derive(Clone, Copy)]
+struct Step {
+    lr: f32,
+    decay: Option<f32>,
+    momentum: Option<Velocity>,
+}
+
+/// Momentum's settings for one step: `v = g` at the first, `v = keep·g + μ·v` after.
+#[derive(Clone, Copy)]
+struct Velocity {
+    mu: f32,
+    keep: f32,
+    nesterov: bool,
+    first: bool,
+}
+
+impl Step {
+    /// The gradient `g` of parameter `p` with the coupled weight decay `λ·p` added.
+    #[inline(always)]
+    fn decayed(self, p: f32, g: f32) -> f32 {
+        match self.decay {
+            Some(l) => p * l + g,
+            None => g,
+        }
+    }
+}
+
+/// A chunk of plain SGD: `p ← p − lr·g`.
+struct Plain<'a> {
+    step: Step,
+    p: &'a mut [f32],
+    g: &'a [f32],
+}
+
+impl Loop for Plain<'_> {
+    #[inline(always)]
+    fn run(self) {
+        let Plain { step, p, g } = self;
+        for (p, &g) in p.iter_mut().zip(g) {
+            *p -= step.decayed(*p, g) * step.lr;
+        }
+    }
+}
+
+/// A chunk of SGD with momentum: the velocity, then `p ← p − lr·update`.
+struct WithMomentum<'a> {
+    velocity: Velocity,
+    step: Step,
+    p: &'a mut [f32],
+    g: &'a [f32],
+    v: &'a mut [f32],
+}
+
+impl Loop for WithMomentum<'_> {
+    #[inline(always)]
+    fn run(self) {
+        let WithMomentum {
+            velocity:
+                Velocity {
+                    mu,
+                    keep,
+                    nesterov,
+                    first,
+                },
+            step,
+            p,
+            g,
+            v,
+        } = self;
+        for ((p, v), &g) in p.iter_mut().zip(v).zip(g) {
+            let g = step.decayed(*p, g);
+            *v = if first { g } else { g * keep + *v * mu };
+            let update = if nesterov { *v * mu + g } else { *v };
+            *p -= update * step.lr;
         }
     }
 }

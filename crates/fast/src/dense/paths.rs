@@ -2,7 +2,8 @@
 //! `xᵀ · d`, the input's `d · wᵀ`), each on the kernel this machine measured fastest for its
 //! shape at its site (`crate::choice`): the forward's timed with its bias and ReLU, which the
 //! packed kernel adds in its stores and the others in a pass after; the ReLU's mask and the
-//! bias's gradient are one pass over the output gradient's rows. The kernels ([`Kernel`]):
+//! bias's gradient are one pass over the output gradient's rows, and the two gradients'
+//! products run on the pool at once. The kernels ([`Kernel`]):
 //! batchlab's packed one (`crate::packed`, which reads the transposed operands straight from the row-major tensors),
 //! flex's (gemm, through burn's `matmul`), flex's with the inner dimension shared out among the
 //! threads, and for the two gradients batchlab's short-batch kernel (`crate::outer`). Without a
@@ -208,15 +209,15 @@ fn unfinished(kernel: Kernel, a: Operand, b: Operand) -> FlexTensor {
     }
 }
 
-/// `a · b` at `site`, then `finish`, by the kernel this machine chose for its shape (each
-/// timed with the finish, which the packed kernel does in its stores).
-fn chosen(site: Site, a: Operand, b: Operand, finish: Finish) -> FlexTensor {
+/// The kernel this machine chose for `a · b` then `finish` at `site` (each timed with the
+/// finish, which the packed kernel does in its stores), raced here the first time its shape is
+/// met.
+fn chosen(site: Site, a: Operand, b: Operand, finish: Finish) -> Kernel {
     let (left, right) = (a.view(), b.view());
     let shape = [left.rows, left.cols, right.cols];
     let key = Product { site, shape };
     let run = |kernel| drop(product(kernel, a, b, finish));
-    let kernel = choice::path(&key, &site.kernels(shape), site.default(shape), run);
-    product(kernel, a, b, finish)
+    choice::path(&key, &site.kernels(shape), site.default(shape), run)
 }
 
 /// `relu(y + bias)`, the bias added to each row, in a pass over `y`.
@@ -258,8 +259,8 @@ pub(super) fn forward(x: FlexTensor, w: FlexTensor, b: FlexTensor) -> FlexTensor
         values,
         transposed: false,
     };
-    let finish = Finish::BiasRelu(slice(&b));
-    chosen(Site::Forward, operand(&x), operand(&w), finish)
+    let (x, w, finish) = (operand(&x), operand(&w), Finish::BiasRelu(slice(&b)));
+    product(chosen(Site::Forward, x, w, finish), x, w, finish)
 }
 
 /// The gradients of the input, the kernel and the bias (those wanted) from the output's
@@ -276,10 +277,17 @@ pub(super) fn backward(
     let db = sums.map(|sums| FlexTensor::from_data(TensorData::new(sums, [n])));
     let (x, w) = (x.to_contiguous(), w.to_contiguous());
     let operand = |values, transposed| Operand { values, transposed };
-    // The gradients as they are: nothing to finish.
-    let gradient = |site, a, b| chosen(site, a, b, Finish::Plain);
-    let dw = dw.then(|| gradient(Site::WeightGrad, operand(&x, true), operand(&d, false)));
-    let dx = dx.then(|| gradient(Site::InputGrad, operand(&d, false), operand(&w, true)));
+    let wanted = [
+        dw.then(|| (Site::WeightGrad, operand(&x, true), operand(&d, false))),
+        dx.then(|| (Site::InputGrad, operand(&d, false), operand(&w, true))),
+    ];
+    // The gradients as they are, nothing to finish; their kernels chosen one after the other
+    // (a race times a kernel alone), then both products on the pool at once: a thread done
+    // with its share of one takes blocks of the other, where it waited for the last block.
+    let [dw, dx] = wanted.map(|p| p.map(|(site, a, b)| (chosen(site, a, b, Finish::Plain), a, b)));
+    let run =
+        |p: Option<(Kernel, Operand, Operand)>| p.map(|(k, a, b)| product(k, a, b, Finish::Plain));
+    let (dw, dx) = rayon::join(|| run(dw), || run(dx));
     [dx, dw, db]
 }
 

@@ -3,8 +3,8 @@
 //! shape at its site (`crate::choice`): the forward's timed with its bias and ReLU, which the
 //! packed kernel adds in its stores and the others in a pass after; the ReLU's mask and the
 //! bias's gradient are one pass over the output gradient's rows, and the two gradients'
-//! products run on the pool at once. The kernels ([`Kernel`]):
-//! batchlab's packed one (`crate::packed`, which reads the transposed operands straight from the row-major tensors),
+//! products run on the pool at once. The kernels ([`Kernel`]): batchlab's packed one
+//! (`crate::packed`, which reads the transposed operands straight from the row-major tensors),
 //! flex's (gemm, through burn's `matmul`), flex's with the inner dimension shared out among the
 //! threads, and for the two gradients batchlab's short-batch kernel (`crate::outer`). Without a
 //! machine's file, the batch's fixed thresholds ([`Site::default`], measured on one Zen 3 before

@@ -38,6 +38,7 @@ fn vectorized(l: impl Loop) {
     crate::simd::vectorized(Pass(l))
 }
 
+/// A [`Loop`] as the kernel `crate::simd::vectorized` runs.
 struct Pass<L>(L);
 
 impl<L: Loop> crate::simd::WithSimd for Pass<L> {

@@ -123,14 +123,14 @@ impl Sgd {
         let step = Step {
             lr,
             decay: self.weight_decay,
-            momentum: self.momentum.map(|m| Velocity {
-                mu: m.momentum as f32,
-                keep: (1.0 - m.dampening) as f32,
-                nesterov: m.nesterov,
-                first,
-            }),
         };
-        match (step.momentum, v) {
+        let velocity = self.momentum.map(|m| Velocity {
+            mu: m.momentum as f32,
+            keep: (1.0 - m.dampening) as f32,
+            nesterov: m.nesterov,
+            first,
+        });
+        match (velocity, v) {
             (Some(velocity), Some(v)) => p
                 .par_chunks_mut(CHUNK)
                 .zip(v.par_chunks_mut(CHUNK))
@@ -152,12 +152,11 @@ impl Sgd {
     }
 }
 
-/// A step's settings, as values.
+/// A step's learning rate and weight decay, as values.
 #[derive(Clone, Copy)]
 struct Step {
     lr: f32,
     decay: Option<f32>,
-    momentum: Option<Velocity>,
 }
 
 /// Momentum's settings for one step: `v = g` at the first, `v = keep·g + μ·v` after.
@@ -210,18 +209,18 @@ impl Loop for WithMomentum<'_> {
     #[inline(always)]
     fn run(self) {
         let WithMomentum {
-            velocity:
-                Velocity {
-                    mu,
-                    keep,
-                    nesterov,
-                    first,
-                },
+            velocity,
             step,
             p,
             g,
             v,
         } = self;
+        let Velocity {
+            mu,
+            keep,
+            nesterov,
+            first,
+        } = velocity;
         for ((p, v), &g) in p.iter_mut().zip(v).zip(g) {
             let g = step.decayed(*p, g);
             *v = if first { g } else { g * keep + *v * mu };

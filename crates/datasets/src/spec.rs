@@ -211,6 +211,17 @@ impl DataConfig {
         (n * if self.augment { 2 } else { 1 }) as u64
     }
 
+    /// What a report says of data it cannot load on the machine rendering it, which then counts
+    /// the training examples from the config alone ([`train_size`](Self::train_size)): so a
+    /// report re-rendered without the dataset predicts, budgets and judges as the run's own
+    /// render did, where the dataset was loaded.
+    pub fn unloadable(&self, error: &impl std::fmt::Display) -> String {
+        format!(
+            "not loadable here ({error}): {} training examples per epoch counted from the config",
+            self.train_size()
+        )
+    }
+
     /// The config for `name` with every default.
     pub fn named(name: DatasetName) -> Self {
         Self {

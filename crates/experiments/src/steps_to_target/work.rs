@@ -264,15 +264,20 @@ pub fn render(
         config.data.name.as_str(),
         data_dir.display()
     )];
-    let mut train_examples = 0;
-    if let Ok(loaded) = config.data.load(data_dir) {
-        train_examples = loaded.splits.train.len() as u64;
-        dataset.push(format!(
-            "{} train / {} validation examples",
-            loaded.splits.train.len(),
-            loaded.splits.validation.len()
-        ));
-    }
+    let train_examples = match config.data.load(data_dir) {
+        Ok(loaded) => {
+            dataset.push(format!(
+                "{} train / {} validation examples",
+                loaded.splits.train.len(),
+                loaded.splits.validation.len()
+            ));
+            loaded.splits.train.len() as u64
+        }
+        Err(e) => {
+            dataset.push(config.data.unloadable(&e));
+            config.data.train_size()
+        }
+    };
     dataset.extend(config.workloads.iter().filter_map(|w| {
         let k = w.train_examples?;
         Some(format!("{} trains on the first {k} of them", w.label()))

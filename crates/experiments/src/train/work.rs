@@ -156,7 +156,10 @@ pub fn render(
                         .map(|n| format!("variant {label}: {n}")),
                 );
             }
-            Err(e) => dataset.push(format!("variant {label}: not loadable here ({e})")),
+            Err(e) => {
+                train_examples = data.train_size();
+                dataset.push(format!("variant {label}: {}", data.unloadable(&e)));
+            }
         }
     }
     let context = TrainContext {

@@ -156,3 +156,40 @@ fn report_with_another_registry_rejudges_with_its_margins_and_says_which() {
     assert_eq!(builtin, "reproduces");
     assert_ne!(narrow_hash, builtin_hash);
 }
+
+#[test]
+fn a_rerender_without_the_dataset_judges_as_the_runs_own_render() {
+    // The power-of-two run's training-time claim needs the training examples per epoch (the
+    // steps its prediction counts). Its data renamed to MNIST (the same official sizes, and no
+    // system copy, unlike Debian's Fashion-MNIST) in an empty data directory: unloadable on
+    // every machine, so the count comes from the config alone.
+    let tmp = tempfile::tempdir().unwrap();
+    let (experiment, run) = ("power-of-two-cpu", "20261127T121416Z-fda0bc");
+    let sweep = "power-of-two-step-time-cpu/20261127T121243Z-d98396";
+    let reports = tmp.path().join("reports");
+    let copy = reports.join(experiment).join(run);
+    copy_tree(&root().join("reports").join(experiment).join(run), &copy);
+    copy_tree(&root().join("reports").join(sweep), &reports.join(sweep));
+    let config = fs::read_to_string(copy.join("config.toml")).unwrap();
+    let renamed = config.replacen("name = \"fashion-mnist\"", "name = \"mnist\"", 1);
+    assert_ne!(renamed, config, "the run's dataset moved");
+    fs::write(copy.join("config.toml"), renamed).unwrap();
+    let data = tmp.path().join("data");
+    fs::create_dir_all(&data).unwrap();
+    batchlab(&[
+        "--data-dir",
+        data.to_str().unwrap(),
+        "report",
+        copy.to_str().unwrap(),
+    ]);
+    let report = fs::read_to_string(copy.join("report.md")).unwrap();
+    assert!(
+        report.contains("20000 training examples per epoch counted from the config"),
+        "the data line: {report}"
+    );
+    let committed = root().join("reports").join(experiment).join(run);
+    assert_eq!(
+        fs::read_to_string(copy.join("findings.json")).unwrap(),
+        fs::read_to_string(committed.join("findings.json")).unwrap()
+    );
+}

@@ -260,7 +260,7 @@ fn loader_benchmark(
 /// The MLP step's eight products, `rounds` rounds of [`products_bench::round`].
 fn products_benchmark(rounds: usize) -> Result<()> {
     outln!();
-    outln!("the MLP step's eight matrix products (784-512-512-10, batch 1024, 3.29 GFLOP a pass), {} threads, {rounds} round(s) of 20 untimed and 60 timed passes, the two kernels alternating pass by pass", threads(&BackendConfig::default()));
+    outln!("the MLP step's eight matrix products (784-512-512-10, batch 1024, 3.29 GFLOP a pass), {} threads, {rounds} round(s) of 20 untimed and 60 timed passes, the kernels taking turns pass by pass", threads(&BackendConfig::default()));
     for round in 1..=rounds {
         for line in products_bench::floors() {
             outln!("round {round}: {line}");

@@ -1,15 +1,15 @@
 //! `batchlab bench --only products`: the MLP benchmark step's eight matrix products (784-512-512-10
 //! at batch 1024: three forward, three kernel gradients, two input gradients; 3.29 GFLOP a pass)
 //! alone, on flex's matrix kernel (gemm, through burn's `matmul`) and on batchlab's packed kernel
-//! (`batchlab_fast::packed`, which the MLP's dense layers run on). The same shapes and protocol
-//! as `scripts/mlp_products.py` times in numpy's OpenBLAS and PyTorch's MKL, so that
-//! `scripts/bench-mlp-products.sh` sets all four side by side: 20 untimed passes, then 60 timed
-//! ones, the two kernels alternating pass by pass. Beside them, what bounds a pass here
+//! in each of its orders (`batchlab_fast::packed`, which the MLP's dense layers run on). The same
+//! shapes and protocol as `scripts/mlp_products.py` times in numpy's OpenBLAS and PyTorch's MKL,
+//! so that `scripts/bench-mlp-products.sh` sets them all side by side: 20 untimed passes, then
+//! 60 timed ones, the kernels taking turns pass by pass. Beside them, what bounds a pass here
 //! ([`floors`]): the machine's peak rate of multiply-adds and the packed kernel's own loop.
 
 use std::time::Instant;
 
-use batchlab_fast::packed::{self, ceiling, Strided};
+use batchlab_fast::packed::{self, ceiling, Order, Strided};
 use burn::{
     backend::Flex,
     tensor::{Tensor, TensorData},
@@ -94,9 +94,9 @@ fn wave(len: usize, step: f32) -> Vec<f32> {
     (0..len).map(|i| (i as f32 * step).sin()).collect()
 }
 
-/// One round: flex's kernel and batchlab's packed kernel, [`PASSES`] timed passes each,
-/// alternating.
-pub fn round() -> [Passes; 2] {
+/// One round: flex's kernel and batchlab's packed kernel in each order, [`PASSES`] timed passes
+/// each, taking turns.
+pub fn round() -> [Passes; 3] {
     let device = Default::default();
     // Each operand stored as the layer holds it: a transposed operand is the transpose of a
     // row-major matrix, read through a view, never copied.
@@ -128,7 +128,7 @@ pub fn round() -> [Passes; 2] {
             std::hint::black_box(a.clone().matmul(b.clone()).into_data());
         }
     };
-    let packed_pass = || {
+    let packed_pass = |order| {
         for ((a, [ar, ac]), (b, [br, bc]), ta, tb) in &operands {
             let view = |values, rows, cols, t| {
                 let s = Strided::row_major(values, rows, cols);
@@ -138,34 +138,33 @@ pub fn round() -> [Passes; 2] {
                     s
                 }
             };
-            let product = packed::product(view(a, *ar, *ac, *ta), view(b, *br, *bc, *tb));
+            let (a, b) = (view(a, *ar, *ac, *ta), view(b, *br, *bc, *tb));
+            let product = packed::product(a, b, order);
             std::hint::black_box(product);
         }
     };
+    let passes: [(&str, &dyn Fn()); 3] = [
+        ("flex's kernel (gemm 0.19, burn's matmul)", &flex_pass),
+        ("batchlab's packed kernel", &|| packed_pass(Order::Strips)),
+        ("batchlab's packed kernel, panels' order", &|| {
+            packed_pass(Order::Panels)
+        }),
+    ];
     for _ in 0..WARMUP {
-        flex_pass();
-        packed_pass();
+        passes.iter().for_each(|(_, pass)| pass());
     }
-    let time = |pass: &dyn Fn()| {
-        let start = Instant::now();
-        pass();
-        start.elapsed().as_secs_f64()
-    };
-    let (mut flex, mut packed) = (Vec::new(), Vec::new());
+    let mut seconds = [(); 3].map(|_| Vec::with_capacity(PASSES));
     for _ in 0..PASSES {
-        flex.push(time(&flex_pass));
-        packed.push(time(&packed_pass));
+        for ((_, pass), seconds) in passes.iter().zip(&mut seconds) {
+            let start = Instant::now();
+            pass();
+            seconds.push(start.elapsed().as_secs_f64());
+        }
     }
-    [
-        Passes {
-            kernel: "flex's kernel (gemm 0.19, burn's matmul)",
-            seconds: flex,
-        },
-        Passes {
-            kernel: "batchlab's packed kernel",
-            seconds: packed,
-        },
-    ]
+    std::array::from_fn(|i| Passes {
+        kernel: passes[i].0,
+        seconds: std::mem::take(&mut seconds[i]),
+    })
 }
 
 #[cfg(test)]

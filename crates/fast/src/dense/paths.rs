@@ -3,8 +3,9 @@
 //! shape at its site (`crate::choice`): the forward's timed with its bias and ReLU, which the
 //! packed kernel adds in its stores and the others in a pass after; the ReLU's mask and the
 //! bias's gradient are one pass over the output gradient's rows, and the two gradients'
-//! products run on the pool at once. The kernels ([`Kernel`]): batchlab's packed one
-//! (`crate::packed`, which reads the transposed operands straight from the row-major tensors),
+//! products run on the pool at once. The kernels ([`Kernel`]): batchlab's packed one in each of
+//! its two orders (`crate::packed`, which reads the transposed operands straight from the
+//! row-major tensors),
 //! flex's (gemm, through burn's `matmul`), flex's with the inner dimension shared out among the
 //! threads, and for the two gradients batchlab's short-batch kernel (`crate::outer`). Without a
 //! machine's file, the batch's fixed thresholds ([`Site::default`], measured on one Zen 3 before
@@ -17,7 +18,7 @@ use burn::{
 use rayon::prelude::*;
 
 use super::{slice, tensor};
-use crate::packed::{self, Finish, Strided};
+use crate::packed::{self, Finish, Order, Strided};
 use crate::{choice, outer};
 
 /// Rows of the bias's gradient one task sums.
@@ -41,7 +42,7 @@ pub const LONG_BATCH: usize = 512;
 /// Which kernel computes a product.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kernel {
-    Packed,
+    Packed(Order),
     Flex,
     /// flex's, on each thread's share of the inner dimension, the shares added.
     Split,
@@ -50,11 +51,18 @@ enum Kernel {
 }
 
 impl choice::Path for Kernel {
-    const ALL: &'static [Kernel] = &[Kernel::Packed, Kernel::Flex, Kernel::Split, Kernel::Short];
+    const ALL: &'static [Kernel] = &[
+        Kernel::Packed(Order::Strips),
+        Kernel::Packed(Order::Panels),
+        Kernel::Flex,
+        Kernel::Split,
+        Kernel::Short,
+    ];
 
     fn name(self) -> &'static str {
         match self {
-            Kernel::Packed => "packed",
+            Kernel::Packed(Order::Strips) => "packed",
+            Kernel::Packed(Order::Panels) => "packed-panels",
             Kernel::Flex => "flex",
             Kernel::Split => "split",
             Kernel::Short => "short",
@@ -84,7 +92,11 @@ impl Site {
 
     /// The kernels that can compute the site's product `[m, k] · [k, n]`.
     fn kernels(self, [_, k, _]: [usize; 3]) -> Vec<Kernel> {
-        let mut kernels = vec![Kernel::Packed, Kernel::Flex];
+        let mut kernels = vec![
+            Kernel::Packed(Order::Strips),
+            Kernel::Packed(Order::Panels),
+            Kernel::Flex,
+        ];
         match self {
             Site::Forward if shares(k) > 1 => kernels.push(Kernel::Split),
             Site::Forward => {}
@@ -102,7 +114,7 @@ impl Site {
         match self {
             Site::Forward if shares(k) > 1 && m * n <= MAX_OUTPUT => Kernel::Split,
             Site::WeightGrad | Site::InputGrad if batch <= SHORT_BATCH => Kernel::Short,
-            _ if batch >= LONG_BATCH => Kernel::Packed,
+            _ if batch >= LONG_BATCH => Kernel::Packed(Order::Strips),
             _ => Kernel::Flex,
         }
     }
@@ -157,10 +169,10 @@ impl Operand<'_> {
 /// `a · b` by `kernel` (one of those [`Site::kernels`] names for its site), then `finish`: in
 /// the packed kernel's stores, in a pass over the result after the others.
 fn product(kernel: Kernel, a: Operand, b: Operand, finish: Finish) -> FlexTensor {
-    if let Kernel::Packed = kernel {
+    if let Kernel::Packed(order) = kernel {
         let (a, b) = (a.view(), b.view());
         let dims = [a.rows, b.cols];
-        let values = packed::product_then(a, b, finish);
+        let values = packed::product_then(a, b, finish, order);
         return FlexTensor::from_data(TensorData::new(values, dims));
     }
     let y = unfinished(kernel, a, b);
@@ -174,7 +186,7 @@ fn product(kernel: Kernel, a: Operand, b: Operand, finish: Finish) -> FlexTensor
 fn unfinished(kernel: Kernel, a: Operand, b: Operand) -> FlexTensor {
     let flex = |a: Operand, b: Operand| a.matrix().matmul(b.matrix());
     match kernel {
-        Kernel::Packed => unreachable!("the packed kernel finishes its own product"),
+        Kernel::Packed(_) => unreachable!("the packed kernel finishes its own product"),
         Kernel::Flex => flex(a, b).into_primitive().tensor(),
         Kernel::Split => {
             let (a, b) = (a.matrix(), b.matrix());
@@ -332,7 +344,7 @@ fn masked(
 mod tests {
     use burn::{backend::flex::FlexTensor, tensor::TensorData};
 
-    use super::{masked, product, slice, Finish, Kernel, Operand, Site, MIN_SHARE};
+    use super::{masked, product, slice, Finish, Kernel, Operand, Order, Site, MIN_SHARE};
 
     fn matrix(rows: usize, cols: usize, f: f32) -> FlexTensor {
         let values = (0..rows * cols).map(|i| (i as f32 * f).sin()).collect();
@@ -430,7 +442,7 @@ mod tests {
             // [site's product shape, forward / weight gradient / input gradient], per layer.
             let cases = [
                 // The MLP's 784 -> 512 at batch 1024: all packed.
-                ([1024, 784, 512], [Packed, Packed, Packed]),
+                ([1024, 784, 512], [Packed(Order::Strips); 3]),
                 // VGG16's fc 4096 -> 4096 at batch 16: the gradients on the short-batch kernel.
                 ([16, 4096, 4096], [Flex, Short, Short]),
                 // The small CNN's 320,000 -> 128 at batch 32: the forward shared out.

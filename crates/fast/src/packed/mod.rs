@@ -64,15 +64,60 @@ impl<'a> Strided<'a> {
     }
 }
 
-/// Bytes of a strip of the left side (`MR` rows by a step of the inner dimension): most of a
-/// first-level cache, where a strip stays while the right side's panels stream past it. A step
-/// as deep as this allows (1,024 with AVX2) takes the MLP's products in one, so that the result
-/// is written once (a scratch run on a 2-core Zen 3: 146 GFLOP/s on the MLP's five large
-/// products, against 125-134 with steps of 16-32 KiB of panel; within that machine's noise).
+/// Which of the two operands' packed pieces stays in the first-level cache while the other's
+/// stream past it. Both are raced per product shape (`dense::paths`): on a 2-core Zen 5 the
+/// panels' order ran the MLP's eight products 3-5% faster than the strips' (scratch A/B runs of
+/// `batchlab bench --only products`, both vector widths, docs/flex-performance.md), and on the
+/// Zen 3 the strips' order was the fastest kernel of all for the five large ones.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Order {
+    /// A strip of the left side stays while every panel of the right side streams past it:
+    /// steps as deep as a strip of [`STRIP_BYTES`] allows (the MLP's products in one, so that
+    /// the result is written once), blocks of at most [`STRIP_BLOCK`] rows. The whole right
+    /// side streams past each strip, from the last-level cache where it outgrows the second.
+    Strips,
+    /// The BLAS libraries' order: a panel stays while the strips of a block of rows stream past
+    /// it from the second-level cache, steps [`PANEL_DEPTH`] deep and blocks of at most
+    /// [`PANEL_BLOCK`] rows, so that the right side streams past each block, not each strip.
+    Panels,
+}
+
+impl Order {
+    /// The deepest step of the inner dimension with `MR`-row strips.
+    fn depth<const MR: usize>(self) -> usize {
+        match self {
+            Order::Strips => (STRIP_BYTES / (MR * 4)).max(1),
+            Order::Panels => PANEL_DEPTH,
+        }
+    }
+
+    /// The most rows of the left side in one task.
+    fn block(self) -> usize {
+        match self {
+            Order::Strips => STRIP_BLOCK,
+            Order::Panels => PANEL_BLOCK,
+        }
+    }
+}
+
+/// Bytes of a strip of the left side in [`Order::Strips`] (`MR` rows by a step of the inner
+/// dimension): most of a first-level cache. A step as deep as this allows (1,024 with AVX2)
+/// takes the MLP's products in one (a scratch run on a 2-core Zen 3: 146 GFLOP/s on the MLP's
+/// five large products, against 125-134 with steps of 16-32 KiB of panel; within that
+/// machine's noise).
 const STRIP_BYTES: usize = 24 << 10;
-/// At most this many rows of the left side in one task: a few tasks per thread for rayon to
-/// even out.
-const MAX_BLOCK: usize = 96;
+/// At most this many rows in one task of [`Order::Strips`]: a few tasks per thread for rayon
+/// to even out.
+const STRIP_BLOCK: usize = 96;
+/// A step of the inner dimension in [`Order::Panels`]: BLIS's for single precision on Haswell
+/// and Zen. A panel is then 16 KiB with AVX2 and 32 KiB with AVX-512 (on the Zen 5, steps of
+/// 128, 256 and 384 measured within 2% of each other with AVX-512 at blocks of 192-288 rows).
+const PANEL_DEPTH: usize = 256;
+/// At most this many rows in one task of [`Order::Panels`]: a block of 288 rows by a step is
+/// 288 KiB, inside a Zen 3's second-level cache (512 KiB), and the MLP's 1,024 rows make four
+/// tasks for two threads (on the Zen 5, blocks of 192-288 rows ran the products 3-4% faster
+/// than blocks of 96).
+const PANEL_BLOCK: usize = 288;
 
 /// What a product's values get as they are stored, at the last step of the inner dimension.
 #[derive(Clone, Copy, Debug)]
@@ -84,14 +129,14 @@ pub enum Finish<'a> {
     BiasRelu(&'a [f32]),
 }
 
-/// `a · b`, row-major `[a.rows, b.cols]`, on all of rayon's threads.
-pub fn product(a: Strided, b: Strided) -> Vec<f32> {
-    product_then(a, b, Finish::Plain)
+/// `a · b` in `order`, row-major `[a.rows, b.cols]`, on all of rayon's threads.
+pub fn product(a: Strided, b: Strided, order: Order) -> Vec<f32> {
+    product_then(a, b, Finish::Plain, order)
 }
 
-/// `a · b` with `finish` applied to every value, row-major `[a.rows, b.cols]`, on all of
-/// rayon's threads.
-pub fn product_then(a: Strided, b: Strided, finish: Finish) -> Vec<f32> {
+/// `a · b` in `order` with `finish` applied to every value, row-major `[a.rows, b.cols]`, on
+/// all of rayon's threads.
+pub fn product_then(a: Strided, b: Strided, finish: Finish, order: Order) -> Vec<f32> {
     assert_eq!(a.cols, b.rows, "a product's inner dimensions");
     if let Finish::BiasRelu(bias) = finish {
         assert_eq!(bias.len(), b.cols, "a bias per column");
@@ -101,26 +146,32 @@ pub fn product_then(a: Strided, b: Strided, finish: Finish) -> Vec<f32> {
     let mut c = zeros(a.rows * b.cols);
     // Twelve rows by two vectors with AVX-512 (24 of 32 registers), six with AVX2 (12 of 16).
     match width() {
-        32 => run::<12, 32>(a, b, finish, &mut c),
-        16 => run::<6, 16>(a, b, finish, &mut c),
-        _ => run::<4, 2>(a, b, finish, &mut c),
+        32 => run::<12, 32>(a, b, finish, order, &mut c),
+        16 => run::<6, 16>(a, b, finish, order, &mut c),
+        _ => run::<4, 2>(a, b, finish, order, &mut c),
     }
     c
 }
 
 /// [`product`] with `MR x NR` kernel blocks: the right side packed once, then blocks of rows in
 /// parallel, each through the inner dimension a step at a time.
-fn run<const MR: usize, const NR: usize>(a: Strided, b: Strided, finish: Finish, c: &mut [f32]) {
+fn run<const MR: usize, const NR: usize>(
+    a: Strided,
+    b: Strided,
+    finish: Finish,
+    order: Order,
+    c: &mut [f32],
+) {
     let (m, k, n) = (a.rows, a.cols, b.cols);
     if m == 0 || n == 0 || k == 0 {
         return;
     }
-    // As deep as a strip of `STRIP_BYTES` allows, in equal steps.
-    let steps = k.div_ceil((STRIP_BYTES / (MR * 4)).max(1));
+    // As deep as the order allows, in equal steps.
+    let steps = k.div_ceil(order.depth::<MR>());
     let depth = k.div_ceil(steps);
     let threads = rayon::current_num_threads();
     let blocks = m
-        .div_ceil(MAX_BLOCK)
+        .div_ceil(order.block())
         .next_multiple_of(threads)
         .min(m.div_ceil(MR));
     let block = m.div_ceil(blocks).next_multiple_of(MR);
@@ -143,6 +194,7 @@ fn run<const MR: usize, const NR: usize>(a: Strided, b: Strided, finish: Finish,
             a,
             rows: [i * block, c.len() / n],
             depth,
+            order,
             finish,
             right: &*right,
             c,
@@ -152,12 +204,13 @@ fn run<const MR: usize, const NR: usize>(a: Strided, b: Strided, finish: Finish,
 }
 
 /// One thread's block of rows `rows[0]..+rows[1]` of the result: the left side's rows packed a
-/// step of the inner dimension at a time, by every panel of the right side, written to `c` at
-/// the first step, added to it at the others, `finish` applied at the last.
+/// step of the inner dimension at a time, by every panel of the right side in `order`, written
+/// to `c` at the first step, added to it at the others, `finish` applied at the last.
 struct Block<'a, const MR: usize, const NR: usize> {
     a: Strided<'a>,
     rows: [usize; 2],
     depth: usize,
+    order: Order,
     finish: Finish<'a>,
     right: &'a [f32],
     c: &'a mut [f32],
@@ -173,6 +226,7 @@ impl<const MR: usize, const NR: usize> WithSimd for Block<'_, MR, NR> {
             a,
             rows,
             depth,
+            order,
             finish,
             right,
             c,
@@ -191,12 +245,18 @@ impl<const MR: usize, const NR: usize> WithSimd for Block<'_, MR, NR> {
                 first: s0 == 0,
                 finish: if s0 + kc == k { finish } else { Finish::Plain },
             };
-            for (s, strip) in left.chunks(kc * MR).enumerate() {
-                for (p, panel) in right.chunks(kc * NR).enumerate() {
-                    let sums = kernel::<S, MR, NR>(simd, strip, panel);
-                    let at = [s * MR, p * NR];
-                    store::<S, MR, NR>(simd, c, n, at, rows[1], sums, step);
-                }
+            // One loop, not a closure per order: a closure is compiled without the vector
+            // instructions `with_simd` enables, and the kernel inlined into it would not be.
+            let strips = rows[1].div_ceil(MR);
+            for i in 0..strips * panels {
+                let (s, p) = match order {
+                    Order::Strips => (i / panels, i % panels),
+                    Order::Panels => (i % strips, i / strips),
+                };
+                let strip = &left[s * kc * MR..][..kc * MR];
+                let panel = &right[p * kc * NR..][..kc * NR];
+                let sums = kernel::<S, MR, NR>(simd, strip, panel);
+                store::<S, MR, NR>(simd, c, n, [s * MR, p * NR], rows[1], sums, step);
             }
         }
     }
@@ -396,14 +456,14 @@ fn store<S: Simd, const MR: usize, const NR: usize>(
 
 #[cfg(test)]
 mod tests {
-    use super::{product, Strided};
+    use super::{product, Order, Strided};
 
     fn wave(len: usize, f: f32) -> Vec<f32> {
         (0..len).map(|i| (i as f32 * f).sin()).collect()
     }
 
-    fn check(a: Strided, b: Strided) {
-        let c = product(a, b);
+    fn check(a: Strided, b: Strided, order: Order) {
+        let c = product(a, b, order);
         for i in 0..a.rows {
             for j in 0..b.cols {
                 let exact: f64 = (0..a.cols)
@@ -420,19 +480,22 @@ mod tests {
 
     #[test]
     fn products_of_every_layout_match_the_sums() {
-        // Rows leaving partial strips and blocks; columns a partial panel, then (with AVX2)
-        // whole panels only; an inner dimension longer than a step with AVX-512 in the first,
-        // with AVX2 in the second (which the result is then added to, and finished at).
-        for (m, k, n) in [(203, 611, 45), (50, 1100, 80)] {
+        // Rows leaving partial strips and blocks (of both orders in the last); columns a
+        // partial panel, then (with AVX2) whole panels only; an inner dimension longer than a
+        // step of the strips' order with AVX-512 in the first, with AVX2 in the second, and of
+        // the panels' order in all (which the result is then added to, and finished at).
+        for (m, k, n) in [(203, 611, 45), (50, 1100, 80), (611, 300, 40)] {
             let (x, w) = (wave(m * k, 0.37), wave(k * n, 0.11));
             let a = Strided::row_major(&x, m, k);
             let b = Strided::row_major(&w, k, n);
-            check(a, b);
             let at = Strided::row_major(&x, k, m).t();
             let bt = Strided::row_major(&w, n, k).t();
-            check(at, b);
-            check(a, bt);
-            check(at, bt);
+            for order in [Order::Strips, Order::Panels] {
+                check(a, b, order);
+                check(at, b, order);
+                check(a, bt, order);
+                check(at, bt, order);
+            }
         }
     }
 }

@@ -90,13 +90,23 @@ impl Site {
         }
     }
 
-    /// The kernels that can compute the site's product `[m, k] · [k, n]`.
-    fn kernels(self, [_, k, _]: [usize; 3]) -> Vec<Kernel> {
-        let mut kernels = vec![
-            Kernel::Packed(Order::Strips),
-            Kernel::Packed(Order::Panels),
-            Kernel::Flex,
-        ];
+    /// The batch's length in the site's product `[m, k] · [k, n]`.
+    fn batch(self, [m, k, _]: [usize; 3]) -> usize {
+        match self {
+            Site::WeightGrad => k,
+            Site::Forward | Site::InputGrad => m,
+        }
+    }
+
+    /// The kernels raced for the site's product `[m, k] · [k, n]`: those that can compute it,
+    /// but the packed kernel's panels' order over a short batch, where it won 2 of the quickstart
+    /// sweep's 192 races on a Zen 5, each by under 2%, and lengthened the sweep's first run by
+    /// a tenth (30 to 33 s).
+    fn kernels(self, shape @ [_, k, _]: [usize; 3]) -> Vec<Kernel> {
+        let mut kernels = vec![Kernel::Packed(Order::Strips), Kernel::Flex];
+        if self.batch(shape) > SHORT_BATCH {
+            kernels.push(Kernel::Packed(Order::Panels));
+        }
         match self {
             Site::Forward if shares(k) > 1 => kernels.push(Kernel::Split),
             Site::Forward => {}
@@ -106,11 +116,8 @@ impl Site {
     }
 
     /// The kernel the batch's fixed thresholds pick, without a machine's file.
-    fn default(self, [m, k, n]: [usize; 3]) -> Kernel {
-        let batch = match self {
-            Site::WeightGrad => k,
-            Site::Forward | Site::InputGrad => m,
-        };
+    fn default(self, shape @ [m, k, n]: [usize; 3]) -> Kernel {
+        let batch = self.batch(shape);
         match self {
             Site::Forward if shares(k) > 1 && m * n <= MAX_OUTPUT => Kernel::Split,
             Site::WeightGrad | Site::InputGrad if batch <= SHORT_BATCH => Kernel::Short,
@@ -344,7 +351,9 @@ fn masked(
 mod tests {
     use burn::{backend::flex::FlexTensor, tensor::TensorData};
 
-    use super::{masked, product, slice, Finish, Kernel, Operand, Order, Site, MIN_SHARE};
+    use super::{
+        masked, product, slice, Finish, Kernel, Operand, Order, Site, MIN_SHARE, SHORT_BATCH,
+    };
 
     fn matrix(rows: usize, cols: usize, f: f32) -> FlexTensor {
         let values = (0..rows * cols).map(|i| (i as f32 * f).sin()).collect();
@@ -360,8 +369,14 @@ mod tests {
     fn every_kernel_a_site_may_take_computes_its_product() {
         on_two_threads(|| {
             // The three products of a layer's step, x·w, xᵀ·d and d·wᵀ: on sizes that leave
-            // partial strips and panels, and on an inner dimension long enough to share out.
-            for (m, k, n) in [(37, 29, 21), (5, 2 * MIN_SHARE + 5, 3)] {
+            // partial strips and panels, over a batch longer than a short one (every site then
+            // races the packed kernel in both orders), and on an inner dimension long enough to
+            // share out.
+            for (m, k, n) in [
+                (37, 29, 21),
+                (SHORT_BATCH + 9, 29, 21),
+                (5, 2 * MIN_SHARE + 5, 3),
+            ] {
                 let (x, w, d) = (matrix(m, k, 0.37), matrix(k, n, 0.11), matrix(m, n, 0.23));
                 let op = |values, transposed| Operand { values, transposed };
                 for (site, a, b) in [
@@ -373,6 +388,8 @@ mod tests {
                     let kernels = site.kernels(shape);
                     let long = site == Site::Forward && k > MIN_SHARE;
                     assert_eq!(kernels.contains(&Kernel::Split), long, "{site:?} {shape:?}");
+                    let panels = kernels.contains(&Kernel::Packed(Order::Panels));
+                    assert_eq!(panels, m > SHORT_BATCH, "{site:?} {shape:?}");
                     let flex = product(Kernel::Flex, a, b, Finish::Plain);
                     let f = slice(&flex);
                     let most = f.iter().fold(0f32, |m, v| m.max(v.abs()));

@@ -66,9 +66,9 @@ impl<'a> Strided<'a> {
 
 /// Which of the two operands' packed pieces stays in the first-level cache while the other's
 /// stream past it. Both are raced per product shape (`dense::paths`): on a 2-core Zen 5 the
-/// panels' order ran the MLP's eight products 3-5% faster than the strips' (scratch A/B runs of
-/// `batchlab bench --only products`, both vector widths, docs/flex-performance.md), and on the
-/// Zen 3 the strips' order was the fastest kernel of all for the five large ones.
+/// panels' order ran the MLP's eight products 3-5% faster than the strips' (`just
+/// bench-mlp-products`, docs/flex-performance.md), and on the Zen 3 the strips' order was the
+/// fastest kernel of all for the five large ones.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Order {
     /// A strip of the left side stays while every panel of the right side streams past it:
@@ -110,13 +110,13 @@ const STRIP_BYTES: usize = 24 << 10;
 /// to even out.
 const STRIP_BLOCK: usize = 96;
 /// A step of the inner dimension in [`Order::Panels`]: BLIS's for single precision on Haswell
-/// and Zen. A panel is then 16 KiB with AVX2 and 32 KiB with AVX-512 (on the Zen 5, steps of
-/// 128, 256 and 384 measured within 2% of each other with AVX-512 at blocks of 192-288 rows).
+/// and Zen. A panel is then 16 KiB with AVX2 and 32 KiB with AVX-512 (chosen among steps of 128
+/// to 512 by scratch runs on the Zen 5, not kept, where they differed little).
 const PANEL_DEPTH: usize = 256;
 /// At most this many rows in one task of [`Order::Panels`]: a block of 288 rows by a step is
 /// 288 KiB, inside a Zen 3's second-level cache (512 KiB), and the MLP's 1,024 rows make four
-/// tasks for two threads (on the Zen 5, blocks of 192-288 rows ran the products 3-4% faster
-/// than blocks of 96).
+/// tasks for two threads (in scratch runs on the Zen 5, not kept, blocks of 96 rows were
+/// slower than blocks of 192 to 288).
 const PANEL_BLOCK: usize = 288;
 
 /// What a product's values get as they are stored, at the last step of the inner dimension.

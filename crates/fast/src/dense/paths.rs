@@ -99,9 +99,9 @@ impl Site {
     }
 
     /// The kernels raced for the site's product `[m, k] · [k, n]`: those that can compute it,
-    /// but the packed kernel's panels' order over a short batch, where it won 2 of the quickstart
-    /// sweep's 192 races on a Zen 5, each by under 2%, and lengthened the sweep's first run by
-    /// a tenth (30 to 33 s).
+    /// but the packed kernel's panels' order over a short batch, where it won 0-4 of the
+    /// quickstart sweep's 192 dense races on a Zen 5 and lengthened the sweep's first run by a
+    /// tenth (docs/bench/20261129-1158-amd-epyc-f26-m2-quickstart-races.log).
     fn kernels(self, shape @ [_, k, _]: [usize; 3]) -> Vec<Kernel> {
         let mut kernels = vec![Kernel::Packed(Order::Strips), Kernel::Flex];
         if self.batch(shape) > SHORT_BATCH {

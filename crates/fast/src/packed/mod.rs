@@ -1,8 +1,9 @@
 //! batchlab's packed matrix product, for the dense layers of a long batch (the MLP's 1024 rows):
 //! the blocking of the BLAS libraries the frameworks call. The right side is copied once into
 //! panels two vectors wide, a step of the inner dimension at a time, and every task copies its
-//! block of the left side's rows into strips of a few rows; a strip then stays in the
-//! first-level cache while every panel of the step streams past it, and the kernel reads both
+//! block of the left side's rows into strips of a few rows; then either a strip stays in the
+//! first-level cache while every panel of the step streams past it or a panel stays while every
+//! strip of the block does ([`Order`], both raced), and the kernel reads both
 //! in the order it uses them, with no bounds checks and no strides, and writes each block of
 //! the result once it is summed, finished where asked ([`Finish`]: a dense layer's bias and
 //! ReLU), with no pass over the result after it. Either side may be a

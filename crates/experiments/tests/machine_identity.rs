@@ -27,7 +27,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
             "conv-direct-slices-v1",
             "conv-narrow-measured-v1",
             "conv-relu-v1",
-            "dense-relu-measured-v3",
+            "dense-measured-v1",
             "maxpool-2x2-v1",
             "optimizers-v1",
             "winograd-blocked-forward-v1",
@@ -39,7 +39,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
     // predicts no run whose paths were measured, nor the other way round.
     let thresholds = FastPaths::read(batchlab_fast::ON_FLEX_THRESHOLDS);
     assert!(thresholds.ids().any(|id| id == "winograd-f4x4-v1"));
-    assert!(thresholds.ids().any(|id| id == "dense-relu-thresholds-v2"));
+    assert!(thresholds.ids().any(|id| id == "dense-thresholds-v1"));
     assert!(thresholds.ids().any(|id| id == "conv-narrow-v1"));
     assert_ne!(thresholds, flex);
     let libtorch = FastPaths::read(batchlab_fast::ON_LIBTORCH);

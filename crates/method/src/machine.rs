@@ -16,7 +16,8 @@
 //! Winograd and the max-pooling did on 2026-11-26, the narrow convolutions, the dense layers, Winograd's blocked forward, the dense layers' short-batch gradients and the direct convolutions' products on 2026-11-28,
 //! Winograd position by position on 2026-11-28, the dense layers of a long batch later on 2026-11-28, every batch's
 //! dense products measured that night, the packed kernel finishing the forward in its stores on
-//! 2026-11-29, the packed kernel's second order raced later that day),
+//! 2026-11-29, the packed kernel's second order raced later that day, a network's head on the
+//! dense layers' path after it),
 //! so older sweeps stop predicting newer runs
 //! on purpose. A phrase not in the table stands for itself: an unknown wording never matches a
 //! known one.
@@ -88,6 +89,14 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
     (
         "dense-relu-measured-v3",
         &["dense + ReLU's three products at every batch on the kernel this machine measured fastest (batchlab's packed kernel in either of its orders or its short-batch kernel, flex's, or flex's with the inner dimension shared out), with the bias and ReLU in the packed kernel's stores"],
+    ),
+    (
+        "dense-measured-v1",
+        &["dense layers' three products (with their ReLU, or a network's head) at every batch on the kernel this machine measured fastest (batchlab's packed kernel in either of its orders or its short-batch kernel, flex's, or flex's with the inner dimension shared out), with the bias and ReLU in the packed kernel's stores"],
+    ),
+    (
+        "dense-thresholds-v1",
+        &["dense layers' three products (with their ReLU, or a network's head) at every batch on the kernel the batch's fixed thresholds pick (batchlab's packed or short-batch kernel, flex's, or flex's with the inner dimension shared out), with the bias and ReLU in the packed kernel's stores"],
     ),
     (
         "dense-relu-thresholds-v2",

@@ -1,10 +1,11 @@
-//! A dense layer followed by a ReLU as an operation of `Autodiff<Flex>` (docs/ARCHITECTURE.md,
-//! "Fast paths"): at every batch, each of its three products, forward and backward, runs on the
-//! kernel this machine measured fastest for its shape (`paths`: batchlab's packed kernel,
-//! flex's, flex's with the inner dimension shared out among the threads, or for the gradients
-//! batchlab's short-batch kernel), the bias, the ReLU and its mask in passes around them. On
-//! `Autodiff<LibTorch>` it is libtorch's own ops in PyTorch's order (`libtorch`). Other backends,
-//! inference and the switch off take burn's `relu(linear.forward(x))`.
+//! A dense layer, followed by a ReLU or a network's head, as an operation of `Autodiff<Flex>`
+//! (docs/ARCHITECTURE.md, "Fast paths"): at every batch, each of its three products, forward
+//! and backward, runs on the kernel this machine measured fastest for its shape (`paths`:
+//! batchlab's packed kernel, flex's, flex's with the inner dimension shared out among the
+//! threads, or for the gradients batchlab's short-batch kernel), the bias, the ReLU and its
+//! mask in passes around them. On `Autodiff<LibTorch>` it is libtorch's own ops in PyTorch's
+//! order (`libtorch`). Other backends, inference and the switch off take burn's
+//! `linear.forward(x)` (and `relu`).
 
 #[cfg(feature = "tch")]
 use burn::backend::LibTorch;
@@ -19,7 +20,7 @@ use burn::{
         Flex,
     },
     nn::Linear,
-    tensor::{activation::relu, backend::Backend, Tensor, TensorPrimitive},
+    tensor::{activation, backend::Backend, Tensor, TensorPrimitive},
 };
 
 use crate::{
@@ -35,46 +36,38 @@ pub use paths::{LONG_BATCH, SHORT_BATCH};
 
 /// `relu(linear.forward(x))`, through the fast path where it applies.
 pub fn linear_relu<B: Backend>(linear: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
-    let (Some(bias), true) = (&linear.bias, crate::enabled()) else {
-        return burn_linear_relu(linear, x);
-    };
-    let (w, b) = (linear.weight.val(), bias.val());
-    let fused = fused::apply::<Flex, DenseRelu, B, 2>(x, w.clone(), b.clone(), ());
-    #[cfg(feature = "tch")]
-    let fused = fused.or_else(|x| fused::apply::<LibTorch, libtorch::Dense, B, 2>(x, w, b, true));
-    match fused {
-        Ok(y) => {
-            crate::count(Kind::Dense, true);
-            y
-        }
-        Err(x) => burn_linear_relu(linear, x),
-    }
+    dense(linear, x, true)
 }
 
-/// `linear.forward(x)`, a dense layer no ReLU follows (a network's head), through LibTorch's
-/// fast path where it applies (`libtorch`); burn's elsewhere.
+/// `linear.forward(x)`, a dense layer no ReLU follows (a network's head), through the fast path
+/// where it applies.
 pub fn linear<B: Backend>(linear: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
-    #[cfg(feature = "tch")]
-    let x = match (&linear.bias, crate::enabled()) {
-        (Some(bias), true) => {
-            let (w, b) = (linear.weight.val(), bias.val());
-            match fused::apply::<LibTorch, libtorch::Dense, B, 2>(x, w, b, false) {
-                Ok(y) => {
-                    crate::count(Kind::Dense, true);
-                    return y;
-                }
-                Err(x) => x,
-            }
-        }
-        _ => x,
-    };
-    crate::count(Kind::Dense, false);
-    linear.forward(x)
+    dense(linear, x, false)
 }
 
-fn burn_linear_relu<B: Backend>(linear: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
+/// The layer, then the ReLU where `relu`: the fast path of the backend under `B` where one
+/// applies, burn's ops elsewhere.
+fn dense<B: Backend>(linear: &Linear<B>, mut x: Tensor<B, 2>, relu: bool) -> Tensor<B, 2> {
+    if let (Some(bias), true) = (&linear.bias, crate::enabled()) {
+        let (w, b) = (linear.weight.val(), bias.val());
+        let fused = fused::apply::<Flex, Dense, B, 2>(x, w.clone(), b.clone(), relu);
+        #[cfg(feature = "tch")]
+        let fused =
+            fused.or_else(|x| fused::apply::<LibTorch, libtorch::Dense, B, 2>(x, w, b, relu));
+        match fused {
+            Ok(y) => {
+                crate::count(Kind::Dense, true);
+                return y;
+            }
+            Err(back) => x = back,
+        }
+    }
     crate::count(Kind::Dense, false);
-    relu(linear.forward(x))
+    let y = linear.forward(x);
+    match relu {
+        true => activation::relu(y),
+        false => y,
+    }
 }
 
 fn slice(t: &FlexTensor) -> &[f32] {
@@ -86,25 +79,31 @@ fn tensor<const D: usize>(t: FlexTensor) -> Tensor<Flex, D> {
 }
 
 #[derive(Debug, Default)]
-struct DenseRelu;
+struct Dense;
 
-impl Fused<Flex> for DenseRelu {
-    type Params = ();
+impl Fused<Flex> for Dense {
+    /// Whether a ReLU follows.
+    type Params = bool;
 
-    fn forward(x: FlexTensor, w: FlexTensor, b: FlexTensor, (): ()) -> FlexTensor {
-        paths::forward(x, w, b)
+    fn forward(x: FlexTensor, w: FlexTensor, b: FlexTensor, relu: bool) -> FlexTensor {
+        paths::forward(x, w, b, relu)
     }
 }
 
-impl Backward<Flex, 3> for DenseRelu {
-    type State = Saved<FlexTensor, ()>;
+impl Backward<Flex, 3> for Dense {
+    type State = Saved<FlexTensor, bool>;
 
     fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
         let [node_x, node_w, node_b] = ops.parents;
         let grad = grads.consume::<Flex>(&ops.node);
-        let Saved { x, w, out, .. } = ops.state;
+        let Saved {
+            x,
+            w,
+            out,
+            params: relu,
+        } = ops.state;
         let ids = [node_x, node_w, node_b].map(|node| node.map(|node| node.id));
-        let values = paths::backward(grad, [x, w, out], ids.map(|id| id.is_some()));
+        let values = paths::backward(grad, [x, w, out], ids.map(|id| id.is_some()), relu);
         for (id, value) in ids.into_iter().zip(values) {
             if let (Some(id), Some(value)) = (id, value) {
                 grads.register::<Flex>(id, value);

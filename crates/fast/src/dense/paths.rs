@@ -185,7 +185,7 @@ fn product(kernel: Kernel, a: Operand, b: Operand, finish: Finish) -> FlexTensor
     let y = unfinished(kernel, a, b);
     match finish {
         Finish::Plain => y,
-        Finish::BiasRelu(bias) => bias_relu(y, bias),
+        Finish::Bias { bias, relu } => biased(y, bias, relu),
     }
 }
 
@@ -239,13 +239,14 @@ fn chosen(site: Site, a: Operand, b: Operand, finish: Finish) -> Kernel {
     choice::path(&key, &site.kernels(shape), site.default(shape), run)
 }
 
-/// `relu(y + bias)`, the bias added to each row, in a pass over `y`.
-fn bias_relu(y: FlexTensor, bias: &[f32]) -> FlexTensor {
+/// `y + bias`, the bias added to each row, then the ReLU where `relu`, in a pass over `y`.
+fn biased(y: FlexTensor, bias: &[f32], relu: bool) -> FlexTensor {
     let dims = y.layout().shape().dims::<2>();
+    let floor = if relu { 0.0 } else { f32::NEG_INFINITY };
     let pass = |values: &mut [f32]| {
         values.par_chunks_mut(bias.len()).for_each(|row| {
             for (v, b) in row.iter_mut().zip(bias) {
-                *v = (*v + b).max(0.0);
+                *v = (*v + b).max(floor);
             }
         })
     };
@@ -271,28 +272,31 @@ fn in_place<R>(
     (FlexTensor::from_data(TensorData::new(values, [m, n])), out)
 }
 
-/// `relu(x·w + b)`.
-pub(super) fn forward(x: FlexTensor, w: FlexTensor, b: FlexTensor) -> FlexTensor {
+/// `x·w + b`, then the ReLU where `relu`.
+pub(super) fn forward(x: FlexTensor, w: FlexTensor, b: FlexTensor, relu: bool) -> FlexTensor {
     let (x, w, b) = (x.to_contiguous(), w.to_contiguous(), b.to_contiguous());
     let operand = |values| Operand {
         values,
         transposed: false,
     };
-    let (x, w, finish) = (operand(&x), operand(&w), Finish::BiasRelu(slice(&b)));
+    let bias = slice(&b);
+    let (x, w, finish) = (operand(&x), operand(&w), Finish::Bias { bias, relu });
     product(chosen(Site::Forward, x, w, finish), x, w, finish)
 }
 
 /// The gradients of the input, the kernel and the bias (those wanted) from the output's
-/// gradient `grad` and the input, kernel and output of the forward.
+/// gradient `grad` and the input, kernel and output of the forward, a ReLU's where `relu`.
 pub(super) fn backward(
     grad: FlexTensor,
     [x, w, out]: [FlexTensor; 3],
     [dx, dw, db]: [bool; 3],
+    relu: bool,
 ) -> [Option<FlexTensor>; 3] {
     let m = x.layout().shape().dims::<2>()[0];
     let n = w.layout().shape().dims::<2>()[1];
     let out = out.to_contiguous();
-    let (d, sums) = masked(grad, slice(&out), [m, n], db);
+    let mask = relu.then(|| slice(&out));
+    let (d, sums) = masked(grad, mask, [m, n], db);
     let db = sums.map(|sums| FlexTensor::from_data(TensorData::new(sums, [n])));
     let (x, w) = (x.to_contiguous(), w.to_contiguous());
     let operand = |values, transposed| Operand { values, transposed };
@@ -310,41 +314,64 @@ pub(super) fn backward(
     [dx, dw, db]
 }
 
-/// The output's gradient `grad` (`[m, n]`) where the ReLU's output `out` was positive, zero
-/// elsewhere, and, where `sums` asks, its columns' sums (the bias's gradient), in one pass over
-/// the rows: in `grad`'s own values where it holds them alone, else in a copy.
+/// The output's gradient `grad` (`[m, n]`) for the layer's products, and, where `sums` asks, its
+/// columns' sums (the bias's gradient). After a ReLU (its output `out` given), zero where the
+/// output was not positive, masked and summed in one pass over the rows, in `grad`'s own values
+/// where it holds them alone, else in a copy; after a head, as it is, summed in a pass that
+/// only reads it.
 fn masked(
     grad: FlexTensor,
-    out: &[f32],
+    out: Option<&[f32]>,
     [m, n]: [usize; 2],
     sums: bool,
 ) -> (FlexTensor, Option<Vec<f32>>) {
+    let Some(out) = out else {
+        let grad = grad.to_contiguous();
+        let sums = sums.then(|| {
+            let rows = slice(&grad).par_chunks(n * SUM_ROWS);
+            column_sums(rows.map(|rows| column_sums_of(rows, n)), n)
+        });
+        return (grad, sums);
+    };
     let pass = |values: &mut [f32]| {
         let rows = values
             .par_chunks_mut(n * SUM_ROWS)
             .zip(out.par_chunks(n * SUM_ROWS));
-        let column_sums = rows
-            .map(|(values, out)| {
-                // A select, not a branch: the mask follows the data, and a branch on it
-                // mispredicts half the time (in scratch, 7% of a step's profile samples so).
-                for (v, &o) in values.iter_mut().zip(out) {
-                    *v = if o > 0.0 { *v } else { 0.0 };
-                }
-                let mut column = vec![0.0f32; n];
-                if sums {
-                    for row in values.chunks(n) {
-                        column.iter_mut().zip(row).for_each(|(s, v)| *s += v);
-                    }
-                }
-                column
-            })
-            .reduce_with(|mut a, b| {
-                a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
-                a
-            });
-        sums.then(|| column_sums.unwrap_or_else(|| vec![0.0; n]))
+        let partial = rows.map(|(values, out)| {
+            // A select, not a branch: the mask follows the data, and a branch on it
+            // mispredicts half the time (in scratch, 7% of a step's profile samples so).
+            for (v, &o) in values.iter_mut().zip(out) {
+                *v = if o > 0.0 { *v } else { 0.0 };
+            }
+            match sums {
+                true => column_sums_of(values, n),
+                false => Vec::new(),
+            }
+        });
+        let all = column_sums(partial, n);
+        sums.then_some(all)
     };
     in_place(grad, [m, n], pass)
+}
+
+/// The sums of the columns of `rows` (`[_, n]`).
+fn column_sums_of(rows: &[f32], n: usize) -> Vec<f32> {
+    let mut column = vec![0.0f32; n];
+    for row in rows.chunks(n) {
+        column.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+    }
+    column
+}
+
+/// The blocks' column sums added up (`n` zeros for none; an empty block adds nothing).
+fn column_sums(blocks: impl ParallelIterator<Item = Vec<f32>>, n: usize) -> Vec<f32> {
+    blocks.reduce(
+        || vec![0.0; n],
+        |mut a, b| {
+            a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
+            a
+        },
+    )
 }
 
 #[cfg(test)]
@@ -393,13 +420,29 @@ mod tests {
                     let flex = product(Kernel::Flex, a, b, Finish::Plain);
                     let f = slice(&flex);
                     let most = f.iter().fold(0f32, |m, v| m.max(v.abs()));
-                    // The forward also with its bias and ReLU (half the values cut to zero).
+                    // The forward also with its bias and ReLU (half the values cut to zero), and
+                    // with its bias alone (a network's head).
                     let bias: Vec<f32> = (0..shape[2]).map(|j| (j as f32).cos() * most).collect();
                     let relu = |(i, v): (usize, &f32)| (v + bias[i % bias.len()]).max(0.0);
+                    let biased = |(i, v): (usize, &f32)| v + bias[i % bias.len()];
                     let mut finishes = vec![(Finish::Plain, f.to_vec())];
                     if site == Site::Forward {
                         let expected = f.iter().enumerate().map(relu).collect();
-                        finishes.push((Finish::BiasRelu(&bias), expected));
+                        finishes.push((
+                            Finish::Bias {
+                                bias: &bias,
+                                relu: true,
+                            },
+                            expected,
+                        ));
+                        let expected = f.iter().enumerate().map(biased).collect();
+                        finishes.push((
+                            Finish::Bias {
+                                bias: &bias,
+                                relu: false,
+                            },
+                            expected,
+                        ));
                     }
                     for (finish, expected) in finishes {
                         for &kernel in &kernels {
@@ -418,7 +461,8 @@ mod tests {
     }
 
     #[test]
-    fn the_gradient_is_masked_where_the_relu_was_off_and_summed_by_column() {
+    fn the_gradient_is_masked_where_the_relu_was_off_and_summed_by_column_and_a_heads_only_summed()
+    {
         on_two_threads(|| {
             // More rows than one task sums, a NaN output among them.
             let (m, n) = (150, 7);
@@ -437,7 +481,7 @@ mod tests {
             let keeper = shared.clone();
             for (grad, wanted, in_place) in [(alone, true, true), (shared, false, false)] {
                 let at = slice(&grad).as_ptr();
-                let (d, got) = masked(grad, &out, [m, n], wanted);
+                let (d, got) = masked(grad, Some(&out), [m, n], wanted);
                 assert_eq!(slice(&d).as_ptr() == at, in_place);
                 assert_eq!(slice(&d), &expected[..]);
                 assert_eq!(got.is_some(), wanted);
@@ -449,6 +493,20 @@ mod tests {
                 }
             }
             assert_eq!(slice(&keeper), slice(&matrix(m, n, 0.3)));
+            // After a head (no ReLU): the gradient as it is, its own values, summed by column.
+            let sums: Vec<f32> = (0..n)
+                .map(|j| slice(&grad).iter().skip(j).step_by(n).sum())
+                .collect();
+            let at = slice(&grad).as_ptr();
+            let (d, got) = masked(grad.clone(), None, [m, n], true);
+            assert_eq!((slice(&d).as_ptr(), slice(&d)), (at, slice(&grad)));
+            for (got, sum) in got.iter().flatten().zip(&sums) {
+                assert!(
+                    (got - sum).abs() <= 1e-5 * (1.0 + sum.abs()),
+                    "{got} against {sum}"
+                );
+            }
+            assert_eq!(masked(grad, None, [m, n], false).1, None);
         });
     }
 

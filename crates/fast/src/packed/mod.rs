@@ -127,9 +127,10 @@ const PANEL_BLOCK: usize = 288;
 pub enum Finish<'a> {
     /// Nothing: the product as it is.
     Plain,
-    /// Column `j`'s bias added, then negatives set to zero: a dense layer + ReLU's forward,
-    /// done while the block is in registers rather than in a pass of its own over the result.
-    BiasRelu(&'a [f32]),
+    /// Column `j`'s bias added, then, where `relu`, negatives set to zero: a dense layer's
+    /// forward (with its ReLU, or a network's head), done while the block is in registers rather
+    /// than in a pass of its own over the result.
+    Bias { bias: &'a [f32], relu: bool },
 }
 
 /// `a · b` in `order`, row-major `[a.rows, b.cols]`, on all of rayon's threads.
@@ -141,7 +142,7 @@ pub fn product(a: Strided, b: Strided, order: Order) -> Vec<f32> {
 /// all of rayon's threads.
 pub fn product_then(a: Strided, b: Strided, finish: Finish, order: Order) -> Vec<f32> {
     assert_eq!(a.cols, b.rows, "a product's inner dimensions");
-    if let Finish::BiasRelu(bias) = finish {
+    if let Finish::Bias { bias, .. } = finish {
         assert_eq!(bias.len(), b.cols, "a bias per column");
     }
     // Zeros only for want of an uninitialised buffer in safe code: the first step writes every
@@ -313,12 +314,15 @@ fn store<S: Simd, const MR: usize, const NR: usize>(
     let cols = NR.min(n - j0);
     let zero = simd.splat_f32s(0.0);
     // The panel's biases, zeros beyond the last column.
-    let bias = match finish {
-        Finish::Plain => None,
-        Finish::BiasRelu(bias) => {
+    let (bias, relu) = match finish {
+        Finish::Plain => (None, false),
+        Finish::Bias { bias, relu } => {
             let mut line = [0.0f32; NR];
             line[..cols].copy_from_slice(&bias[j0..j0 + cols]);
-            Some([load::<S>(&line[..lanes]), load::<S>(&line[lanes..])])
+            (
+                Some([load::<S>(&line[..lanes]), load::<S>(&line[lanes..])]),
+                relu,
+            )
         }
     };
     // A vector of the block's sums, with `c`'s values (`old`) where this is not the first step,
@@ -329,7 +333,8 @@ fn store<S: Simd, const MR: usize, const NR: usize>(
             None => sum,
         };
         match bias {
-            Some(bias) => simd.max_f32s(simd.add_f32s(v, bias[h]), zero),
+            Some(bias) if relu => simd.max_f32s(simd.add_f32s(v, bias[h]), zero),
+            Some(bias) => simd.add_f32s(v, bias[h]),
             None => v,
         }
     };

@@ -242,11 +242,11 @@ fn chosen(site: Site, a: Operand, b: Operand, finish: Finish) -> Kernel {
 /// `y + bias`, the bias added to each row, then the ReLU where `relu`, in a pass over `y`.
 fn biased(y: FlexTensor, bias: &[f32], relu: bool) -> FlexTensor {
     let dims = y.layout().shape().dims::<2>();
-    let floor = if relu { 0.0 } else { f32::NEG_INFINITY };
     let pass = |values: &mut [f32]| {
         values.par_chunks_mut(bias.len()).for_each(|row| {
             for (v, b) in row.iter_mut().zip(bias) {
-                *v = (*v + b).max(floor);
+                // No `max` without the ReLU: a NaN stays one (`max` would drop it).
+                *v = if relu { (*v + b).max(0.0) } else { *v + b };
             }
         })
     };
@@ -456,6 +456,33 @@ mod tests {
                         }
                     }
                 }
+            }
+        });
+    }
+
+    #[test]
+    fn a_heads_forward_keeps_a_nan_on_every_kernel() {
+        on_two_threads(|| {
+            // A head's logits from a diverged input stay NaN (a ReLU would cut them to zero).
+            let (m, k, n) = (SHORT_BATCH + 9, 29, 21);
+            let (x, w) = (matrix(m, k, 0.37), matrix(k, n, 0.11));
+            let mut values = slice(&x).to_vec();
+            values[k + 3] = f32::NAN;
+            let x = FlexTensor::from_data(TensorData::new(values, [m, k]));
+            let bias = vec![0.5; n];
+            let op = |values| Operand {
+                values,
+                transposed: false,
+            };
+            let finish = Finish::Bias {
+                bias: &bias,
+                relu: false,
+            };
+            for kernel in Site::Forward.kernels([m, k, n]) {
+                let y = product(kernel, op(&x), op(&w), finish);
+                let rows: Vec<&[f32]> = slice(&y).chunks(n).collect();
+                assert!(rows[1].iter().all(|v| v.is_nan()), "{kernel:?}");
+                assert!(rows[0].iter().all(|v| v.is_finite()), "{kernel:?}");
             }
         });
     }

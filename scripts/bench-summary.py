@@ -3,8 +3,10 @@
 
 Per case and framework: the median ms per step of every round (each round's own median of its
 timed steps), their median and range; then flex against the best other framework (the lowest
-median of rounds among tch, PyTorch and Keras), for each flex build. Reads only the log, so a
-figure in the docs can be traced to it. Usage: scripts/bench-summary.py LOG
+median of rounds among tch, PyTorch and Keras), for each flex build, and against the best of
+the frameworks alone (PyTorch and Keras: tch is batchlab itself on libtorch); then tch against
+PyTorch. Reads only the log, so a figure in the docs can be traced to it.
+Usage: scripts/bench-summary.py LOG
 """
 
 import re
@@ -56,12 +58,20 @@ def main():
         print(f"| {case} | " + " | ".join(cells) + " |")
     print()
     others = [f for f in names if "flex" not in f]
+    frameworks = [f for f in others if f != "tch"]
+    for label, among in [("best other", others), ("best framework", frameworks)]:
+        for case in CASES:
+            best = min(among, key=lambda f: med.get((f, case), float("inf")), default=None)
+            if (best, case) not in med:
+                continue
+            for f in names:
+                if "flex" in f and (f, case) in med:
+                    print(f"{case}: {f} {med[f, case]:.1f} ms / {label} ({best}) "
+                          f"{med[best, case]:.1f} ms = {med[f, case] / med[best, case]:.2f}x")
     for case in CASES:
-        best = min(others, key=lambda f: med.get((f, case), float("inf")))
-        for f in names:
-            if "flex" in f and (f, case) in med:
-                print(f"{case}: {f} {med[f, case]:.1f} ms / best other ({best}) "
-                      f"{med[best, case]:.1f} ms = {med[f, case] / med[best, case]:.2f}x")
+        if ("tch", case) in med and ("PyTorch", case) in med:
+            print(f"{case}: tch {med['tch', case]:.1f} ms / PyTorch {med['PyTorch', case]:.1f} ms"
+                  f" = {med['tch', case] / med['PyTorch', case]:.2f}x")
 
 
 if __name__ == "__main__":

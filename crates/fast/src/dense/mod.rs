@@ -30,7 +30,10 @@ use crate::{
 
 #[cfg(feature = "tch")]
 mod libtorch;
+mod passes;
 mod paths;
+#[cfg(test)]
+mod testing;
 
 pub use paths::{LONG_BATCH, SHORT_BATCH};
 

@@ -50,7 +50,7 @@ bench-tch *ARGS: build-tch
 
 # Every way this machine can run the three standard training steps, side by side in one run:
 # flex (the default build), flex with AVX2 kernels only (a build without `avx512`, where the CPU
-# has AVX-512), tch (the LibTorch build, on tch alone: flex's small CNN beside libtorch in one
+# has AVX-512, and there PyTorch and Keras held to AVX2 too, like for like), tch (the LibTorch build, on tch alone: flex's small CNN beside libtorch in one
 # process runs up to 1.6x slower, see docs/tch-performance.md; the GPU campaign's tch-cuda build
 # serves where it exists; with only a PyTorch environment and no LibTorch build, tch is left out
 # and the log says so), plain PyTorch (scripts/pytorch_steps.py) and Keras 3 on TensorFlow

@@ -2,8 +2,9 @@
 # Every way this machine runs the three standard training steps (`batchlab bench --only steps`:
 # VGG16 3x64x64 b16 SGD, the small CNN 3x200x200 b32 Adam, the MLP 784-512-512-10 b1024 SGD),
 # side by side in one run: flex (the default build), flex without its AVX-512 matrix kernels
-# (where the CPU has them), tch (burn on LibTorch), plain PyTorch (scripts/pytorch_steps.py) and
-# Keras 3 on TensorFlow (scripts/keras_steps.py), the same networks and protocol.
+# (where the CPU has them, and there PyTorch and Keras held to AVX2 too), tch (burn on LibTorch),
+# plain PyTorch (scripts/pytorch_steps.py) and Keras 3 on TensorFlow (scripts/keras_steps.py),
+# the same networks and protocol.
 #
 # ROUNDS rounds, each running every framework once in a rotated order, one round of SAMPLES
 # timed steps per case each; nothing else may run meanwhile. The whole output (the machine,
@@ -42,9 +43,16 @@ runs=("target/release/batchlab bench --only steps --rounds 1 --samples $samples"
 if [[ -n $tch ]]; then
     runs+=("$tch bench --backend tch --only steps --rounds 1 --samples $samples")
 fi
+# Where the CPU has AVX-512: flex's AVX2 build, and PyTorch and Keras held to AVX2 as well (their
+# libraries' own switches: ATen's kernels, MKL's and oneDNN's), so that flex's AVX2 code is also
+# set against the frameworks' AVX2 code on the same cores, like for like; a stand-in, not a
+# measurement, for a CPU without AVX-512 (e.g. the Zen 3 of issue 44).
+avx2_only="env ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2"
 if grep -qw avx512f /proc/cpuinfo; then
     [[ -x target/release/batchlab-no-avx512 ]] || { echo "run 'just build-no-avx512' first" >&2; exit 1; }
-    runs+=("target/release/batchlab-no-avx512 bench --only steps --rounds 1 --samples $samples")
+    runs+=("target/release/batchlab-no-avx512 bench --only steps --rounds 1 --samples $samples"
+           "$avx2_only ${runs[1]}"
+           "$avx2_only ${runs[2]}")
 fi
 
 source scripts/machine.sh
@@ -56,6 +64,9 @@ bench_log ""
     echo "rustc: $(rustc --version)"
     echo "tch binary: ${tch:-none (no LibTorch build here: tch left out)}; PyTorch: $($python_torch -c 'import torch; print(torch.__version__)' 2>/dev/null)"
     echo "Keras: $($python_keras -c 'import os; os.environ["TF_CPP_MIN_LOG_LEVEL"]="3"; import keras, tensorflow as tf; print(keras.__version__, "on TensorFlow", tf.__version__)' 2>/dev/null)"
+    if grep -qw avx512f /proc/cpuinfo; then
+        echo "held to AVX2 ($avx2_only): PyTorch's ATen kernels $($avx2_only $python_torch -c 'import torch; print(torch.backends.cpu.get_cpu_capability())' 2>/dev/null) (by default $($python_torch -c 'import torch; print(torch.backends.cpu.get_cpu_capability())' 2>/dev/null))"
+    fi
     echo "rounds: $rounds, each running every framework once in a rotated order, $samples timed steps per case"
     rotated_rounds "$rounds" "${runs[@]}"
 } | tee "$log"

@@ -4,8 +4,9 @@
 Per case and framework: the median ms per step of every round (each round's own median of its
 timed steps), their median and range; then flex against the best other framework (the lowest
 median of rounds among tch, PyTorch and Keras), for each flex build, and against the best of
-the frameworks alone (PyTorch and Keras: tch is batchlab itself on libtorch); then tch against
-PyTorch. Reads only the log, so a figure in the docs can be traced to it.
+the frameworks alone (PyTorch and Keras: tch is batchlab itself on libtorch); where the log has
+PyTorch and Keras held to AVX2 (a CPU with AVX-512), flex's AVX2 build against the better of
+those, like for like; then tch against PyTorch. Reads only the log, so a figure in the docs can be traced to it.
 Usage: scripts/bench-summary.py LOG
 """
 
@@ -21,10 +22,12 @@ def framework(command, avx512):
         return "flex AVX2"
     if "--backend tch" in command:
         return "tch"
+    # PyTorch and Keras held to AVX2 on a CPU with AVX-512 (scripts/bench-frameworks.sh).
+    held = " AVX2" if "ONEDNN_MAX_CPU_ISA=AVX2" in command else ""
     if "pytorch_steps.py" in command:
-        return "PyTorch"
+        return "PyTorch" + held
     if "keras_steps.py" in command:
-        return "Keras"
+        return "Keras" + held
     return "flex AVX-512" if avx512 else "flex"
 
 
@@ -57,14 +60,17 @@ def main():
             cells.append(f"{med[f, case]:.1f} ({min(ms):.1f}-{max(ms):.1f})")
         print(f"| {case} | " + " | ".join(cells) + " |")
     print()
-    others = [f for f in names if "flex" not in f]
+    others = [f for f in names if "flex" not in f and "AVX2" not in f]
     frameworks = [f for f in others if f != "tch"]
-    for label, among in [("best other", others), ("best framework", frameworks)]:
+    held = [f for f in names if "flex" not in f and "AVX2" in f]
+    for label, among, flexes in [("best other", others, names),
+                                 ("best framework", frameworks, names),
+                                 ("best framework held to AVX2", held, ["flex AVX2"])]:
         for case in CASES:
             best = min(among, key=lambda f: med.get((f, case), float("inf")), default=None)
             if (best, case) not in med:
                 continue
-            for f in names:
+            for f in flexes:
                 if "flex" in f and (f, case) in med:
                     print(f"{case}: {f} {med[f, case]:.1f} ms / {label} ({best}) "
                           f"{med[best, case]:.1f} ms = {med[f, case] / med[best, case]:.2f}x")

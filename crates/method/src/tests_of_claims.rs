@@ -200,6 +200,28 @@ pub fn decrease(d: &Difference) -> Decision {
     }
 }
 
+/// A named value below every one of its neighbours (a local minimum: "one below or one above
+/// it is slower"), from each side's difference `neighbour - named`: shown when every side's
+/// one-sided 95% lower bound lies above zero (all sides must hold, so each test runs at
+/// [`ALPHA`]: an intersection-union test, no correction), refuted when some side's upper bound
+/// at [`ALPHA`] divided by the number of sides lies below zero (any one side refutes, so the
+/// level is shared among them: Bonferroni), open otherwise; open with no side.
+pub fn local_minimum(sides: &[Difference]) -> Decision {
+    let refuting = ALPHA / sides.len().max(1) as f64;
+    if sides.is_empty() {
+        Decision::Open
+    } else if sides.iter().all(|d| d.diff - d.critical() * d.se > 0.0) {
+        Decision::Shown
+    } else if sides
+        .iter()
+        .any(|d| d.diff + critical(refuting, d.df) * d.se < 0.0)
+    {
+        Decision::Refuted
+    } else {
+        Decision::Open
+    }
+}
+
 /// The z a step at one of `named` positions named in advance must exceed: a one-sided normal
 /// test at [`ALPHA`] over the named positions (Bonferroni), not over every position searched.
 pub fn named_position_z(named: usize) -> f64 {

@@ -76,6 +76,42 @@ fn non_inferiority_and_decrease_hold_their_size() {
     assert!(none <= ALPHA + 0.015, "size {none}");
 }
 
+/// How often [`local_minimum`] returns `want` when the neighbours' true means lie `below`
+/// and `above` the named one's (n draws of N(mean, 1) an arm).
+fn local_minimum_rate(below: f64, above: f64, n: usize, trials: usize, want: Decision) -> f64 {
+    let mut rng = StdRng::seed_from_u64(11);
+    let hits = (0..trials)
+        .filter(|_| {
+            let at = arm(&mut rng, 0.0, n);
+            let sides: Vec<Difference> = [below, above]
+                .iter()
+                .map(|&m| Difference::welch(at, arm(&mut rng, m, n)).unwrap())
+                .collect();
+            local_minimum(&sides) == want
+        })
+        .count();
+    hits as f64 / trials as f64
+}
+
+#[test]
+fn a_local_minimum_needs_both_sides_and_one_side_refutes_it_at_its_level() {
+    // n = 10 a side: a neighbour 2 sd slower is 4.5 standard errors, each side's power about
+    // 0.99.
+    let power = local_minimum_rate(2.0, 2.0, 10, 1000, Decision::Shown);
+    assert!(power > 0.95, "power {power}");
+    // One side level with the named value: the claim is false, and both sides must hold, so
+    // the size is that of the one test, at most ALPHA.
+    let size = local_minimum_rate(0.0, 5.0, 10, 4000, Decision::Shown);
+    assert!(size <= ALPHA + 0.015, "size {size}");
+    // Refuting: both sides level, either may come out faster by chance; Bonferroni keeps the
+    // rate of a false refutation at most ALPHA over the two.
+    let false_refutation = local_minimum_rate(0.0, 0.0, 10, 4000, Decision::Refuted);
+    assert!(false_refutation <= ALPHA + 0.015, "size {false_refutation}");
+    let refuted = local_minimum_rate(-2.0, 2.0, 10, 1000, Decision::Refuted);
+    assert!(refuted > 0.9, "refuted {refuted}");
+    assert_eq!(local_minimum(&[]), Decision::Open);
+}
+
 #[test]
 fn named_positions_are_tested_at_a_level_over_the_named_ones_only() {
     assert!((named_position_z(1) - 1.645).abs() < 1e-3);

@@ -314,3 +314,63 @@ fn the_best_batch_size_is_judged_by_the_sizes_the_seeds_cannot_tell_apart() {
     assert_eq!(flat.outcome.verdict(), Verdict::Inconclusive, "{flat:?}");
     assert!(flat.quantities["could_be_best"] >= 2.0, "{flat:?}");
 }
+
+#[test]
+fn a_local_minimum_needs_both_neighbours_slower_and_one_faster_refutes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Training times at 127, 128 and 129: `factor(b)` times 30 s, the seeds `spread` apart.
+    let row = |name: &str, factor: fn(u32) -> f64, spread: f64| {
+        row_of_one_claim(
+            &out_dir(&tmp, name),
+            &[127, 128, 129],
+            |b, seed| 30.0 * factor(b) * (1.0 + spread * seed as f64),
+            "one below or above 128 trains slower",
+            ClaimRule::LocalMinimumAt {
+                below: 127,
+                at: 128,
+                above: 129,
+            },
+        )
+    };
+    let minimum = row("minimum", |b| if b == 128 { 1.0 } else { 1.02 }, 0.001);
+    assert_eq!(
+        minimum.outcome.verdict(),
+        Verdict::Reproduces,
+        "{minimum:?}"
+    );
+    assert!(minimum.quantities["log_ratio_below"] > 0.0, "{minimum:?}");
+    assert!(minimum.measured.contains("127 (30.63 s)"), "{minimum:?}");
+    let falling = row("falling", |b| 1.0 - 0.02 * f64::from(b - 127), 0.001);
+    assert_eq!(
+        falling.outcome.verdict(),
+        Verdict::DoesNotReproduce,
+        "{falling:?}"
+    );
+    assert!(
+        falling
+            .outcome
+            .reason()
+            .unwrap()
+            .contains("batch 129 trains 2.0% faster"),
+        "{falling:?}"
+    );
+    // Level, and seeds 5% apart: nothing shown either way.
+    let level = row("level", |_| 1.0, 0.05);
+    assert_eq!(level.outcome.verdict(), Verdict::Inconclusive, "{level:?}");
+    let missing = row_of_one_claim(
+        &out_dir(&tmp, "missing"),
+        &[127, 128],
+        |_, seed| 30.0 * (1.0 + 0.001 * seed as f64),
+        "one below or above 128 trains slower",
+        ClaimRule::LocalMinimumAt {
+            below: 127,
+            at: 128,
+            above: 129,
+        },
+    );
+    assert_eq!(
+        missing.outcome.verdict(),
+        Verdict::CannotTest,
+        "{missing:?}"
+    );
+}

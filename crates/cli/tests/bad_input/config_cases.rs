@@ -373,6 +373,14 @@ pub fn cases() -> Vec<Case> {
             1,
             &["analysis.claims[0].tolerance", "fraction in (0, 1)"],
         ),
+        owned(
+            fashion(
+                r#"analysis.claims=[{claim="x",source="s",series="sgd",rule="local-minimum-at",batch_sizes=[129,128,127]}]"#,
+            ),
+            "a local minimum's batch sizes out of order",
+            1,
+            &["analysis.claims[0].batch_sizes", "[below, at, above]"],
+        ),
     ];
     cases.push(
         case(

@@ -10,11 +10,12 @@
 //! rule = "accuracy-falls"      # accuracy-falls | accuracy-rises | accuracy-holds |
 //!                              # accuracy-does-not-fall |
 //!                              # falls-less-than | accuracy-higher-than | epoch-time-falls |
-//!                              # best-batch |
+//!                              # best-batch | local-minimum-at |
 //!                              # powers-of-two-flat | inference-powers-of-two-flat |
 //!                              # time-follows-steps | time-predicted-from-step-time
 //! versus = "sgd"               # falls-less-than, accuracy-higher-than: the other line
 //! batch_sizes = [64, 128]      # the accuracy rules: from, to
+//!                              # local-minimum-at: below, at, above
 //! margin = 1.0                 # accuracy-holds, accuracy-does-not-fall: points (required);
 //!                               # accuracy-falls: the size of fall the claim states (optional)
 //! id = "..."                   # the claim's id in claims/registry.toml, if registered
@@ -54,6 +55,9 @@ pub enum RuleName {
     EpochTimeFalls,
     /// `batch_sizes[0]` is the most accurate batch size of the line.
     BestBatch,
+    /// The whole budget trains slower at `batch_sizes[0]` and at `batch_sizes[2]` than at
+    /// `batch_sizes[1]` (a local minimum, e.g. 127 and 129 against 128).
+    LocalMinimumAt,
     /// The training time the step-time sweep predicts is the measured one, within `tolerance`.
     TimePredictedFromStepTime,
 }
@@ -164,8 +168,25 @@ impl ClaimConfig {
             (_, _, true) => {
                 return Err(source.error(&key("batch_sizes"), "expected one batch size >= 1: [b]"))
             }
+            (Some(three), false, false) if self.rule == RuleName::LocalMinimumAt => {
+                if !(three.len() == 3 && three[0] > 0 && three.is_sorted_by(|a, b| a < b)) {
+                    return Err(source.error(
+                        &key("batch_sizes"),
+                        "expected three increasing batch sizes >= 1: [below, at, above]",
+                    ));
+                }
+            }
+            (None, false, false) if self.rule == RuleName::LocalMinimumAt => {
+                return Err(source.error(
+                    &key("batch_sizes"),
+                    "local-minimum-at needs its three batch sizes: [below, at, above]",
+                ))
+            }
             (Some(_), false, false) => {
-                return Err(source.error(&key("batch_sizes"), "only used by the accuracy rules"))
+                return Err(source.error(
+                    &key("batch_sizes"),
+                    "only used by the accuracy rules and local-minimum-at",
+                ))
             }
             (None, false, false) => {}
         }
@@ -298,6 +319,11 @@ impl ClaimConfig {
                     versus: self.versus.clone().unwrap_or_default(),
                 },
                 RuleName::BestBatch => ClaimRule::BestBatch { best: pair(0) },
+                RuleName::LocalMinimumAt => ClaimRule::LocalMinimumAt {
+                    below: pair(0),
+                    at: pair(1),
+                    above: pair(2),
+                },
                 RuleName::EpochTimeFalls => ClaimRule::EpochTimeFalls {
                     from: pair(0),
                     to: pair(1),

@@ -51,12 +51,14 @@ pub struct TrainStudy {
 /// Parses and resolves a training config (the registry's entry point).
 /// Where a training config carries a registered parameter (the table of kinds reads it:
 /// `registry::config_key`): the claim's own `[[analysis.claims]]` entry, under the same name,
-/// whatever the rule.
+/// whatever the rule (`from` and `to` as positions of its `batch_sizes`, or `batch_sizes`
+/// whole: local-minimum-at's three).
 pub fn config_key(_rule: &str, param: &str) -> Option<ConfigKey> {
     ConfigKey::in_entry(
         &[
             "series",
             "budget",
+            "batch_sizes",
             "margin",
             "tolerance",
             "reference",

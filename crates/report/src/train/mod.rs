@@ -178,6 +178,16 @@ pub enum ClaimRule {
         /// The batch size claimed best.
         best: u32,
     },
+    /// A claim of a local minimum: the whole budget trains slower at `below` and at `above`
+    /// than at `at` (one-sided tests on the seeds' log training times, both needed).
+    LocalMinimumAt {
+        /// The neighbour below.
+        below: u32,
+        /// The batch size claimed fastest of the three.
+        at: u32,
+        /// The neighbour above.
+        above: u32,
+    },
     /// A directional claim: the whole budget trains faster at `to` than at `from`.
     EpochTimeFalls {
         /// The smaller batch size.

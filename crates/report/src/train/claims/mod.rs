@@ -41,6 +41,7 @@ fn rule_name(rule: &ClaimRule) -> &'static str {
         ClaimRule::FallsLessThan { .. } => "falls-less-than",
         ClaimRule::AccuracyHigherThan { .. } => "accuracy-higher-than",
         ClaimRule::EpochTimeFalls { .. } => "epoch-time-falls",
+        ClaimRule::LocalMinimumAt { .. } => "local-minimum-at",
         ClaimRule::BestBatch { .. } => "best-batch",
         ClaimRule::TimePredicted { .. } => "time-predicted-from-step-time",
     }
@@ -176,6 +177,10 @@ fn judge_rule(
         ClaimRule::EpochTimeFalls { from, to } => {
             let d = time::time_falls(&line, analysis, *from, *to)?;
             time_words::time_falls(&d, *from, *to).decided(&d)
+        }
+        ClaimRule::LocalMinimumAt { below, at, above } => {
+            let d = time::local_minimum(&line, analysis, *at, [*below, *above])?;
+            time_words::local_minimum(&d).decided(&d)
         }
         ClaimRule::PowersOfTwoFlat { tolerance } => {
             let clock = time::Clock::Training;

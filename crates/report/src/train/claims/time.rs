@@ -5,7 +5,7 @@
 
 use batchlab_method::stats::{linear_fit, LinearFit};
 use batchlab_method::tests_of_claims::{
-    critical, decrease, equivalence, Arm, Decision, Difference, ALPHA,
+    critical, decrease, equivalence, local_minimum as minimum, Arm, Decision, Difference, ALPHA,
 };
 use serde::Serialize;
 
@@ -119,6 +119,44 @@ pub(super) fn time_falls<'a>(
         cells: (a, b),
         d,
         decided: decrease(&d),
+    })
+}
+
+/// A local minimum, decided: the named cell, each neighbour's cell with the Welch difference
+/// of its log training times against the named one's (neighbour − named), and the decision.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(super) struct LocalMinimum<'a> {
+    #[serde(serialize_with = "super::as_batch::one")]
+    pub at: &'a TrainCell,
+    #[serde(serialize_with = "super::as_batch::keyed")]
+    pub sides: Vec<(&'a TrainCell, Difference)>,
+    pub decided: Decision,
+}
+
+/// A claim that the whole budget trains slower at each of `neighbours` than at `at`.
+pub(super) fn local_minimum<'a>(
+    cells: &Line<'a>,
+    analysis: &Analysis,
+    at: u32,
+    neighbours: [u32; 2],
+) -> Result<LocalMinimum<'a>, Untested> {
+    let sizes = [neighbours[0], at, neighbours[1]];
+    let [Some(&below), Some(&named), Some(&above)] = sizes.map(|b| cells.get(&b)) else {
+        return Err(Untested::NotRun(sizes.to_vec()));
+    };
+    let sides = [below, above]
+        .into_iter()
+        .map(|n| {
+            Difference::welch(log_time_arm(analysis, named), log_time_arm(analysis, n))
+                .map(|d| (n, d))
+                .ok_or(Untested::TooFewSeeds)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let differences: Vec<Difference> = sides.iter().map(|(_, d)| *d).collect();
+    Ok(LocalMinimum {
+        at: named,
+        decided: minimum(&differences),
+        sides,
     })
 }
 

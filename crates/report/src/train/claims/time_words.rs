@@ -4,7 +4,9 @@
 use batchlab_method::findings::Outcome;
 use batchlab_method::tests_of_claims::Decision;
 
-use super::time::{Clock, FollowsSteps, Mechanism, PowersOfTwo, Predicted, Sameness, TimeFalls};
+use super::time::{
+    Clock, FollowsSteps, LocalMinimum, Mechanism, PowersOfTwo, Predicted, Sameness, TimeFalls,
+};
 use super::Judged;
 use crate::numbers::fixed;
 
@@ -36,6 +38,75 @@ pub(super) fn time_falls(t: &TimeFalls, from: u32, to: u32) -> Judged {
             100.0 * high.exp_m1()
         ),
         quantities: vec![("log_ratio", d.diff), ("log_ratio_se", d.se), ("df", d.df)],
+        reading: None,
+    }
+}
+
+/// A local minimum: both neighbours slower than the named batch size.
+pub(super) fn local_minimum(m: &LocalMinimum) -> Judged {
+    let at = m.at.batch_size;
+    let pct = |x: f64| 100.0 * x.exp_m1();
+    let sides: Vec<String> = m
+        .sides
+        .iter()
+        .map(|(cell, d)| {
+            let (low, high) = d.interval90();
+            format!(
+                "{} ({} s): {:+.1}% against {at} (90% interval {:+.1}% to {:+.1}%)",
+                cell.batch_size,
+                fixed(cell.train_seconds_median, 2),
+                pct(d.diff),
+                pct(low),
+                pct(high)
+            )
+        })
+        .collect();
+    let outcome = match m.decided {
+        Decision::Shown => Outcome::reproduces_with(format!(
+            "{} slower than {at}",
+            m.sides
+                .iter()
+                .map(|(c, d)| format!("{} {:.1}%", c.batch_size, pct(d.diff)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Decision::Refuted => {
+            let faster: Vec<String> = m
+                .sides
+                .iter()
+                .filter(|(_, d)| d.diff < 0.0)
+                .map(|(c, d)| format!("batch {} trains {:.1}% faster", c.batch_size, -pct(d.diff)))
+                .collect();
+            Outcome::does_not_reproduce(format!("{} than {at}", faster.join(" and ")))
+        }
+        Decision::Open => Outcome::inconclusive(format!(
+            "a slowdown of {:.1}% at either neighbour (the wider one-sided 95% half-width)",
+            m.sides
+                .iter()
+                .map(|(_, d)| pct(d.critical() * d.se))
+                .fold(0.0, f64::max)
+        )),
+    };
+    let names = [
+        ("below", "log_ratio_below", "log_ratio_below_se"),
+        ("above", "log_ratio_above", "log_ratio_above_se"),
+    ];
+    let mut quantities = vec![];
+    for ((cell, d), (side, ratio, se)) in m.sides.iter().zip(names) {
+        quantities.extend([
+            (side, f64::from(cell.batch_size)),
+            (ratio, d.diff),
+            (se, d.se),
+        ]);
+    }
+    Judged {
+        outcome,
+        measured: format!(
+            "{at}: {} s (median over the seeds); {}",
+            fixed(m.at.train_seconds_median, 2),
+            sides.join("; ")
+        ),
+        quantities,
         reading: None,
     }
 }

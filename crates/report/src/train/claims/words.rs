@@ -333,6 +333,9 @@ pub(super) fn rule(rule: &ClaimRule) -> String {
         ClaimRule::EpochTimeFalls { from, to } => format!(
             "A directional claim on the training time of the whole (epoch) budget: the seeds' log training times at {to} against {from} (Welch); reproduces when the one-sided 95% upper bound of the ratio lies below 1 (faster at {to}), does not reproduce when the lower bound lies above 1, inconclusive otherwise."
         ),
+        ClaimRule::LocalMinimumAt { below, at, above } => format!(
+            "A claim of a local minimum: the seeds' log training times of the whole (epoch) budget at {below} and at {above}, each against {at} (Welch). Reproduces when both neighbours are shown slower (each one-sided 95% lower bound of the time ratio above 1: both must hold, so no correction), does not reproduce when either is shown faster (its one-sided upper bound below 1 at 2.5%, the 5% shared between the two sides), inconclusive otherwise. The claim states no size, so any slowdown counts."
+        ),
         ClaimRule::TimePredicted { tolerance } => format!(
             "An equivalence claim: each cell's median training time (the training loop's clock) against the time the same model's step-time sweep on this machine predicts for its median steps (the prediction check below); the mean size of the cells' log errors (their absolute values, so that errors of opposite sign do not cancel; t over the cells): reproduces when its one-sided 95% upper bound lies below {0:.0}%, does not reproduce when its lower bound lies above it, inconclusive otherwise. Cannot be judged without a sweep of the same model on the same machine and build.",
             100.0 * tolerance

@@ -4,6 +4,8 @@
 mod synthetic_target;
 
 use batchlab_method::findings::Verdict;
+use batchlab_method::rows::append_rows;
+use batchlab_method::rows::steps_to_target::NoiseRow;
 use batchlab_report::steps_to_target::{render_target, RatioClaim, TargetClaim, TargetClaimRule};
 use synthetic_target::{context, out_dir, write_study};
 
@@ -88,4 +90,70 @@ fn each_claim_is_judged_from_the_curves() {
             "max-useful-batch-equal"
         ]
     );
+}
+
+/// Noise measurements of `trials` trials of mlp/sgd at batch 64, `measurements` each, whose
+/// squared norms at parameters with |G|² = 1 and tr(Σ) = `trace` are E|G_b|² = 1 + trace / b,
+/// times a jitter per trial and measurement; `swap` exchanges the half batch's and the whole
+/// batch's.
+fn noise_rows(trials: usize, trace: f64, swap: bool) -> Vec<NoiseRow> {
+    let mut rows = vec![];
+    for t in 0..trials {
+        for m in 0..5u64 {
+            let jitter = 1.0 + 0.02 * ((t * 5 + m as usize) % 7) as f64;
+            let (small, big) = ((1.0 + trace / 32.0) * jitter, (1.0 + trace / 64.0) * jitter);
+            let (small, big) = if swap { (big, small) } else { (small, big) };
+            rows.push(NoiseRow {
+                trial: format!("t{t}"),
+                workload: "mlp/sgd".into(),
+                batch_size: 64,
+                step: 50 * (m + 1),
+                b_small: 32,
+                b_big: 64,
+                g_small_sq: small,
+                g_big_sq: big,
+                b_simple: f64::NAN,
+            });
+        }
+    }
+    rows
+}
+
+#[test]
+fn half_a_batch_gives_the_noisier_gradient_or_the_claim_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let verdict = |name: &str, noise: Option<Vec<NoiseRow>>| {
+        let dir = out_dir(&tmp, name);
+        write_study(&dir, |_| true);
+        if let Some(rows) = noise {
+            append_rows(&dir.join("noise.csv"), &rows).unwrap();
+        }
+        let mut ctx = context(vec![]);
+        ctx.claims = vec![claim("mlp/sgd", TargetClaimRule::GradientNoiseFalls, None)];
+        let mut findings = render_target(&dir, &ctx).unwrap().claims;
+        findings.remove(0)
+    };
+    // tr(Σ) = 64: |G_half|² = 3, |G_whole|² = 2, a ratio of 1.5 in every measurement.
+    let noisy = verdict("noisy", Some(noise_rows(4, 64.0, false)));
+    assert_eq!(noisy.outcome.verdict(), Verdict::Reproduces, "{noisy:?}");
+    assert!(noisy.measured.contains("1.50x on average"), "{noisy:?}");
+    let reversed = verdict("reversed", Some(noise_rows(4, 64.0, true)));
+    assert_eq!(
+        reversed.outcome.verdict(),
+        Verdict::DoesNotReproduce,
+        "{reversed:?}"
+    );
+    let one_trial = verdict("one-trial", Some(noise_rows(1, 64.0, false)));
+    assert_eq!(
+        one_trial.outcome.verdict(),
+        Verdict::CannotTest,
+        "{one_trial:?}"
+    );
+    let unmeasured = verdict("unmeasured", None);
+    assert_eq!(
+        unmeasured.outcome.verdict(),
+        Verdict::CannotTest,
+        "{unmeasured:?}"
+    );
+    assert!(unmeasured.outcome.reason().unwrap().contains("noise_every"));
 }

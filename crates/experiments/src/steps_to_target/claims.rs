@@ -10,8 +10,10 @@
 //!                                    # | max-useful-batch-differs | -not-larger | -equal
 //!                                    # | no-simple-lr-scaling | best-error-equal
 //!                                    # | regularization-helps-at-large-batch
-//! versus = "mlp/sgd"                 # the rules but three-regimes and no-simple-lr-scaling
-//!                                    # compare two workloads
+//!                                    # | gradient-noise-falls (needs noise_every)
+//! versus = "mlp/sgd"                 # the rules but three-regimes, no-simple-lr-scaling,
+//!                                    # best-error-equal and gradient-noise-falls compare two
+//!                                    # workloads
 //! # margin = 2.0                     # the max-useful-batch rules: the factor within which two
 //! #                                  # maximum useful batch sizes count as the same (> 1);
 //! #                                  # no-simple-lr-scaling: within which a best rate follows
@@ -49,6 +51,9 @@ pub enum TargetRule {
     /// At the largest batch size, the workload (regularized) beats `versus`'s best final
     /// validation error by more than `margin` (points of error).
     RegularizationHelpsAtLargeBatch,
+    /// Half the batch gives a noisier gradient estimate than the whole batch at the same
+    /// parameters (the study's noise measurements, `noise_every`; one workload).
+    GradientNoiseFalls,
 }
 
 /// `no-simple-lr-scaling`'s margin where an entry names none (configs written before it had
@@ -94,7 +99,10 @@ impl TargetRule {
     fn one_workload(self) -> bool {
         matches!(
             self,
-            TargetRule::ThreeRegimes | TargetRule::NoSimpleLrScaling | TargetRule::BestErrorEqual
+            TargetRule::ThreeRegimes
+                | TargetRule::NoSimpleLrScaling
+                | TargetRule::BestErrorEqual
+                | TargetRule::GradientNoiseFalls
         )
     }
 }
@@ -154,6 +162,7 @@ impl TargetClaimConfig {
             TargetRule::RegularizationHelpsAtLargeBatch => {
                 TargetClaimRule::RegularizationHelps(margin / 100.0)
             }
+            TargetRule::GradientNoiseFalls => TargetClaimRule::GradientNoiseFalls,
         }
     }
 

@@ -1,9 +1,11 @@
 //! The verdicts of a steps-to-target report: each claim its config names, judged from the
-//! steps-to-result curves by the rule stated in its row (see `crate::verdict`). Each rule
-//! decides a value here (or in `quality`, `lr_rule`, `max_useful`); `claims_words.rs` words
-//! every one (docs/ARCHITECTURE.md, "Analysis decides, rendering words").
+//! steps-to-result curves (or, for gradient-noise-falls, the noise measurements) by the rule
+//! stated in its row (see `crate::verdict`). Each rule decides a value here (or in `quality`,
+//! `lr_rule`, `max_useful`, `claims_noise.rs`); `claims_words.rs` words every one but the
+//! noise rule (docs/ARCHITECTURE.md, "Analysis decides, rendering words").
 
 use batchlab_method::findings::{reading, ClaimText, Finding, Outcome, Verdict};
+use batchlab_method::rows::steps_to_target::NoiseRow;
 use batchlab_method::tests_of_claims::Decision;
 use serde::Serialize;
 use serde_json::Value;
@@ -41,6 +43,9 @@ pub enum TargetClaimRule {
     /// At the largest batch size both have, the workload (regularized) reaches a best error
     /// lower than `versus`'s by more than the margin (`quality`).
     RegularizationHelps(f64),
+    /// Half the batch gives a noisier gradient estimate than the whole batch, at the same
+    /// parameters (`noise.csv`; `claims_noise.rs`).
+    GradientNoiseFalls,
 }
 
 impl TargetClaimRule {
@@ -54,6 +59,7 @@ impl TargetClaimRule {
             TargetClaimRule::NoSimpleLrScaling(_) => "no-simple-lr-scaling",
             TargetClaimRule::NoDegradation(_) => "best-error-equal",
             TargetClaimRule::RegularizationHelps(_) => "regularization-helps-at-large-batch",
+            TargetClaimRule::GradientNoiseFalls => "gradient-noise-falls",
         }
     }
 }
@@ -75,14 +81,19 @@ pub struct TargetClaim {
     pub versus: Option<String>,
 }
 
-/// The verdict of each claim, in order; `spaces` are the workloads' searched spaces.
+/// The verdict of each claim, in order; `spaces` are the workloads' searched spaces, `noise`
+/// the run's gradient noise measurements (none without `noise_every`).
 pub(super) fn verdicts(
     claims: &[TargetClaim],
     study: &Study,
     spaces: &[(String, SearchSpace)],
+    noise: Option<&[NoiseRow]>,
 ) -> Vec<Finding> {
     let space = |label: &str| spaces.iter().find(|(l, _)| l == label).map(|(_, s)| s);
-    claims.iter().map(|c| verdict(c, study, &space)).collect()
+    claims
+        .iter()
+        .map(|c| verdict(c, study, &space, noise))
+        .collect()
 }
 
 fn find<'a>(study: &'a Study, label: &str) -> Option<&'a Workload> {
@@ -93,6 +104,7 @@ fn verdict<'a>(
     c: &TargetClaim,
     study: &Study,
     space: &impl Fn(&str) -> Option<&'a SearchSpace>,
+    noise: Option<&[NoiseRow]>,
 ) -> Finding {
     let claim = ClaimText::new(c.claim.clone(), c.source.clone())
         .with_id(c.id.clone())
@@ -107,6 +119,7 @@ fn verdict<'a>(
             learning_rate_rule(w, space(&c.workload), margin)
         }
         (Some(w), NoDegradation(margin), _) => no_degradation(w, margin),
+        (Some(_), GradientNoiseFalls, _) => noise::noise_falls(&c.workload, noise),
         (Some(_), _, None) => (
             words::missing(c.versus.as_deref().unwrap_or("(none named)")),
             None,
@@ -385,6 +398,9 @@ fn ratio(w: &Workload, v: &Workload, claim: RatioClaim, margin: f64) -> Judged {
     };
     (words::ratio(w, v, &decided, margin), reading(&decided))
 }
+
+#[path = "claims_noise.rs"]
+mod noise;
 
 #[path = "claims_search.rs"]
 mod search;

@@ -6,9 +6,10 @@
 use batchlab_method::findings::Outcome;
 use batchlab_method::tests_of_claims::Decision;
 
+use super::noise::{NoiseFalls, Unjudged};
 use super::search::SearchMatch;
 use super::{Bounded, Parts, Ratio, Regimes, RegimesShown, Resolution};
-use crate::numbers::signed;
+use crate::numbers::{fixed, signed};
 use crate::steps_to_target::analysis::workload::Workload;
 use crate::steps_to_target::max_useful::RatioClaim;
 use crate::steps_to_target::scaling::{INTERVAL_WORDS, LEVEL_WORDS, WINDOW};
@@ -315,4 +316,65 @@ fn ratio_text(x: f64) -> String {
     } else {
         "unbounded".into()
     }
+}
+
+/// gradient-noise-falls' rule, for the test column.
+fn noise_test() -> String {
+    "A directional claim on the gradient estimate's noise at fixed parameters: at each noise measurement the squared norm of the mean gradient of half the batch against that of the whole batch (E|G_b|² = |G|² + tr(Σ)/b: the excess is the noise the smaller sample adds); per trial the mean of ln(|G_half|² / |G_whole|²) over its measurements, then a one-sample t over the trials. Reproduces when the one-sided 95% lower bound lies above 0 (the smaller sample's estimate is noisier), does not reproduce when the upper bound lies below 0, inconclusive otherwise.".into()
+}
+
+/// gradient-noise-falls decided.
+pub(super) fn noise_falls(n: &NoiseFalls, workload: &str) -> Parts {
+    let (low, high) = n.d.interval90();
+    let times = |x: f64| format!("{}x", fixed(x.exp(), 2));
+    let per_batch: Vec<String> = n
+        .by_batch
+        .iter()
+        .map(|(b, _, m)| format!("{b}: {}", times(*m)))
+        .collect();
+    let measured = format!(
+        "{} trials of {workload}, {} measurements{}: |G_half|² / |G_whole|² {} on average (90% interval {} to {}); by batch size (median over its trials) {}",
+        n.trials,
+        n.measurements,
+        if n.unusable > 0 {
+            format!(" ({} more left out: a squared norm not above zero)", n.unusable)
+        } else {
+            String::new()
+        },
+        times(n.d.diff),
+        times(low),
+        times(high),
+        per_batch.join(", ")
+    );
+    let outcome = match n.decided {
+        Decision::Shown => Outcome::reproduces_with(format!(
+            "half the batch's gradient has {} the squared norm of the whole batch's",
+            times(n.d.diff)
+        )),
+        Decision::Refuted => Outcome::does_not_reproduce(format!(
+            "half the batch's gradient has the smaller squared norm ({})",
+            times(n.d.diff)
+        )),
+        Decision::Open => Outcome::inconclusive(format!(
+            "a ratio of {} (the one-sided 95% half-width)",
+            times(n.d.critical() * n.d.se)
+        )),
+    };
+    (measured, outcome, noise_test())
+}
+
+/// gradient-noise-falls where the run cannot judge it.
+pub(super) fn noise_unjudged(why: &Unjudged, workload: &str) -> Parts {
+    let (measured, why) = match why {
+        Unjudged::NoNoise => (
+            "no gradient noise measured".to_string(),
+            "the run measured no gradient noise (no noise.csv: the study sets no noise_every)"
+                .to_string(),
+        ),
+        Unjudged::TooFewTrials(n) => (
+            format!("{n} trial(s) of {workload} with a usable noise measurement"),
+            "fewer than two trials with a noise measurement: no spread to test against".into(),
+        ),
+    };
+    (measured, Outcome::cannot_test(why), noise_test())
 }

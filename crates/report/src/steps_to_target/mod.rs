@@ -184,9 +184,10 @@ pub struct TargetFindings {
 pub fn render_target(dir: &Path, ctx: &TargetContext) -> Result<TargetFindings, ReportError> {
     let rows = rows::read(dir)?;
     let study = analysis::Study::new(dir, ctx, &rows.records, &rows.evals, rows.search)?;
-    let noise = rows
+    let noise_cells = rows
         .noise
-        .map(|noise| analysis::noise::noise_cells(&noise, &study));
+        .as_deref()
+        .map(|noise| analysis::noise::noise_cells(noise, &study));
     let cells: Vec<TargetCell> = study.cells().cloned().collect();
     summary::write_summary(&dir.join("summary.csv"), &cells)?;
     figures::draw_steps(dir, ctx, &study)?;
@@ -208,13 +209,18 @@ pub fn render_target(dir: &Path, ctx: &TargetContext) -> Result<TargetFindings, 
             }
         }
     }
-    let verdicts = claims::verdicts(&ctx.claims, &study, &ctx.search_spaces);
+    let verdicts = claims::verdicts(
+        &ctx.claims,
+        &study,
+        &ctx.search_spaces,
+        rows.noise.as_deref(),
+    );
     let mut report = markdown::report_markdown(ctx, &study, &verdicts);
     let checks = crate::predict::check::checks(&ctx.prediction, &measured_cells(&rows.records));
     report.push_str(&crate::predict::check::section(&ctx.prediction, &checks));
     crate::predict::check::write_rows(dir, &ctx.prediction, &checks)?;
     let mut lines = markdown::reading::headlines(ctx, &study);
-    if let Some(noise) = &noise {
+    if let Some(noise) = &noise_cells {
         let (section, noise_lines) = markdown::noise::noise_section(noise);
         report.push_str(&section);
         lines.extend(noise_lines);

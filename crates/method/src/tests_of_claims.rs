@@ -207,19 +207,21 @@ pub fn decrease(d: &Difference) -> Decision {
 /// at [`ALPHA`] divided by the number of sides lies below zero (any one side refutes, so the
 /// level is shared among them: Bonferroni), open otherwise; open with no side.
 pub fn local_minimum(sides: &[Difference]) -> Decision {
-    let refuting = ALPHA / sides.len().max(1) as f64;
     if sides.is_empty() {
         Decision::Open
     } else if sides.iter().all(|d| d.diff - d.critical() * d.se > 0.0) {
         Decision::Shown
-    } else if sides
-        .iter()
-        .any(|d| d.diff + critical(refuting, d.df) * d.se < 0.0)
-    {
+    } else if sides.iter().any(|d| refutes_minimum(d, sides.len())) {
         Decision::Refuted
     } else {
         Decision::Open
     }
+}
+
+/// Whether one of `sides` sides of a local minimum ([`local_minimum`]) refutes it: its upper
+/// bound at [`ALPHA`] / `sides` lies below zero (the neighbour is shown faster).
+pub fn refutes_minimum(d: &Difference, sides: usize) -> bool {
+    d.diff + critical(ALPHA / sides.max(1) as f64, d.df) * d.se < 0.0
 }
 
 /// The z a step at one of `named` positions named in advance must exceed: a one-sided normal

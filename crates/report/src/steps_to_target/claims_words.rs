@@ -333,11 +333,14 @@ pub(super) fn noise_falls(n: &NoiseFalls, workload: &str) -> Parts {
         .map(|(b, _, m)| format!("{b}: {}", times(*m)))
         .collect();
     let measured = format!(
-        "{} trials of {workload}, {} measurements{}: |G_half|² / |G_whole|² {} on average (90% interval {} to {}); by batch size (median over its trials) {}",
+        "{} trials of {workload}, {} measurements{}: |G_half|² / |G_whole|² {} (the geometric mean over the trials; 90% interval {} to {}); by batch size (median over its trials) {}",
         n.trials,
         n.measurements,
         if n.unusable > 0 {
-            format!(" ({} more left out: a squared norm not above zero)", n.unusable)
+            format!(
+                " ({} more left out: a squared norm not above zero, or not finite)",
+                n.unusable
+            )
         } else {
             String::new()
         },

@@ -5,7 +5,8 @@
 
 use batchlab_method::stats::{linear_fit, LinearFit};
 use batchlab_method::tests_of_claims::{
-    critical, decrease, equivalence, local_minimum as minimum, Arm, Decision, Difference, ALPHA,
+    critical, decrease, equivalence, local_minimum as minimum, refutes_minimum, Arm, Decision,
+    Difference, ALPHA,
 };
 use serde::Serialize;
 
@@ -123,7 +124,8 @@ pub(super) fn time_falls<'a>(
 }
 
 /// A local minimum, decided: the named cell, each neighbour's cell with the Welch difference
-/// of its log training times against the named one's (neighbour − named), and the decision.
+/// of its log training times against the named one's (neighbour − named), the decision, and
+/// the neighbours shown faster (those that refute it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(super) struct LocalMinimum<'a> {
     #[serde(serialize_with = "super::as_batch::one")]
@@ -131,6 +133,8 @@ pub(super) struct LocalMinimum<'a> {
     #[serde(serialize_with = "super::as_batch::keyed")]
     pub sides: Vec<(&'a TrainCell, Difference)>,
     pub decided: Decision,
+    #[serde(serialize_with = "super::as_batch::many")]
+    pub faster: Vec<&'a TrainCell>,
 }
 
 /// A claim that the whole budget trains slower at each of `neighbours` than at `at`.
@@ -156,6 +160,11 @@ pub(super) fn local_minimum<'a>(
     Ok(LocalMinimum {
         at: named,
         decided: minimum(&differences),
+        faster: sides
+            .iter()
+            .filter(|(_, d)| refutes_minimum(d, sides.len()))
+            .map(|(c, _)| *c)
+            .collect(),
         sides,
     })
 }

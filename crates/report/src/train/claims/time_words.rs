@@ -74,7 +74,7 @@ pub(super) fn local_minimum(m: &LocalMinimum) -> Judged {
             let faster: Vec<String> = m
                 .sides
                 .iter()
-                .filter(|(_, d)| d.diff < 0.0)
+                .filter(|(c, _)| m.faster.contains(c))
                 .map(|(c, d)| format!("batch {} trains {:.1}% faster", c.batch_size, -pct(d.diff)))
                 .collect();
             Outcome::does_not_reproduce(format!("{} than {at}", faster.join(" and ")))

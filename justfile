@@ -94,11 +94,13 @@ bench-paths rounds="3" samples="10" *args:
 
 # The MLP step's eight matrix products alone in numpy's OpenBLAS, PyTorch's MKL, flex's kernel
 # (gemm) and batchlab's packed one, `rounds` rotated rounds, logged to
-# docs/bench/<date>-<cpu>-mlp-products.log (scripts/bench-mlp-products.sh).
-bench-mlp-products rounds="3": setup-keras
+# docs/bench/<date>-<cpu>-mlp-products.log (scripts/bench-mlp-products.sh); `binary` =
+# target/release/batchlab-no-avx512 (built first) times the AVX2 kernels on a CPU with AVX-512.
+bench-mlp-products rounds="3" binary="target/release/batchlab": setup-keras
     cargo build --release --quiet -p batchlab-cli
+    case "{{binary}}" in *no-avx512*) just build-no-avx512;; esac
     test -x {{venv_tch}}/bin/python || just build-tch
-    bash scripts/bench-mlp-products.sh {{rounds}}
+    bash scripts/bench-mlp-products.sh {{rounds}} {{binary}}
 
 # What burn adds around libtorch's ops per training step of one bench case (vgg16, small-cnn,
 # mlp): burn on LibTorch against plain PyTorch on the same libtorch, both under `perf record`,

@@ -211,15 +211,24 @@ impl Registry {
     pub fn assign_ids(&self, experiment: &str, findings: &mut [Finding]) {
         let named: Vec<String> = findings.iter().filter_map(|f| f.id.clone()).collect();
         for f in findings.iter_mut().filter(|f| f.id.is_none()) {
-            let mut matching = self
-                .claims
-                .iter()
-                .filter(|c| c.judged_in(experiment) && c.rule == f.rule);
-            if let (Some(one), None) = (matching.next(), matching.next()) {
+            if let Some(one) = self.the_claim_of(experiment, &f.rule) {
                 if !named.contains(&one.id) {
                     f.id = Some(one.id.clone());
                 }
             }
+        }
+    }
+
+    /// The one registered claim of `rule` that `experiment` judges, if exactly one: the claim
+    /// a finding of that rule without an id of its own stands for ([`Self::assign_ids`]).
+    pub fn the_claim_of(&self, experiment: &str, rule: &str) -> Option<&RegisteredClaim> {
+        let mut matching = self
+            .claims
+            .iter()
+            .filter(|c| c.judged_in(experiment) && c.rule == rule);
+        match (matching.next(), matching.next()) {
+            (Some(one), None) => Some(one),
+            _ => None,
         }
     }
 }

@@ -30,6 +30,7 @@ fn context() -> StepTimeContext {
         fluctuates_more_than: None,
         slower_than: None,
         rules: Default::default(),
+        registered_claims: Default::default(),
         model: "none (synthetic)".into(),
         memory_kind: "process peak resident set size".into(),
         bootstrap_resamples: 200,

@@ -34,6 +34,7 @@ fn context() -> StepTimeContext {
         fluctuates_more_than: None,
         slower_than: None,
         rules: Default::default(),
+        registered_claims: Default::default(),
         model: "none (synthetic), 3x64x64 inputs".into(),
         memory_kind: "process peak resident set size".into(),
         bootstrap_resamples: 500,
@@ -485,5 +486,36 @@ fn a_reference_beside_the_run_is_read_by_the_same_rules_and_kept_out_of_the_find
         rules.iter().filter(|r| **r == "jumps-at").count(),
         1,
         "{rules:?}"
+    );
+}
+
+/// A rule that judges a registered claim words the finding and the report's row with the
+/// claim's own quote and source; the other rules keep the kind's summary of seeds 000/001.
+#[test]
+fn a_registered_claim_is_quoted_with_its_own_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = StepTimeContext {
+        no_jumps_at: vec![16],
+        registered_claims: [(
+            "no-jumps-at".to_string(),
+            (
+                "powers of two make little difference".to_string(),
+                "seed 002".to_string(),
+            ),
+        )]
+        .into(),
+        ..context()
+    };
+    let claims = render_run(tmp.path(), "registered", &synthetic_sweep(), &ctx);
+    let none = rule(&claims, "no-jumps-at");
+    assert_eq!(
+        (none.claim.as_str(), none.source.as_str()),
+        ("powers of two make little difference", "seed 002")
+    );
+    assert_eq!(rule(&claims, "linear").source, "seeds 000/001");
+    let report = std::fs::read_to_string(tmp.path().join("registered/run/report.md")).unwrap();
+    assert!(
+        report.contains("\"powers of two make little difference\" (seed 002)"),
+        "{report}"
     );
 }

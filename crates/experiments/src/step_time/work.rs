@@ -18,11 +18,13 @@ use batchlab_report::step_time::{render_step_time, StepTimeContext, StepTimeRule
 use super::{anatomy::stage_rows, plan::Visit, remaining_visits, StepTimeStudy};
 use crate::{
     backend,
+    claim_registry::Registry,
     config::BackendKind,
     context::RunContext,
     drive::{one_unit, Outcomes, Units},
     error::RunError,
     isolate::{interrupted, Crash, UnitEvents, WorkerExit},
+    kind::Kind,
     study::Rendered,
     sweeps::{machine_of, newest_run_on},
     timed_step::{with_stepper, Dissection, StepSetup, Stepper, VisitResult},
@@ -103,8 +105,18 @@ pub fn render(study: &StepTimeStudy, dir: &Path, about: About) -> Result<Rendere
         Ok(BackendKind::Cuda | BackendKind::Wgpu) => "device memory reserved by the CubeCL allocator, the most seen after any step of a visit (its memory statistics, for the worker's stream), lowest over the rounds",
         _ => "not measured on this backend",
     };
+    // The registered claim each of this kind's rules judges here, in its own words.
+    let registry = Registry::builtin()?;
+    let registered_claims = registry
+        .claims
+        .iter()
+        .filter(|c| c.kind == Kind::StepTime)
+        .filter_map(|c| registry.the_claim_of(&about.experiment, &c.rule))
+        .map(|c| (c.rule.clone(), (c.quote.clone(), c.source.clone())))
+        .collect();
     let context = StepTimeContext {
         about,
+        registered_claims,
         claimed_jumps: config.analysis.claimed_jumps.clone(),
         no_jumps_at: config.analysis.no_jumps_at.clone(),
         rules: StepTimeRules {

@@ -53,6 +53,10 @@ pub struct StepTimeContext {
     pub slower_than: Option<(String, Option<PathBuf>)>,
     /// The parameters of the rules that judge the claims.
     pub rules: StepTimeRules,
+    /// The registered claim each rule judges on this run, by rule name: its quote and source,
+    /// which word that rule's finding in place of the kind's own summary of seeds 000/001
+    /// (empty: every finding in the kind's words).
+    pub registered_claims: std::collections::BTreeMap<String, (String, String)>,
     /// One line, e.g. "vgg16, 3x64x64, 1000 classes, 138.4 M trainable parameters, 30.9
     /// GFLOPs per sample".
     pub model: String,

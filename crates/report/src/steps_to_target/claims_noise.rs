@@ -69,9 +69,7 @@ fn decide(workload: &str, noise: Option<&[NoiseRow]>) -> Result<NoiseFalls, Unju
     // The trials are the independent units: a trial's measurements follow one another along
     // its training, so they are averaged first.
     let means: Vec<f64> = trials.iter().map(|(_, m)| *m).collect();
-    let d = Difference::one_sample(Arm::of(&means))
-        .filter(|_| means.len() >= 2)
-        .ok_or(Unjudged::TooFewTrials(means.len()))?;
+    let d = Difference::one_sample(Arm::of(&means)).ok_or(Unjudged::TooFewTrials(means.len()))?;
     let mut by_batch: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for (b, m) in &trials {
         by_batch.entry(*b).or_default().push(*m);

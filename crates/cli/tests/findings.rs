@@ -193,3 +193,55 @@ fn a_rerender_without_the_dataset_judges_as_the_runs_own_render() {
         fs::read_to_string(committed.join("findings.json")).unwrap()
     );
 }
+
+#[test]
+fn report_with_another_registry_words_a_step_time_claim_as_that_registry_does() {
+    // A step-time rule judged from `[analysis]` keys takes its registered claim's words and its
+    // id from one registry: the file given, not the builtin one.
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("power-of-two-step-time-cpu/run");
+    copy_tree(
+        &root().join("reports/power-of-two-step-time-cpu/20261127T121243Z-d98396"),
+        &run,
+    );
+    let registry = fs::read_to_string(root().join("claims/registry.toml")).unwrap();
+    let id = "id = \"powers-of-two-no-step-time-jump\"\nquote = \"Again, as we saw before";
+    assert!(
+        registry.contains(id),
+        "powers-of-two-no-step-time-jump's quote moved"
+    );
+    let other = tmp.path().join("other.toml");
+    let reworded = id.replace("Again, as we saw before", "In another registry's words");
+    fs::write(&other, registry.replacen(id, &reworded, 1)).unwrap();
+    let claim_of = || {
+        let text = fs::read_to_string(run.join("findings.json")).unwrap();
+        let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let finding = file["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "powers-of-two-no-step-time-jump")
+            .unwrap()
+            .clone();
+        finding["claim"].as_str().unwrap().to_string()
+    };
+    batchlab(&[
+        "report",
+        run.to_str().unwrap(),
+        "--registry",
+        other.to_str().unwrap(),
+    ]);
+    assert!(
+        claim_of().starts_with("In another registry's words, batch sizes"),
+        "{}",
+        claim_of()
+    );
+    let report = fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains("In another registry's words"), "{report}");
+    batchlab(&["report", run.to_str().unwrap()]);
+    assert!(
+        claim_of().starts_with("Again, as we saw before"),
+        "{}",
+        claim_of()
+    );
+}

@@ -15,6 +15,7 @@ use batchlab_report::about::About;
 
 use crate::{
     backend::panic_message,
+    claim_registry::Registry,
     context::RunContext,
     error::RunError,
     isolate::{failure_status, supervise, Crash, UnitEvents, WorkerExit},
@@ -40,8 +41,14 @@ pub trait StudyPlan {
     /// The protocol in one line, for the report's header.
     fn protocol(&self) -> String;
     /// Analyses the run in `dir` and writes summary.csv, the figures and report.md under the
-    /// header `about`.
-    fn render(&self, dir: &Path, about: About, context: &RunContext) -> Result<Rendered, RunError>;
+    /// header `about`, each registered claim in `registry`'s words.
+    fn render(
+        &self,
+        dir: &Path,
+        about: About,
+        context: &RunContext,
+        registry: &Registry,
+    ) -> Result<Rendered, RunError>;
 }
 
 /// How a kind's work divides into units, and what one unit writes.
@@ -145,7 +152,12 @@ impl<S: StudyPlan + Units> Study for S {
     ) -> Result<WorkerExit, RunError> {
         Units::work(self, dir, context, events)
     }
-    fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError> {
+    fn render(
+        &self,
+        dir: &Path,
+        context: &RunContext,
+        registry: &Registry,
+    ) -> Result<Rendered, RunError> {
         let config = StudyPlan::config(self);
         let about = about(
             dir,
@@ -153,7 +165,7 @@ impl<S: StudyPlan + Units> Study for S {
             config.backend(),
             StudyPlan::protocol(self),
         );
-        StudyPlan::render(self, dir, about, context)
+        StudyPlan::render(self, dir, about, context, registry)
     }
 }
 

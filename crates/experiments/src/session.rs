@@ -261,13 +261,6 @@ fn render_and_record(
     context: &RunContext,
     registry: Option<&Registry>,
 ) -> Result<Vec<String>, RunError> {
-    let mut rendered = study.render(dir, context)?;
-    // A directory without meta.json (rows copied by hand) renders as its reports do: with what
-    // the config would use on this machine, and no commit.
-    let meta = Meta::read(dir).unwrap_or_else(|_| Meta {
-        git_commit: "unknown: no meta.json".into(),
-        ..Meta::new(study.header(), study.backend())
-    });
     let builtin;
     let registry = match registry {
         Some(r) => r,
@@ -276,6 +269,14 @@ fn render_and_record(
             &builtin
         }
     };
+    // One registry both words the claims (a step-time rule's) and gives them their ids.
+    let mut rendered = study.render(dir, context, registry)?;
+    // A directory without meta.json (rows copied by hand) renders as its reports do: with what
+    // the config would use on this machine, and no commit.
+    let meta = Meta::read(dir).unwrap_or_else(|_| Meta {
+        git_commit: "unknown: no meta.json".into(),
+        ..Meta::new(study.header(), study.backend())
+    });
     registry.assign_ids(&meta.experiment, &mut rendered.claims);
     write_findings(dir, &meta, &registry.sha256, rendered.claims)?;
     Ok(rendered.lines)

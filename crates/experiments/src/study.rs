@@ -8,6 +8,7 @@ use batchlab_models::ModelSpec;
 use std::path::Path;
 
 use crate::{
+    claim_registry::Registry,
     config::{BackendConfig, ExperimentHeader, OutputConfig},
     context::RunContext,
     error::RunError,
@@ -125,8 +126,14 @@ pub trait Study {
         events: &dyn UnitEvents,
     ) -> Result<WorkerExit, RunError>;
     /// Writes summary.csv, the figures and report.md from `dir`'s raw results; returns the
-    /// findings in a few lines for the terminal and the claims judged.
-    fn render(&self, dir: &Path, context: &RunContext) -> Result<Rendered, RunError>;
+    /// findings in a few lines for the terminal and the claims judged, each registered claim in
+    /// `registry`'s words (the one its ids come from).
+    fn render(
+        &self,
+        dir: &Path,
+        context: &RunContext,
+        registry: &Registry,
+    ) -> Result<Rendered, RunError>;
 
     /// `[experiment]`.
     fn header(&self) -> &ExperimentHeader {

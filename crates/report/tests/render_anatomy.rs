@@ -27,6 +27,7 @@ fn context() -> StepTimeContext {
         },
         claimed_jumps: vec![],
         no_jumps_at: vec![32],
+        local_minimum_at: None,
         fluctuates_more_than: None,
         slower_than: None,
         rules: Default::default(),

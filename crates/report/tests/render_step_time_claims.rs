@@ -20,6 +20,7 @@ fn no_jump_and_fluctuation_claims_get_verdicts_the_data_decides() {
         },
         claimed_jumps: vec![],
         no_jumps_at: vec![16, 48],
+        local_minimum_at: None,
         ..context()
     };
     render_run(root.path(), "quiet", &noisy_sweep(0.01), &quiet);

@@ -74,6 +74,12 @@ pub fn cases() -> Vec<Case> {
             &["got 20000000"],
         ),
         case(
+            "a step-time local minimum of two sizes",
+            &check("analysis.local_minimum_at=[127,128]"),
+            1,
+            &["analysis.local_minimum_at", "[below, at, above]"],
+        ),
+        case(
             "batch size repeated",
             &check("sweep.batch_sizes=[2,2]"),
             1,

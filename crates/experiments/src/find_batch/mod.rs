@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     claim_registry::ConfigKey,
+    claim_registry::Registry,
     config::{
         check_batch_sizes, check_count, check_model, BackendConfig, BackendKind, ConfigError,
         ExperimentHeader, OutputConfig, Source, MAX_BATCH_SIZE, MAX_UNITS,
@@ -475,6 +476,7 @@ impl StudyPlan for FindBatchStudy {
         dir: &Path,
         about: About,
         _context: &RunContext,
+        _registry: &Registry,
     ) -> Result<Rendered, RunError> {
         work::render(self, dir, about)
     }

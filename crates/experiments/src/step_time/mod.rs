@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     claim_registry::ConfigKey,
+    claim_registry::Registry,
     config::{
         check_batch_sizes, check_count, check_model, BackendConfig, ConfigError, ExperimentHeader,
         OutputConfig, Source, MAX_BATCH_SIZE, MAX_LIST, MAX_UNITS,
@@ -116,6 +117,9 @@ pub struct AnalysisConfig {
     /// Batch sizes where the source claims this model has no jump (seed 000: MobileNet at 16,
     /// 32, 48, 64, where VGG16 jumps).
     pub no_jumps_at: Vec<u32>,
+    /// `[below, at, above]`: a batch size the source claims is faster per example than both
+    /// its neighbours (seed 002: 127 and 129 slower than 128); empty, none is claimed.
+    pub local_minimum_at: Vec<u32>,
     /// Another step-time experiment the source claims this model's step time fluctuates more
     /// than; judged against that experiment's newest complete run beside this one.
     pub fluctuates_more_than: Option<String>,
@@ -150,6 +154,7 @@ impl Default for AnalysisConfig {
         Self {
             claimed_jumps: Vec::new(),
             no_jumps_at: Vec::new(),
+            local_minimum_at: Vec::new(),
             fluctuates_more_than: None,
             slower_than: None,
             slower_max_ratio: StepTimeRules::default().slower_max_ratio,
@@ -161,6 +166,13 @@ impl Default for AnalysisConfig {
             // 2000 resamples put the percentile interval's own noise well below a sample's.
             bootstrap_resamples: 2000,
         }
+    }
+}
+
+impl AnalysisConfig {
+    /// `local_minimum_at` as the rule takes it (checked to be three sizes by `resolve`).
+    pub fn local_minimum_at(&self) -> Option<[u32; 3]> {
+        self.local_minimum_at.as_slice().try_into().ok()
     }
 }
 
@@ -190,6 +202,7 @@ pub fn config_key(rule: &str, param: &str) -> Option<ConfigKey> {
             Some(AnalysisText("jump_gap", Gap::default().name()))
         }
         ("no-jumps-at", "positions") => Some(Analysis("no_jumps_at", None)),
+        ("local-minimum-at", "batch_sizes") => Some(Analysis("local_minimum_at", None)),
         ("no-jumps-at", "margin") => {
             Some(Analysis("no_jumps_margin", Some(defaults.no_jumps_margin)))
         }
@@ -306,6 +319,13 @@ impl StepTimeStudy {
             return Err(source.error(
                 "analysis.max_jump_ratio",
                 "expected a ratio above 1 (the step time after a jump over the time before it)",
+            ));
+        }
+        let trio = &config.analysis.local_minimum_at;
+        if !(trio.is_empty() || trio.len() == 3 && trio[0] > 0 && trio.is_sorted_by(|a, b| a < b)) {
+            return Err(source.error(
+                "analysis.local_minimum_at",
+                "expected three increasing batch sizes >= 1: [below, at, above]",
             ));
         }
         if let Some(anatomy) = &config.anatomy {
@@ -432,7 +452,8 @@ impl StudyPlan for StepTimeStudy {
         dir: &Path,
         about: About,
         _context: &RunContext,
+        registry: &Registry,
     ) -> Result<Rendered, RunError> {
-        work::render(self, dir, about)
+        work::render(self, dir, about, registry)
     }
 }

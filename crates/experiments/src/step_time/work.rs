@@ -98,7 +98,12 @@ fn newest_run_beside(dir: &Path, name: &str) -> Option<PathBuf> {
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.
-pub fn render(study: &StepTimeStudy, dir: &Path, about: About) -> Result<Rendered, RunError> {
+pub fn render(
+    study: &StepTimeStudy,
+    dir: &Path,
+    about: About,
+    registry: &Registry,
+) -> Result<Rendered, RunError> {
     let config = &study.config;
     let memory_kind = match BackendKind::parse(&about.backend) {
         Ok(kind) if kind.on_cpu() => "peak resident set size of the batchlab process during a visit, lowest over the rounds (memory the allocator kept from an earlier, larger visit can only inflate a reading)",
@@ -106,7 +111,6 @@ pub fn render(study: &StepTimeStudy, dir: &Path, about: About) -> Result<Rendere
         _ => "not measured on this backend",
     };
     // The registered claim each of this kind's rules judges here, in its own words.
-    let registry = Registry::builtin()?;
     let registered_claims = registry
         .claims
         .iter()
@@ -119,6 +123,7 @@ pub fn render(study: &StepTimeStudy, dir: &Path, about: About) -> Result<Rendere
         registered_claims,
         claimed_jumps: config.analysis.claimed_jumps.clone(),
         no_jumps_at: config.analysis.no_jumps_at.clone(),
+        local_minimum_at: config.analysis.local_minimum_at(),
         rules: StepTimeRules {
             linear_margin: config.analysis.linear_margin,
             no_jumps_margin: config.analysis.no_jumps_margin,

@@ -32,6 +32,7 @@ use batchlab_report::steps_to_target::{
 
 use crate::{
     claim_registry::ConfigKey,
+    claim_registry::Registry,
     config::{ConfigError, Source},
     context::RunContext,
     drive::StudyPlan,
@@ -219,7 +220,13 @@ impl StudyPlan for TargetStudy {
         }
         .words()
     }
-    fn render(&self, dir: &Path, about: About, context: &RunContext) -> Result<Rendered, RunError> {
+    fn render(
+        &self,
+        dir: &Path,
+        about: About,
+        context: &RunContext,
+        _registry: &Registry,
+    ) -> Result<Rendered, RunError> {
         work::render(self, dir, about, context)
     }
 }

@@ -22,6 +22,7 @@ use batchlab_report::train::{Evaluations, TrainProtocol};
 
 use crate::{
     claim_registry::ConfigKey,
+    claim_registry::Registry,
     config::{check_model, ConfigError, Source},
     context::RunContext,
     drive::StudyPlan,
@@ -185,7 +186,13 @@ impl StudyPlan for TrainStudy {
         }
         .words()
     }
-    fn render(&self, dir: &Path, about: About, context: &RunContext) -> Result<Rendered, RunError> {
+    fn render(
+        &self,
+        dir: &Path,
+        about: About,
+        context: &RunContext,
+        _registry: &Registry,
+    ) -> Result<Rendered, RunError> {
         work::render(self, dir, about, context)
     }
 }

@@ -8,7 +8,7 @@ use super::StepPoint;
 use crate::jumps::{detect_jumps, gap_statistics, relative_offsets, Gap, Jump, JumpOptions};
 use batchlab_method::findings::Finding;
 use batchlab_method::rows::step_time::StepSample;
-use batchlab_method::stats::{linear_fit, LinearFit};
+use batchlab_method::stats::{linear_fit, median, LinearFit};
 
 /// What [`super::render_step_time`] found.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,15 +74,30 @@ pub(super) struct Analysis {
     /// How far each interior median lies off its neighbours' line, relative to the step time
     /// (the curve's fluctuation, see [`crate::jumps::scatter`]).
     pub scatter_values: Vec<f64>,
+    /// Per batch size, per round, the median of that visit's ok samples (ms): the rounds are
+    /// a sweep's independent units.
+    pub round_medians: BTreeMap<u32, BTreeMap<u32, f64>>,
 }
 
 pub(super) fn analyse(samples: &[StepSample], points: Vec<StepPoint>) -> Analysis {
     let mut times: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    let mut visits: BTreeMap<u32, BTreeMap<u32, Vec<f64>>> = BTreeMap::new();
     for s in samples.iter().filter(|s| s.status == Status::Ok) {
         if let Some(t) = s.step_ms.filter(|t| t.is_finite()) {
             times.entry(s.batch_size).or_default().push(t);
+            let visit = visits.entry(s.batch_size).or_default();
+            visit.entry(s.round).or_default().push(t);
         }
     }
+    let round_medians = visits
+        .into_iter()
+        .map(|(b, rounds)| {
+            (
+                b,
+                rounds.into_iter().map(|(r, t)| (r, median(&t))).collect(),
+            )
+        })
+        .collect();
     let ok: Vec<&StepPoint> = points.iter().filter(|p| p.is_ok()).collect();
     let curve: Vec<(u32, f64, &[f64])> = ok
         .iter()
@@ -104,6 +119,7 @@ pub(super) fn analyse(samples: &[StepSample], points: Vec<StepPoint>) -> Analysi
     Analysis {
         gaps: gap_statistics(&curve, &opts),
         scatter_values: relative_offsets(&curve),
+        round_medians,
         findings: StepTimeFindings {
             fit: linear_fit(&x, &y),
             jumps: detect_jumps(&curve, &opts),

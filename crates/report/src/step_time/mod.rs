@@ -46,6 +46,9 @@ pub struct StepTimeContext {
     pub claimed_jumps: Vec<u32>,
     /// Batch sizes at which the seed claims this model has no jump (may be empty).
     pub no_jumps_at: Vec<u32>,
+    /// `[below, at, above]`: a batch size claimed faster per example than both its
+    /// neighbours (seed 002's off-by-one), if one is.
+    pub local_minimum_at: Option<[u32; 3]>,
     /// A model the seed claims this one fluctuates more than: its experiment name and the
     /// report directory of its newest complete run (`None` if there is none).
     pub fluctuates_more_than: Option<(String, Option<PathBuf>)>,

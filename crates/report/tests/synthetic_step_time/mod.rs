@@ -30,6 +30,7 @@ pub fn context() -> StepTimeContext {
         },
         claimed_jumps: vec![16, 32, 48, 64],
         no_jumps_at: vec![],
+        local_minimum_at: None,
         fluctuates_more_than: None,
         slower_than: None,
         rules: Default::default(),

@@ -3,8 +3,10 @@
 //! sweep cost the same per extra example, within a margin); "jumps at 16, 32, 48 and 64" and
 //! "no jumps at ..." by one standard, the step at each named gap bounded on one side of a
 //! margin (`positions`); "fluctuates more" and
-//! "slightly slower" against a reference curve measured on the same machine (`versus`). The
-//! linear and comparison rules decide as values, which `words` words as findings.
+//! "slightly slower" against a reference curve measured on the same machine (`versus`); "one
+//! below or one above it is slower" by the time per example, round by round (`minimum`). The
+//! linear, comparison and minimum rules decide as values, which `words` words as findings.
+mod minimum;
 mod positions;
 pub use crate::jumps::Gap;
 pub(crate) use positions::{named_jumps, Reading};
@@ -101,6 +103,10 @@ pub(super) fn judge(
         let reading = positions::no_jumps_at(a, at, r.gap, margin);
         findings
             .push(words_positions::no_jumps_at(&reading, at, r.gap, margin).with_reading(&reading));
+    }
+    if let Some(trio) = ctx.local_minimum_at {
+        let reading = minimum::local_minimum_at(a, trio);
+        findings.push(words::local_minimum(&reading, trio).with_reading(&reading));
     }
     if let Some(reference) = fluctuation {
         let reading = versus::fluctuates_more(a, reference, ctx.seed);

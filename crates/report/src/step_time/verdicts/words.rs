@@ -1,9 +1,10 @@
-//! The linear and comparison claims in words: each reading the rules decided (`linearity`,
-//! `versus`), worded as a `Finding`.
+//! The linear, comparison and local-minimum claims in words: each reading the rules decided
+//! (`linearity`, `versus`, `minimum`), worded as a `Finding`.
 
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
 use batchlab_method::tests_of_claims::Decision;
 
+use super::minimum::Minimum;
 use super::versus::{Fluctuation, Reference, Slowdown, SlowerDecision};
 use super::{Linearity, MarginalCost, MIN_HALF, SEEDS};
 
@@ -261,4 +262,107 @@ fn named(reference: &Reference) -> String {
         Some(run) => format!("{} (run {run}, this machine)", reference.experiment),
         None => reference.experiment.clone(),
     }
+}
+
+/// "One below or one above `at` is slower": the time per example of `below` and `above`
+/// against `at`'s (`analysis.local_minimum_at`).
+pub(super) fn local_minimum(reading: &Minimum, [below, at, above]: [u32; 3]) -> Finding {
+    let claim = ClaimText::new(
+        format!("A batch of {below} or of {above} takes longer per example than one of {at}"),
+        "analysis.local_minimum_at",
+    );
+    let test = format!(
+        "Time per example (a visit's median step time over its batch size) at {below} and at {above} against {at}'s, paired by round (each round visits every batch size once, in a shuffled order): per round, ln of the neighbour's over {at}'s; their mean over the rounds with a one-sample t. Reproduces when both neighbours are slower (each one-sided 95% lower bound above zero: both must hold, an intersection-union test at 5%), does not reproduce when a neighbour is faster (its upper bound at 2.5% below zero: the 5% shared between the two sides), inconclusive otherwise"
+    );
+    let rule = "local-minimum-at";
+    let (at_ms, sides, decided, faster) = match reading {
+        Minimum::NotMeasured(missing) => {
+            let why = format!(
+                "batch size {} not measured (no ok visit in the sweep)",
+                crate::markdown::and_list(&missing.iter().map(u32::to_string).collect::<Vec<_>>())
+            );
+            return Finding::new(claim, rule, Outcome::cannot_test(why), "not measured", test);
+        }
+        Minimum::TooFewRounds { batch_size, rounds } => {
+            let why = format!(
+                "{batch_size} and {at} share {rounds} ok rounds; the rule needs 2 (a spread between rounds)"
+            );
+            return Finding::new(
+                claim,
+                rule,
+                Outcome::cannot_test(why),
+                "too few rounds",
+                test,
+            );
+        }
+        Minimum::Measured {
+            at_ms,
+            sides,
+            decided,
+            faster,
+            ..
+        } => (*at_ms, sides, *decided, faster),
+    };
+    let pct = |x: f64| 100.0 * x.exp_m1();
+    let per_side: Vec<String> = sides
+        .iter()
+        .map(|s| {
+            let (low, high) = s.difference.interval90();
+            format!(
+                "{} ({:.2} ms a step): {:+.1}% per example against {at} (90% interval {:+.1}% to {:+.1}%, {} rounds)",
+                s.batch_size,
+                s.median_ms,
+                pct(s.difference.diff),
+                pct(low),
+                pct(high),
+                s.rounds
+            )
+        })
+        .collect();
+    let measured = format!("{at}: {at_ms:.2} ms a step; {}", per_side.join("; "));
+    let outcome = match decided {
+        Decision::Shown => Outcome::reproduces_with(format!(
+            "{} slower per example than {at}",
+            sides
+                .iter()
+                .map(|s| format!("{} {:.1}%", s.batch_size, pct(s.difference.diff)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Decision::Refuted => Outcome::does_not_reproduce(format!(
+            "{} than {at}",
+            sides
+                .iter()
+                .filter(|s| faster.contains(&s.batch_size))
+                .map(|s| format!(
+                    "batch {} is {:.1}% faster per example",
+                    s.batch_size,
+                    -pct(s.difference.diff)
+                ))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )),
+        Decision::Open => Outcome::inconclusive(format!(
+            "a slowdown of {:.1}% per example at either neighbour (the wider one-sided 95% half-width)",
+            sides
+                .iter()
+                .map(|s| pct(s.difference.critical() * s.difference.se))
+                .fold(0.0, f64::max)
+        )),
+    };
+    let names = [
+        ("below", "log_ratio_below", "log_ratio_below_se"),
+        ("above", "log_ratio_above", "log_ratio_above_se"),
+    ];
+    let mut quantities = vec![];
+    for (s, (side, ratio, se)) in sides.iter().zip(names) {
+        quantities.extend([
+            (side, f64::from(s.batch_size)),
+            (ratio, s.difference.diff),
+            (se, s.difference.se),
+        ]);
+    }
+    Finding::new(claim, rule, outcome, measured, test)
+        .with_quantities([("at", f64::from(at)), ("at_ms", at_ms)])
+        .with_quantities(quantities)
 }

@@ -427,6 +427,14 @@ fn register_font() -> Result<(), String> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {
+            // DejaVu Sans cut to the scripts and symbols a chart can print (Latin, Greek,
+            // punctuation, arrows, mathematical operators, geometric shapes), without hinting,
+            // which ab_glyph does not use: 140 KB of the 760 the whole font took in the tree,
+            // every glyph kept with its metrics, so the committed figures re-render byte for
+            // byte. Made with fontTools: `pyftsubset DejaVuSans.ttf --no-hinting
+            // --layout-features='*' --glyph-names --legacy-kern --unicodes=U+0020-007E,
+            // U+00A0-017F,U+0370-03FF,U+2000-206F,U+2070-209F,U+20A0-20CF,U+2100-214F,
+            // U+2190-21FF,U+2200-22FF,U+2300-23FF,U+25A0-25FF,U+FFFD`.
             let bytes: &'static [u8] = include_bytes!("../../assets/DejaVuSans.ttf");
             plotters::style::register_font(FONT, plotters::style::FontStyle::Normal, bytes)
                 .map_err(|_| "the embedded DejaVu Sans font could not be parsed".to_string())

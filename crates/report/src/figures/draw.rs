@@ -187,9 +187,9 @@ fn axis_y<DB: DrawingBackend, X: Ranged, Y: Ranged<ValueType = f64>>(
 }
 
 /// What a first, undrawn layout of a chart tells: how many data pixels the legend would hide
-/// in each of [`legend::CORNERS`], and the plotting area's height in pixels.
+/// in each of [`legend::POSITIONS`], and the plotting area's height in pixels.
 struct Layout {
-    hidden: [legend::Hidden; 4],
+    hidden: [legend::Hidden; 6],
     plot_height: i32,
 }
 
@@ -221,14 +221,14 @@ fn room_for_legend<DB: DrawingBackend>(
     let stretched = (to(y1) - to(y0)) / (1.0 - share);
     let above = (y0, from(to(y0) + stretched));
     let hidden = layout(above)?.hidden;
-    if hidden[0].data == 0 || hidden[1].data == 0 {
+    if legend::UPPER.iter().any(|&i| hidden[i].data == 0) {
         return Ok(above);
     }
     // Not below zero on an axis that starts there.
     if !(chart.y_includes_zero && !log && y0 >= 0.0) {
         let below = (from(to(y1) - stretched), y1);
         let hidden = layout(below)?.hidden;
-        if hidden[2].data == 0 || hidden[3].data == 0 {
+        if legend::LOWER.iter().any(|&i| hidden[i].data == 0) {
             return Ok(below);
         }
     }

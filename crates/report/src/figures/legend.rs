@@ -1,5 +1,5 @@
 //! The legend: where its box goes ([`LegendPosition::Auto`](super::LegendPosition::Auto):
-//! the corner that hides the fewest data) and the sample of each series it shows.
+//! the place that hides the fewest data) and the sample of each series it shows.
 
 use std::collections::BTreeSet;
 
@@ -61,28 +61,40 @@ pub(super) fn line_samples(points: &[(i32, i32)], joined: bool) -> Vec<(i32, i32
     out
 }
 
-/// The four corners a legend can take, in the order ties are broken: upper right, upper left,
-/// lower right, lower left.
-pub(super) const CORNERS: [SeriesLabelPosition; 4] = [
+/// The places a legend can take, in the order ties are broken: the four corners (upper right,
+/// upper left, lower right, lower left), then the middles of the top and the bottom edge, for
+/// a chart whose every corner holds data (a sweep of two clusters of batch sizes, each with a
+/// jump's line through it, and nothing between them).
+pub(super) const POSITIONS: [SeriesLabelPosition; 6] = [
     SeriesLabelPosition::UpperRight,
     SeriesLabelPosition::UpperLeft,
     SeriesLabelPosition::LowerRight,
     SeriesLabelPosition::LowerLeft,
+    SeriesLabelPosition::UpperMiddle,
+    SeriesLabelPosition::LowerMiddle,
 ];
 
+/// The indices in [`POSITIONS`] of those along the top edge and those along the bottom one.
+pub(super) const UPPER: [usize; 3] = [0, 1, 4];
+pub(super) const LOWER: [usize; 3] = [2, 3, 5];
+
 /// How many of `pixels` a legend box of `size` pixels (plus its 12 px margin) would cover in
-/// each of [`CORNERS`] of the plotting area (pixel ranges `x`, `y`).
-pub(super) fn hidden_per_corner(
+/// each of [`POSITIONS`] of the plotting area (pixel ranges `x`, `y`).
+pub(super) fn hidden_per_position(
     pixels: &[(i32, i32)],
     (x, y): (std::ops::Range<i32>, std::ops::Range<i32>),
     size: (i32, i32),
-) -> [usize; 4] {
+) -> [usize; 6] {
     let (w, h) = (size.0 + 12, size.1 + 12);
+    // Centred as plotters centres a middle legend.
+    let middle = x.start + (x.end - x.start - w) / 2;
     let boxes = [
         (x.end - w..x.end, y.start..y.start + h),
         (x.start..x.start + w, y.start..y.start + h),
         (x.end - w..x.end, y.end - h..y.end),
         (x.start..x.start + w, y.end - h..y.end),
+        (middle..middle + w, y.start..y.start + h),
+        (middle..middle + w, y.end - h..y.end),
     ];
     boxes.map(|(xs, ys)| {
         pixels
@@ -92,7 +104,7 @@ pub(super) fn hidden_per_corner(
     })
 }
 
-/// What a legend box would hide in one corner: data pixels (points, the lines between them,
+/// What a legend box would hide in one place: data pixels (points, the lines between them,
 /// error bars' ends, the vertical lines' texts) first, then pixels of the vertical lines
 /// themselves. Those run the plot's whole height, so with several of them no corner may be
 /// free: a legend may lie across one, never across data.
@@ -104,11 +116,13 @@ pub(super) struct Hidden {
     pub lines: usize,
 }
 
-/// The corner where the legend hides the least data, then the fewest vertical-line pixels;
-/// ties go in the order of [`CORNERS`].
-pub(super) fn emptiest(hidden: [Hidden; 4]) -> SeriesLabelPosition {
-    let best = (0..4).min_by_key(|&i| (hidden[i], i)).unwrap_or(0);
-    CORNERS[best].clone()
+/// The place where the legend hides the least data, then the fewest vertical-line pixels;
+/// ties go in the order of [`POSITIONS`].
+pub(super) fn emptiest(hidden: [Hidden; 6]) -> SeriesLabelPosition {
+    let best = (0..hidden.len())
+        .min_by_key(|&i| (hidden[i], i))
+        .unwrap_or(0);
+    POSITIONS[best].clone()
 }
 
 /// The legend's sample of a series: 20 pixels of its line with one of its markers in the
@@ -160,13 +174,13 @@ impl LegendSample {
     }
 }
 
-/// What a legend box would hide ([`Hidden`]) in each of [`CORNERS`] of the chart's plotting
+/// What a legend box would hide ([`Hidden`]) in each of [`POSITIONS`] of the chart's plotting
 /// area.
 pub(super) fn hidden_in_chart<DB, X, Y>(
     ctx: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
     chart: &Chart,
     (bar_lo, bar_hi): (f64, f64),
-) -> [Hidden; 4]
+) -> [Hidden; 6]
 where
     DB: DrawingBackend,
     X: Ranged<ValueType = f64>,
@@ -238,12 +252,12 @@ where
             (pixels, false)
         });
     let area = (px.clone(), py);
-    let data = hidden_per_corner(
+    let data = hidden_per_position(
         &obstacles(series.chain(bars).chain(ends), texts, px.end),
         area.clone(),
         size(chart),
     );
-    let crossed = hidden_per_corner(&lines, area, size(chart));
+    let crossed = hidden_per_position(&lines, area, size(chart));
     std::array::from_fn(|i| Hidden {
         data: data[i],
         lines: crossed[i],

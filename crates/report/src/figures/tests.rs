@@ -203,9 +203,9 @@ fn renders_marker_shapes_dotted_lines_and_a_grid_of_panels() {
 
 #[test]
 fn the_automatic_legend_goes_where_the_data_are_not() {
-    use super::legend::{emptiest, hidden_per_corner, line_samples, Hidden};
+    use super::legend::{emptiest, hidden_per_position, line_samples, Hidden};
     let emptiest_corner = |pixels: &[(i32, i32)], area, size| {
-        emptiest(hidden_per_corner(pixels, area, size).map(|data| Hidden { data, lines: 0 }))
+        emptiest(hidden_per_position(pixels, area, size).map(|data| Hidden { data, lines: 0 }))
     };
     use plotters::prelude::SeriesLabelPosition;
     let area = (0..100, 0..100);
@@ -230,14 +230,39 @@ fn the_automatic_legend_goes_where_the_data_are_not() {
     // Vertical lines through the upper right corner, one data point in each other corner: the
     // legend lies across the lines (they run the plot's height), never across data.
     let across = |data, lines| Hidden { data, lines };
+    let busy = across(5, 0);
     assert!(matches!(
-        emptiest([across(0, 12), across(1, 0), across(1, 0), across(2, 0)]),
+        emptiest([
+            across(0, 12),
+            across(1, 0),
+            across(1, 0),
+            across(2, 0),
+            busy,
+            busy
+        ]),
         SeriesLabelPosition::UpperRight
     ));
     // With data equal, the corner crossing fewer lines.
     assert!(matches!(
-        emptiest([across(0, 12), across(0, 3), across(0, 9), across(0, 9)]),
+        emptiest([
+            across(0, 12),
+            across(0, 3),
+            across(0, 9),
+            across(0, 9),
+            busy,
+            busy
+        ]),
         SeriesLabelPosition::UpperLeft
+    ));
+    // Two clusters of points, one at each side, with nothing between them: every corner holds
+    // data, the middle of the top edge none.
+    let sides: Vec<(i32, i32)> = [0, 80]
+        .iter()
+        .flat_map(|&x0| (0..20).flat_map(move |x| [(x0 + x, 5), (x0 + x, 95)]))
+        .collect();
+    assert!(matches!(
+        emptiest_corner(&sides, (0..100, 0..100), (40, 30)),
+        SeriesLabelPosition::UpperMiddle
     ));
 }
 

@@ -31,8 +31,10 @@ use std::time::{Duration, Instant};
 /// kernels raced against the other paths, and every race in up to nine rounds where it ran
 /// two, 2026-11-28. 6: a dense + ReLU's forward raced with its bias and ReLU, which the packed
 /// kernel adds in its stores, and every race run for up to 150 ms where it ran for 30,
-/// 2026-11-29. 7: the packed kernel's two orders raced as two kernels, 2026-11-29.)
-pub const GENERATION: u32 = 7;
+/// 2026-11-29. 7: the packed kernel's two orders raced as two kernels, 2026-11-29. 8: the direct
+/// convolution's rows padded off an even number of cache lines, which made its products over
+/// a power-of-two number of pixels faster, 2026-11-29.)
+pub const GENERATION: u32 = 8;
 
 /// An operation's shape at one site: the start of its line.
 pub(crate) trait Key {

@@ -13,7 +13,7 @@ use burn::{
 };
 use rayon::prelude::*;
 
-use super::kernels::{im2col_into, Geometry};
+use super::kernels::{im2col_into, padded_row, Geometry};
 use crate::buffer::zeros;
 
 /// Elements of im2col matrix built at a time (64 MiB), here and for the weight gradient: a
@@ -35,6 +35,7 @@ pub(super) fn conv(
     let n = x.len() / (g.channels * g.height * g.width).max(1);
     let mut y = zeros(n * k * pixels);
     im2col_slices(x, g, 0..n, SLICE_ELEMENTS, |start, m, col| {
+        let row = col.dims()[1];
         let product = kernel.clone().matmul(col.clone()).into_data();
         let product = product.as_slice::<f32>().unwrap_or_default();
         y[start * k * pixels..(start + m) * k * pixels]
@@ -42,7 +43,7 @@ pub(super) fn conv(
             .enumerate()
             .for_each(|(plane, out)| {
                 let (sample, channel) = (plane / k, plane % k);
-                let from = &product[(channel * m + sample) * pixels..][..pixels];
+                let from = &product[channel * row + sample * pixels..][..pixels];
                 let b = bias.map_or(0.0, |b| b[channel]);
                 for (o, &v) in out.iter_mut().zip(from) {
                     *o = if relu { (v + b).max(0.0) } else { v + b };
@@ -52,9 +53,10 @@ pub(super) fn conv(
     y
 }
 
-/// Hands `each` the im2col matrix `[C·kh·kw, m·P·Q]` of every slice of `samples` of `x` (`[n,
+/// Hands `each` the im2col matrix `[C·kh·kw, row]` of every slice of `samples` of `x` (`[n,
 /// C, H, W]`), at most `slice_elements` elements each, with the slice's first sample and its
-/// length `m`. One buffer serves every full slice, taken back from its tensor after `each`
+/// length `m`: each row the slice's `m·P·Q` values, then zeros up to `row`
+/// ([`padded_row`], so that the rows a product reads together do not share cache sets). One buffer serves every full slice, taken back from its tensor after `each`
 /// (which must not keep the tensor), so that its pages are faulted in and zeroed once
 /// (`im2col_into` leaves the padding alone).
 pub(super) fn im2col_slices(
@@ -69,16 +71,16 @@ pub(super) fn im2col_slices(
     let plane = g.channels * g.height * g.width;
     let step = (slice_elements / (rows * pixels).max(1)).clamp(1, samples.len().max(1));
     let device = Default::default();
-    let mut buffer = zeros(rows * step * pixels);
+    let mut buffer = zeros(rows * padded_row(step * pixels));
     for start in samples.clone().step_by(step) {
         let m = step.min(samples.end - start);
-        if buffer.len() != rows * m * pixels {
+        let row = padded_row(m * pixels);
+        if buffer.len() != rows * row {
             // The last, shorter slice (or a buffer its tensor did not give back whole).
-            buffer = zeros(rows * m * pixels);
+            buffer = zeros(rows * row);
         }
         im2col_into(&mut buffer, &x[start * plane..(start + m) * plane], g);
-        let col =
-            Tensor::<Flex, 2>::from_data(TensorData::new(buffer, [rows, m * pixels]), &device);
+        let col = Tensor::<Flex, 2>::from_data(TensorData::new(buffer, [rows, row]), &device);
         each(start, m, &col);
         buffer = col.into_data().into_vec::<f32>().unwrap_or_default();
     }

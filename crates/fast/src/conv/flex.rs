@@ -300,12 +300,15 @@ impl Share<'_> {
         let device = Default::default();
         let mut total: Option<Tensor<Flex, 2>> = None;
         im2col_slices(self.x, g, samples, self.slice_elements, |start, m, col| {
+            // Padded as the im2col rows are: the zeros past the samples add nothing.
+            let row = col.dims()[1];
             let dy = channels_first(
                 &self.masked[start * k * pixels..(start + m) * k * pixels],
                 k,
                 pixels,
+                row,
             );
-            let dy = Tensor::<Flex, 2>::from_data(TensorData::new(dy, [k, m * pixels]), &device);
+            let dy = Tensor::<Flex, 2>::from_data(TensorData::new(dy, [k, row]), &device);
             let part = col.clone().matmul(dy.transpose()).transpose();
             total = Some(match total.take() {
                 Some(t) => t + part,

@@ -28,17 +28,43 @@ impl Geometry {
     }
 }
 
+/// Values of a row of `len` f32 in a matrix whose rows a product reads side by side: `len`, or
+/// `len` and one cache line of zeros where its rows would be an even number of 64-byte lines
+/// apart. Rows an even number of lines apart fall on half the first- and second-level caches'
+/// sets or fewer, and rows a multiple of 4 KiB apart on one set each: the im2col rows of a batch
+/// of 64 Fashion-MNIST samples (64 x 784 values) or of any batch of 32x32 or 64x64 images are.
+/// The small CNN's step at batch 128 took 14% longer per example than at 127 and 129 on a
+/// 2-core Zen 5 (reports/power-of-two-step-time-cpu/20261129T163310Z-66f8f3), its weight
+/// gradient's product over 64 samples a thread 3.0 ms against 2.1 at 126 and 130 (the machine's
+/// races). With an odd number of lines between them, the rows of a product's panel spread over
+/// every set: that step 0.63 ms faster, in 12 of 12 pairs of processes, the others unchanged
+/// (docs/bench/20261129-1641-amd-epyc-f26-m2-ab-padded-rows.log). Rows shorter than a page
+/// keep their length: there the line of zeros costs more than it saves (VGG16's 4x4 layers at
+/// batch 16, rows of 256 values: its step 0.9% slower with them padded, in 6 of 6 pairs,
+/// docs/bench/20261129-1639-amd-epyc-f26-m2-ab-padded-rows-every-row.log).
+pub(super) fn padded_row(len: usize) -> usize {
+    const LINE: usize = 16;
+    const PAGE: usize = 1024;
+    if len >= PAGE && len.is_multiple_of(2 * LINE) {
+        len + LINE
+    } else {
+        len
+    }
+}
+
 /// Writes into `col` the im2col matrix `[C·kh·kw, samples·P·Q]` of `x` (`[samples, C, H, W]`):
 /// row (c, r, s) holds, sample after sample, the input pixel each output pixel sees through
 /// kernel tap (r, s) of channel c. Only pixels inside the image are written: the padding's
 /// places must already be zero, as they are in a zeroed buffer or one this function filled for
 /// as many samples of the same geometry before (the places depend only on the geometry), which
-/// lets the caller reuse one buffer without clearing it. Parallel over channels.
+/// lets the caller reuse one buffer without clearing it. A row of `col` longer than the
+/// samples' pixels ([`padded_row`]) keeps its zeros past them. Parallel over channels.
 pub(super) fn im2col_into(col: &mut [f32], x: &[f32], g: Geometry) {
     let [kh, kw] = g.kernel;
     let [ph, pw] = g.padding;
     let [p, q] = g.output();
     let plane = g.height * g.width;
+    let samples = x.len() / (g.channels * plane).max(1);
     let row_len = col.len() / g.rows();
     col.par_chunks_mut(kh * kw * row_len)
         .enumerate()
@@ -49,7 +75,7 @@ pub(super) fn im2col_into(col: &mut [f32], x: &[f32], g: Geometry) {
                     // Output columns whose input column w = j + s - pw lies inside the image.
                     let j0 = pw.saturating_sub(s);
                     let j1 = q.min((g.width + pw).saturating_sub(s));
-                    for (n, out) in row.chunks_mut(p * q).enumerate() {
+                    for (n, out) in row.chunks_mut(p * q).take(samples).enumerate() {
                         let input = &x[(n * g.channels + c) * plane..][..plane];
                         for i in 0..p {
                             let Some(h) = (i + r).checked_sub(ph).filter(|&h| h < g.height) else {
@@ -67,17 +93,16 @@ pub(super) fn im2col_into(col: &mut [f32], x: &[f32], g: Geometry) {
         });
 }
 
-/// `[samples, K, pixels]` reordered to `[K, samples·pixels]`, in parallel over K.
-pub(super) fn channels_first(x: &[f32], k: usize, pixels: usize) -> Vec<f32> {
+/// `[samples, K, pixels]` reordered to `[K, row]`, in parallel over K: each row the channel's
+/// `samples·pixels` values, then zeros up to `row` ([`padded_row`]).
+pub(super) fn channels_first(x: &[f32], k: usize, pixels: usize, row: usize) -> Vec<f32> {
     let samples = x.len() / (k * pixels);
-    let mut out = zeros(x.len());
-    out.par_chunks_mut(samples * pixels)
-        .enumerate()
-        .for_each(|(ch, row)| {
-            for (n, to) in row.chunks_mut(pixels).enumerate() {
-                to.copy_from_slice(&x[(n * k + ch) * pixels..][..pixels]);
-            }
-        });
+    let mut out = zeros(k * row);
+    out.par_chunks_mut(row).enumerate().for_each(|(ch, row)| {
+        for (n, to) in row.chunks_mut(pixels).take(samples).enumerate() {
+            to.copy_from_slice(&x[(n * k + ch) * pixels..][..pixels]);
+        }
+    });
     out
 }
 
@@ -170,10 +195,49 @@ mod tests {
         let x = [
             1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0,
         ];
-        let out = channels_first(&x, 2, 3);
+        let out = channels_first(&x, 2, 3, 6);
         assert_eq!(
             out,
             vec![1.0, 2.0, 3.0, 7.0, 8.0, 9.0, 4.0, 5.0, 6.0, 10.0, 11.0, 12.0]
+        );
+        // Rows padded to 8: two zeros after each channel's values.
+        let out = channels_first(&x, 2, 3, 8);
+        assert_eq!(&out[..8], &[1.0, 2.0, 3.0, 7.0, 8.0, 9.0, 0.0, 0.0]);
+        assert_eq!(&out[8..14], &[4.0, 5.0, 6.0, 10.0, 11.0, 12.0]);
+    }
+
+    #[test]
+    fn padded_rows_are_an_odd_number_of_cache_lines_apart_or_not_whole_lines() {
+        // 64 Fashion-MNIST samples: 50,176 values, 3,136 lines, a multiple of 4 KiB.
+        assert_eq!(padded_row(64 * 784), 64 * 784 + 16);
+        assert_eq!(padded_row(63 * 784), 63 * 784);
+        assert_eq!(padded_row(16 * 3), 16 * 3);
+        assert_eq!(padded_row(20), 20);
+        // Shorter than a page: as it is.
+        assert_eq!(padded_row(256), 256);
+        for len in 1024..5000 {
+            let row = padded_row(len);
+            assert!(row == len || row == len + 16, "{len}");
+            assert!(!row.is_multiple_of(32), "{len} -> {row}");
+        }
+    }
+
+    #[test]
+    fn a_padded_im2col_row_keeps_its_zeros_past_the_samples() {
+        let g = Geometry {
+            channels: 1,
+            height: 2,
+            width: 3,
+            kernel: [3, 3],
+            padding: [1, 1],
+        };
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let mut col = vec![0.0; 9 * 8];
+        im2col_into(&mut col, &x, g);
+        // The centre tap's row: the image, then the two zeros of the padding.
+        assert_eq!(
+            &col[4 * 8..5 * 8],
+            &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0, 0.0]
         );
     }
 

@@ -219,6 +219,21 @@ impl Registry {
         }
     }
 
+    /// The registered claim each rule of `kind` stands for on a run of `experiment`
+    /// ([`Self::the_claim_of`]), by rule: its quote and source, which word the finding.
+    pub fn claims_by_rule(
+        &self,
+        experiment: &str,
+        kind: Kind,
+    ) -> BTreeMap<String, (String, String)> {
+        self.claims
+            .iter()
+            .filter(|c| c.kind == kind)
+            .filter_map(|c| self.the_claim_of(experiment, &c.rule))
+            .map(|c| (c.rule.clone(), (c.quote.clone(), c.source.clone())))
+            .collect()
+    }
+
     /// The one registered claim of `rule` that `experiment` judges, if exactly one: the claim
     /// a finding of that rule without an id of its own stands for ([`Self::assign_ids`]).
     pub fn the_claim_of(&self, experiment: &str, rule: &str) -> Option<&RegisteredClaim> {

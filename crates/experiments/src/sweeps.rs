@@ -159,6 +159,11 @@ pub fn machine_of(dir: &Path) -> Option<Machine> {
 /// The newest complete run of experiment `name` under `root` (`root/<name>/<run>/`) made on
 /// `machine`, with its results.csv; only meta.json files are read.
 pub fn newest_run_on(root: &Path, name: &str, machine: &Machine) -> Option<PathBuf> {
+    newest_run_with(root, name, machine, "results.csv")
+}
+
+/// [`newest_run_on`] for a kind whose raw rows are in `raw` (a finder's probes.csv).
+pub fn newest_run_with(root: &Path, name: &str, machine: &Machine, raw: &str) -> Option<PathBuf> {
     let mut runs: Vec<PathBuf> = std::fs::read_dir(root.join(name))
         .ok()?
         .flatten()
@@ -166,7 +171,7 @@ pub fn newest_run_on(root: &Path, name: &str, machine: &Machine) -> Option<PathB
         .filter(|dir| {
             dir.is_dir()
                 && !dir.is_symlink()
-                && batchlab_method::rows::stored::exists(&dir.join("results.csv"))
+                && batchlab_method::rows::stored::exists(&dir.join(raw))
         })
         .filter(|dir| {
             Meta::read(dir)

@@ -224,6 +224,27 @@ pub fn refutes_minimum(d: &Difference, sides: usize) -> bool {
     d.diff + critical(ALPHA / sides.max(1) as f64, d.df) * d.se < 0.0
 }
 
+/// Some of `pairs` differ by more than `margin` either way ("depends largely on ..."): shown
+/// when some pair's one-sided bound at [`ALPHA`] divided by the number of pairs lies beyond
+/// the margin (any one pair shows it, so the level is shared among them: Bonferroni), refuted
+/// when every pair's 90% interval lies inside (-margin, margin) (every pair must hold, so each
+/// runs at [`ALPHA`]: an intersection-union test), open otherwise; open with no pair.
+pub fn differs_by(pairs: &[Difference], margin: f64) -> Decision {
+    let k = pairs.len().max(1) as f64;
+    let beyond = |d: &Difference| d.diff.abs() - critical(ALPHA / k, d.df) * d.se > margin;
+    if pairs.iter().any(beyond) {
+        Decision::Shown
+    } else if !pairs.is_empty()
+        && pairs
+            .iter()
+            .all(|d| equivalence(d, margin) == Decision::Shown)
+    {
+        Decision::Refuted
+    } else {
+        Decision::Open
+    }
+}
+
 /// The z a step at one of `named` positions named in advance must exceed: a one-sided normal
 /// test at [`ALPHA`] over the named positions (Bonferroni), not over every position searched.
 pub fn named_position_z(named: usize) -> f64 {

@@ -112,6 +112,42 @@ fn a_local_minimum_needs_both_sides_and_one_side_refutes_it_at_its_level() {
     assert_eq!(local_minimum(&[]), Decision::Open);
 }
 
+/// How often [`differs_by`] returns `want` for pairs whose true differences are `means` (each
+/// a Welch difference of two arms of n draws of N(., 1)), against `margin`.
+fn differs_rate(means: &[f64], margin: f64, n: usize, trials: usize, want: Decision) -> f64 {
+    let mut rng = StdRng::seed_from_u64(13);
+    let hits = (0..trials)
+        .filter(|_| {
+            let pairs: Vec<Difference> = means
+                .iter()
+                .map(|&m| Difference::welch(arm(&mut rng, 0.0, n), arm(&mut rng, m, n)).unwrap())
+                .collect();
+            differs_by(&pairs, margin) == want
+        })
+        .count();
+    hits as f64 / trials as f64
+}
+
+#[test]
+fn a_difference_beyond_a_margin_holds_its_level_over_the_pairs() {
+    // n = 10 an arm: a standard error of 0.45. Two pairs at the margin: shown by chance at most
+    // ALPHA over the two (Bonferroni).
+    let size = differs_rate(&[1.0, -1.0], 1.0, 10, 4000, Decision::Shown);
+    assert!(size <= ALPHA + 0.015, "size {size}");
+    // One pair 3 past the margin: shown nearly always.
+    let power = differs_rate(&[0.0, 4.0], 1.0, 10, 1000, Decision::Shown);
+    assert!(power > 0.95, "power {power}");
+    // Refuted only when every pair is inside the margin: with one pair at it, at most ALPHA.
+    let false_refutation = differs_rate(&[0.0, 1.0], 1.0, 10, 4000, Decision::Refuted);
+    assert!(
+        false_refutation <= ALPHA + 0.015,
+        "false refutation {false_refutation}"
+    );
+    let refuted = differs_rate(&[0.0, 0.0], 2.0, 10, 1000, Decision::Refuted);
+    assert!(refuted > 0.9, "refuted {refuted}");
+    assert_eq!(differs_by(&[], 1.0), Decision::Open);
+}
+
 #[test]
 fn named_positions_are_tested_at_a_level_over_the_named_ones_only() {
     assert!((named_position_z(1) - 1.645).abs() < 1e-3);

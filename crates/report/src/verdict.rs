@@ -122,6 +122,23 @@ mod tests {
     }
 }
 
+/// The registered claim each rule of a kind judges on a run, by rule name: its quote and source
+/// (`Registry::the_claim_of`, filled by the session from the registry it judges with).
+pub type RegisteredClaims = std::collections::BTreeMap<String, (String, String)>;
+
+/// Words each finding of a rule that stands for a registered claim with that claim's quote and
+/// source, in place of the kind's own summary: a kind judges some claims from `[analysis]`
+/// keys, with no claim text of the config's, and one rule may serve claims of several seeds
+/// (step-time's `no-jumps-at`: seed 000's MobileNet, seed 002's powers of two).
+pub fn quote_registered(findings: &mut [Finding], registered: &RegisteredClaims) {
+    for f in findings {
+        if let Some((quote, source)) = registered.get(&f.rule) {
+            f.claim.clone_from(quote);
+            f.source.clone_from(source);
+        }
+    }
+}
+
 /// What rendering any kind's run gives back: a few lines for the terminal, and the claims
 /// judged, which the session writes to `findings.json` (docs/ARCHITECTURE.md, "Verdicts").
 /// Every kind's findings convert into it (each kind's module says how).

@@ -42,6 +42,12 @@ pub fn cases() -> Vec<Case> {
             &["recommendation.headroom", "fraction in [0, 1)"],
         ),
         owned(
+            find("analysis.memory_growth_margin=0.8"),
+            "a memory-growth margin below 1",
+            1,
+            &["analysis.memory_growth_margin", "a ratio above 1"],
+        ),
+        owned(
             find("search.limit=\"ulimit\""),
             "unknown limit",
             1,

@@ -173,15 +173,27 @@ pub struct FindBatchAnalysisConfig {
     /// The change of utilization (a fraction, absolute) that counts as rising, and within
     /// which it counts as saturated (`utilization-saturates`).
     pub utilization_step: f64,
+    /// Other models' finder experiments whose per-example memory cost this run's is compared
+    /// with (`memory-growth-differs`), each by its newest complete run on this run's machine
+    /// beside it; empty, the claim is not judged.
+    pub memory_growth_differs_from: Vec<String>,
+    /// "Largely": a ratio of the per-example costs beyond this either way (above 1).
+    pub memory_growth_margin: f64,
 }
 
 impl Default for FindBatchAnalysisConfig {
     fn default() -> Self {
         Self {
             utilization_step: UTILIZATION_STEP,
+            memory_growth_differs_from: Vec::new(),
+            memory_growth_margin: MEMORY_GROWTH_MARGIN,
         }
     }
 }
+
+/// `[analysis] memory_growth_margin` where a config names none: the value claims/registry.toml
+/// fixes for `memory-growth-depends-on-model` (a test keeps them equal).
+pub const MEMORY_GROWTH_MARGIN: f64 = 1.5;
 
 /// `[analysis] utilization_step` where a config names none (runs made before it was a key):
 /// the value claims/registry.toml fixes for `utilization-rises-with-batch` (a test keeps them
@@ -207,6 +219,13 @@ pub fn config_key(rule: &str, param: &str) -> Option<ConfigKey> {
         ("utilization-saturates", "step") => Some(ConfigKey::Analysis(
             "utilization_step",
             Some(UTILIZATION_STEP),
+        )),
+        ("memory-growth-differs", "than") => {
+            Some(ConfigKey::Analysis("memory_growth_differs_from", None))
+        }
+        ("memory-growth-differs", "margin") => Some(ConfigKey::Analysis(
+            "memory_growth_margin",
+            Some(MEMORY_GROWTH_MARGIN),
         )),
         ("largest-is-not-right", "tolerance") => Some(ConfigKey::Table(
             "recommendation",
@@ -322,6 +341,13 @@ impl FindBatchStudy {
         }
         if config.probe.samples == 0 {
             return Err(source.error("probe.samples", "expected at least 1"));
+        }
+        let margin = config.analysis.memory_growth_margin;
+        if !(margin > 1.0 && margin.is_finite()) {
+            return Err(source.error(
+                "analysis.memory_growth_margin",
+                format!("expected a ratio above 1 (a per-example cost this many times another's), got {margin}"),
+            ));
         }
         for (key, value) in [
             (
@@ -476,8 +502,8 @@ impl StudyPlan for FindBatchStudy {
         dir: &Path,
         about: About,
         _context: &RunContext,
-        _registry: &Registry,
+        registry: &Registry,
     ) -> Result<Rendered, RunError> {
-        work::render(self, dir, about)
+        work::render(self, dir, about, registry)
     }
 }

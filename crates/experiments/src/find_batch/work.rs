@@ -21,16 +21,18 @@ use super::{
 };
 use crate::{
     backend::{self, panic_message},
+    claim_registry::Registry,
     config::BackendKind,
     context::RunContext,
     drive::{Outcomes, Units},
     error::RunError,
     isolate::{failure_status, interrupted, Crash, Isolation, UnitEvents, WorkerExit},
+    kind::Kind,
     study::Rendered,
     timed_step::{with_stepper, StepSetup, Warmup},
 };
 
-const PROBES: &str = "probes.csv";
+use batchlab_report::find_batch::PROBES;
 
 /// The finder's units for the one driver: probes, each in a fresh process under the limit.
 impl Units for FindBatchStudy {
@@ -294,8 +296,14 @@ fn read_done(dir: &Path) -> Result<Vec<ProbeSample>, RunError> {
 }
 
 /// Writes summary.csv, figures and report.md; returns the headline findings.
-pub fn render(study: &FindBatchStudy, dir: &Path, about: About) -> Result<Rendered, RunError> {
+pub fn render(
+    study: &FindBatchStudy,
+    dir: &Path,
+    about: About,
+    registry: &Registry,
+) -> Result<Rendered, RunError> {
     let config = &study.config;
+    let registered_claims = registry.claims_by_rule(&about.experiment, Kind::FindBatch);
     let utilization_measured = BackendKind::parse(&about.backend).is_ok_and(BackendKind::on_cpu);
     let activation_elements = config.model.activation_elements().unwrap_or(0) as f64;
     let context = FindBatchContext {
@@ -315,8 +323,24 @@ pub fn render(study: &FindBatchStudy, dir: &Path, about: About) -> Result<Render
         throughput_tolerance: config.recommendation.throughput_tolerance,
         utilization_step: config.analysis.utilization_step,
         utilization_measured,
+        memory_references: config
+            .analysis
+            .memory_growth_differs_from
+            .iter()
+            .map(|name| (name.clone(), newest_finder_beside(dir, name)))
+            .collect(),
+        memory_margin: config.analysis.memory_growth_margin,
+        registered_claims,
     };
     Ok(render_find_batch(&dir.join(PROBES), dir, &context)?.into())
+}
+
+/// The newest complete finder run of experiment `name` in the report root that holds `dir`
+/// (`<root>/<experiment>/<run>`) made on `dir`'s machine: a per-example cost measured on
+/// another machine (or with another allocator) says nothing about this model's against it.
+fn newest_finder_beside(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    let root = dir.parent()?.parent()?;
+    crate::sweeps::newest_run_with(root, name, &crate::sweeps::machine_of(dir)?, PROBES)
 }
 
 #[cfg(test)]

@@ -111,13 +111,7 @@ pub fn render(
         _ => "not measured on this backend",
     };
     // The registered claim each of this kind's rules judges here, in its own words.
-    let registered_claims = registry
-        .claims
-        .iter()
-        .filter(|c| c.kind == Kind::StepTime)
-        .filter_map(|c| registry.the_claim_of(&about.experiment, &c.rule))
-        .map(|c| (c.rule.clone(), (c.quote.clone(), c.source.clone())))
-        .collect();
+    let registered_claims = registry.claims_by_rule(&about.experiment, Kind::StepTime);
     let context = StepTimeContext {
         about,
         registered_claims,

@@ -123,8 +123,9 @@ impl Analysis {
     }
 }
 
-pub(super) fn analyse(probes: &[ProbeRecord], ctx: &FindBatchContext) -> Analysis {
-    let points = batch_points(probes);
+/// The memory model: the least-squares line of the curve's ok probes' peak memory (MiB) on
+/// their batch size, and how many probes it went through.
+pub(super) fn memory_fit(probes: &[ProbeRecord]) -> (Option<LinearFit>, usize) {
     let curve: Vec<&ProbeRecord> = probes
         .iter()
         .filter(|p| p.phase == ProbePhase::Curve && p.is_ok())
@@ -140,6 +141,12 @@ pub(super) fn analyse(probes: &[ProbeRecord], ctx: &FindBatchContext) -> Analysi
         })
         .unzip();
     let model = linear_fit(&x, &y).filter(|f| f.slope.is_finite());
+    (model, curve.len())
+}
+
+pub(super) fn analyse(probes: &[ProbeRecord], ctx: &FindBatchContext) -> Analysis {
+    let points = batch_points(probes);
+    let (model, model_points) = memory_fit(probes);
     let end = replay_search(probes, ctx);
     let predicted_max = match (model, ctx.budget_mb) {
         (Some(fit), Some(budget)) => predict_max(&fit, budget),
@@ -156,7 +163,7 @@ pub(super) fn analyse(probes: &[ProbeRecord], ctx: &FindBatchContext) -> Analysi
         probes: probes.to_vec(),
         points,
         model,
-        model_points: curve.len(),
+        model_points,
         end,
         predicted_max,
         largest_with_headroom,

@@ -13,8 +13,9 @@ mod verdicts;
 mod words;
 
 pub use analysis::{Analysis, BatchPoint, SearchEnd};
+use verdicts::MemoryReference;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::ReportError;
 
@@ -60,6 +61,14 @@ pub struct FindBatchContext {
     /// Whether utilization (CPU time / (wall time x threads)) means what it says on this
     /// backend: on a GPU the host's CPU time says nothing about the device.
     pub utilization_measured: bool,
+    /// Other models' finders that "memory growth depends on the model" compares this run with:
+    /// each experiment and its newest complete run on this machine, if one (empty: not judged).
+    pub memory_references: Vec<(String, Option<PathBuf>)>,
+    /// "Largely": a ratio of the per-example costs beyond this, either way.
+    pub memory_margin: f64,
+    /// The registered claim each rule judges on this run, which words its finding
+    /// ([`crate::verdict::quote_registered`]; empty: every finding in the kind's words).
+    pub registered_claims: crate::verdict::RegisteredClaims,
 }
 
 /// How a finder probed, as numbers; [`ProbeProtocol::words`] is the report's protocol line.
@@ -145,7 +154,12 @@ pub fn render_find_batch(
     figures::draw_memory(dir, ctx, &analysis)?;
     figures::draw_utilization(dir, ctx, &analysis)?;
     figures::draw_probes(dir, ctx, &analysis)?;
-    let verdicts = judge(&analysis, ctx);
+    let references: Vec<MemoryReference> = ctx
+        .memory_references
+        .iter()
+        .map(|(name, dir)| memory_reference(name, dir.as_deref()))
+        .collect();
+    let verdicts = judge(&analysis, ctx, &references);
     let report = markdown::report(ctx, &analysis, &verdicts);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;
     let mut findings = analysis.findings();
@@ -170,15 +184,50 @@ mod tests;
 fn judge(
     a: &analysis::Analysis,
     ctx: &FindBatchContext,
+    references: &[MemoryReference],
 ) -> Vec<batchlab_method::findings::Finding> {
     let (growth, utilization) = (
         verdicts::memory_grows(a),
         verdicts::utilization_saturates(a, ctx),
     );
     let largest = verdicts::largest_is_not_right(a, ctx.throughput_tolerance);
-    vec![
+    let mut findings = vec![
         words::memory_grows(&growth, a.model_points).with_reading(&growth),
         words::utilization_saturates(&utilization, ctx.utilization_step).with_reading(&utilization),
         words::largest_is_not_right(&largest, a, ctx.throughput_tolerance).with_reading(&largest),
-    ]
+    ];
+    if !ctx.memory_references.is_empty() {
+        let experiment = &ctx.about.experiment;
+        let differs = verdicts::memory_differs(a, experiment, references, ctx.memory_margin);
+        findings.push(words::memory_differs(&differs, ctx.memory_margin).with_reading(&differs));
+    }
+    crate::verdict::quote_registered(&mut findings, &ctx.registered_claims);
+    findings
 }
+
+/// Another model's finder run, its memory model fitted from its own probes as its report fits
+/// it.
+fn memory_reference(name: &str, dir: Option<&Path>) -> MemoryReference {
+    let fit = match dir {
+        None => Err(
+            "no complete run made on this machine (backend, device, threads and kernels) in this report root"
+                .to_string(),
+        ),
+        Some(dir) => rows::read(&dir.join(PROBES))
+            .map_err(|e| format!("its probes cannot be read: {e}"))
+            .and_then(|probes| match analysis::memory_fit(&probes) {
+                (Some(fit), n) => Ok((fit.slope, fit.slope_se, n)),
+                (None, _) => Err("no memory line fitted".to_string()),
+            }),
+    };
+    MemoryReference {
+        experiment: name.to_string(),
+        run: dir
+            .and_then(Path::file_name)
+            .map(|run| run.to_string_lossy().into_owned()),
+        fit,
+    }
+}
+
+/// A finder's raw probes in its run directory.
+pub const PROBES: &str = "probes.csv";

@@ -76,6 +76,9 @@ fn context() -> FindBatchContext {
         headroom: 0.1,
         throughput_tolerance: 0.05,
         utilization_measured: true,
+        memory_references: vec![],
+        memory_margin: 1.5,
+        registered_claims: Default::default(),
     }
 }
 
@@ -296,3 +299,45 @@ fn the_prediction_range_covers_the_fit_and_refuses_a_budget_below_the_fixed_part
 }
 
 use batchlab_method::batch_search::{BatchSearch, Next, ProbeOutcome};
+
+/// This run's memory line (the synthetic curve: 2 MiB per example) against references with
+/// the given memory models (slope, its standard error, probes), judged and worded.
+fn memory_differs(references: &[Result<(f64, f64, usize), String>], margin: f64) -> Verdict {
+    let (dir, _, _) = render_study(&SHORT_CURVE);
+    let records = rows::read(&dir.path().join("probes.csv")).unwrap();
+    let a = analysis::analyse(&records, &context());
+    let references: Vec<verdicts::MemoryReference> = references
+        .iter()
+        .enumerate()
+        .map(|(i, fit)| verdicts::MemoryReference {
+            experiment: format!("model-{i}"),
+            run: None,
+            fit: fit.clone(),
+        })
+        .collect();
+    let reading = verdicts::memory_differs(&a, "t", &references, margin);
+    words::memory_differs(&reading, margin).outcome.verdict()
+}
+
+#[test]
+fn memory_growth_differs_when_a_pair_of_models_is_beyond_the_margin() {
+    // Twice this run's cost: beyond 1.5x.
+    assert_eq!(
+        memory_differs(&[Ok((4.0, 0.02, 8))], 1.5),
+        Verdict::Reproduces
+    );
+    // Two references within 5% of it and of each other: every pair inside 1.5x.
+    let close = [Ok((2.1, 0.02, 8)), Ok((1.95, 0.02, 8))];
+    assert_eq!(memory_differs(&close, 1.5), Verdict::DoesNotReproduce);
+    // The references 1.8x apart, each close to this run: the pair of them reproduces it.
+    let apart = [Ok((2.6, 0.01, 8)), Ok((1.45, 0.01, 8))];
+    assert_eq!(memory_differs(&apart, 1.5), Verdict::Reproduces);
+    // A reference known only within a factor of several: open.
+    assert_eq!(
+        memory_differs(&[Ok((2.9, 2.0, 3))], 1.5),
+        Verdict::Inconclusive
+    );
+    // No reference run on this machine.
+    let none = [Err("no complete run made on this machine".to_string())];
+    assert_eq!(memory_differs(&none, 1.5), Verdict::CannotTest);
+}

@@ -5,7 +5,7 @@
 use super::analysis::{Analysis, BatchPoint};
 use super::FindBatchContext;
 use batchlab_method::tests_of_claims::{
-    critical, equivalence, increase, Arm, Decision, Difference,
+    critical, differs_by, equivalence, increase, Arm, Decision, Difference,
 };
 use serde::Serialize;
 
@@ -205,5 +205,129 @@ pub(super) fn largest_is_not_right(a: &Analysis, tolerance: f64) -> LargestIsNot
             }
         }
         _ => LargestIsNotRight::NothingFits,
+    }
+}
+
+/// Another model's finder run that "memory growth depends on the model" compares this one
+/// with: its experiment, its run directory's name, and its memory model (slope in MiB per
+/// example, the slope's standard error, the probes it went through) or why there is none.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct MemoryReference {
+    pub experiment: String,
+    pub run: Option<String>,
+    pub fit: Result<(f64, f64, usize), String>,
+}
+
+/// A model's per-example memory cost: its experiment, its run directory's name (none for the
+/// run being judged), the memory model's slope (MiB per example) and the slope's standard
+/// error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(super) struct MemoryCost {
+    pub experiment: String,
+    pub run: Option<String>,
+    pub slope: f64,
+    pub slope_se: f64,
+}
+
+/// Two models' per-example costs, `first` over `second` (indices into the costs): the log of
+/// their ratio with its delta-method standard error and Welch–Satterthwaite degrees of
+/// freedom.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(super) struct MemoryPair {
+    pub first: usize,
+    pub second: usize,
+    pub log_ratio: Difference,
+}
+
+/// "The memory use depends largely on the model", as values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) enum MemoryDiffers {
+    /// This run has no positive per-example cost with an interval.
+    NoFit,
+    /// No reference has one: each named with why.
+    NoReference(Vec<(String, String)>),
+    /// Every model's cost (this run's first), every pair of them (those without a cost named
+    /// with why), and what [`differs_by`] decided on the log scale with the margin
+    /// `ln(margin)`.
+    Compared {
+        costs: Vec<MemoryCost>,
+        pairs: Vec<MemoryPair>,
+        missing: Vec<(String, String)>,
+        decided: Decision,
+    },
+}
+
+/// This run's memory model and each of `references`', every pair of them by the ratio of the
+/// per-example costs: "largely" is beyond `margin` (a ratio) either way.
+pub(super) fn memory_differs(
+    a: &Analysis,
+    experiment: &str,
+    references: &[MemoryReference],
+    margin: f64,
+) -> MemoryDiffers {
+    let usable = |slope: f64, se: f64, n: usize| slope > 0.0 && se.is_finite() && n >= 3;
+    let Some(fit) = a
+        .model
+        .filter(|f| usable(f.slope, f.slope_se, a.model_points))
+    else {
+        return MemoryDiffers::NoFit;
+    };
+    let mut costs = vec![(
+        MemoryCost {
+            experiment: experiment.to_string(),
+            run: None,
+            slope: fit.slope,
+            slope_se: fit.slope_se,
+        },
+        a.model_points,
+    )];
+    let mut missing = vec![];
+    for r in references {
+        match r.fit {
+            Ok((slope, slope_se, n)) if usable(slope, slope_se, n) => costs.push((
+                MemoryCost {
+                    experiment: r.experiment.clone(),
+                    run: r.run.clone(),
+                    slope,
+                    slope_se,
+                },
+                n,
+            )),
+            Ok(_) => missing.push((
+                r.experiment.clone(),
+                "no positive per-example cost with an interval (fewer than three fitting probes)"
+                    .to_string(),
+            )),
+            Err(ref why) => missing.push((r.experiment.clone(), why.clone())),
+        }
+    }
+    if costs.len() < 2 {
+        return MemoryDiffers::NoReference(missing);
+    }
+    // Each cost's relative variance and residual degrees of freedom.
+    let spread = |(c, n): &(MemoryCost, usize)| ((c.slope_se / c.slope).powi(2), (n - 2) as f64);
+    let mut pairs = vec![];
+    for first in 0..costs.len() {
+        for second in first + 1..costs.len() {
+            let ((v1, df1), (v2, df2)) = (spread(&costs[first]), spread(&costs[second]));
+            let df = (v1 + v2).powi(2) / (v1.powi(2) / df1 + v2.powi(2) / df2);
+            pairs.push(MemoryPair {
+                first,
+                second,
+                log_ratio: Difference {
+                    diff: (costs[first].0.slope / costs[second].0.slope).ln(),
+                    se: (v1 + v2).sqrt(),
+                    df: if df.is_finite() { df } else { f64::INFINITY },
+                },
+            });
+        }
+    }
+    let differences: Vec<Difference> = pairs.iter().map(|p| p.log_ratio).collect();
+    MemoryDiffers::Compared {
+        costs: costs.into_iter().map(|(c, _)| c).collect(),
+        decided: differs_by(&differences, margin.ln()),
+        pairs,
+        missing,
     }
 }

@@ -3,7 +3,7 @@
 //! the numbers it was decided from). Every sentence of the finder's verdicts is here.
 
 use super::analysis::Analysis;
-use super::verdicts::{LargestIsNotRight, MemoryGrowth, Saturation, Utilization};
+use super::verdicts::{LargestIsNotRight, MemoryDiffers, MemoryGrowth, Saturation, Utilization};
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
 use batchlab_method::tests_of_claims::Decision;
 
@@ -182,6 +182,112 @@ pub(super) fn largest_is_not_right(
         _ => "no largest batch or no throughput".to_string(),
     };
     Finding::new(claim, "largest-is-not-right", outcome, measured, test)
+}
+
+/// "The memory use depends largely on the model": the per-example costs of this run's model
+/// and of other models on the same machine, every pair of them, "largely" beyond `margin` (a
+/// ratio) either way.
+pub(super) fn memory_differs(reading: &MemoryDiffers, margin: f64) -> Finding {
+    let claim = ClaimText::new(
+        "How memory grows with the batch depends largely on the model",
+        "analysis.memory_growth_differs_from",
+    );
+    let rule = "memory-growth-differs";
+    let test = format!(
+        "Per-example cost (the memory model's slope, MiB per example) of this run's model and of each other model named, from that model's newest complete finder run on this machine; every pair of models by the log of their ratio with a delta-method standard error (t with Welch–Satterthwaite degrees of freedom from the two lines' residual ones). Largely: a ratio beyond {margin:.2}x either way. Reproduces when some pair's one-sided bound at 5% shared among the pairs (Bonferroni) lies beyond it, does not reproduce when every pair's 90% interval lies within 1/{margin:.2}x to {margin:.2}x, inconclusive otherwise. The models must share the input size, optimizer and budget for a ratio to be the models' alone"
+    );
+    let why_not = |missing: &[(String, String)]| {
+        missing
+            .iter()
+            .map(|(e, why)| format!("{e}: {why}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let (costs, pairs, missing, decided) = match reading {
+        MemoryDiffers::NoFit => {
+            let why = "this run has no positive per-example cost with an interval";
+            return Finding::new(
+                claim,
+                rule,
+                Outcome::cannot_test(why),
+                "no memory line",
+                test,
+            );
+        }
+        MemoryDiffers::NoReference(missing) => {
+            let why = if missing.is_empty() {
+                "no other model named".to_string()
+            } else {
+                format!("no other model's cost to compare: {}", why_not(missing))
+            };
+            return Finding::new(claim, rule, Outcome::cannot_test(why), "no reference", test);
+        }
+        MemoryDiffers::Compared {
+            costs,
+            pairs,
+            missing,
+            decided,
+        } => (costs, pairs, missing, *decided),
+    };
+    let each: Vec<String> = costs
+        .iter()
+        .map(|c| match &c.run {
+            Some(run) => format!(
+                "{} {:.3} MiB per example (run {run}, this machine)",
+                c.experiment, c.slope
+            ),
+            None => format!("{} {:.3} MiB per example (this run)", c.experiment, c.slope),
+        })
+        .collect();
+    let ratios: Vec<String> = pairs
+        .iter()
+        .map(|p| {
+            let (low, high) = p.log_ratio.interval90();
+            format!(
+                "{} over {} {:.2}x (90% interval {:.2}x to {:.2}x)",
+                costs[p.first].experiment,
+                costs[p.second].experiment,
+                p.log_ratio.diff.exp(),
+                low.exp(),
+                high.exp()
+            )
+        })
+        .collect();
+    let mut measured = format!("{}; {}", each.join(", "), ratios.join("; "));
+    if !missing.is_empty() {
+        measured.push_str(&format!("; not compared: {}", why_not(missing)));
+    }
+    let widest = pairs
+        .iter()
+        .max_by(|x, y| x.log_ratio.diff.abs().total_cmp(&y.log_ratio.diff.abs()));
+    let outcome = match (decided, widest) {
+        (Decision::Shown, Some(p)) => Outcome::reproduces_with(format!(
+            "{} and {}: {:.2}x, beyond {margin:.2}x",
+            costs[p.first].experiment,
+            costs[p.second].experiment,
+            p.log_ratio.diff.abs().exp()
+        )),
+        (Decision::Refuted, _) => Outcome::does_not_reproduce(format!(
+            "every pair of models' per-example costs within {margin:.2}x of each other"
+        )),
+        _ => Outcome::inconclusive(format!(
+            "a ratio known within a factor of {:.2} at the widest",
+            pairs
+                .iter()
+                .map(|p| (p.log_ratio.critical() * p.log_ratio.se).exp())
+                .fold(1.0, f64::max)
+        )),
+    };
+    let quantities = [
+        ("slope_mib_per_example", costs[0].slope),
+        ("slope_se", costs[0].slope_se),
+        ("margin", margin),
+        (
+            "largest_log_ratio",
+            widest.map_or(f64::NAN, |p| p.log_ratio.diff.abs()),
+        ),
+    ];
+    Finding::new(claim, rule, outcome, measured, test).with_quantities(quantities)
 }
 
 #[cfg(test)]

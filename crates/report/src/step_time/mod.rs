@@ -59,7 +59,7 @@ pub struct StepTimeContext {
     /// The registered claim each rule judges on this run, by rule name: its quote and source,
     /// which word that rule's finding in place of the kind's own summary of seeds 000/001
     /// (empty: every finding in the kind's words).
-    pub registered_claims: std::collections::BTreeMap<String, (String, String)>,
+    pub registered_claims: crate::verdict::RegisteredClaims,
     /// One line, e.g. "vgg16, 3x64x64, 1000 classes, 138.4 M trainable parameters, 30.9
     /// GFLOPs per sample".
     pub model: String,

@@ -117,14 +117,7 @@ pub(super) fn judge(
         let reading = versus::slowdown(a, reference, max_ratio);
         findings.push(words::slower_than(&reading, reference, max_ratio).with_reading(&reading));
     }
-    // A registered claim in its own words and source: a rule of this kind also judges claims
-    // of other seeds (seed 002's "no jumps at 128 and 512").
-    for f in &mut findings {
-        if let Some((quote, source)) = ctx.registered_claims.get(&f.rule) {
-            f.claim.clone_from(quote);
-            f.source.clone_from(source);
-        }
-    }
+    crate::verdict::quote_registered(&mut findings, &ctx.registered_claims);
     findings
 }
 

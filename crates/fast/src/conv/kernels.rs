@@ -159,17 +159,19 @@ pub(super) fn transpose_flip(w: &[f32], k: usize, c: usize, kh: usize, kw: usize
 mod tests {
     use super::*;
 
+    /// One 1x2x3 image, 3x3 kernel, padding 1: output 2x3.
+    const TINY: Geometry = Geometry {
+        channels: 1,
+        height: 2,
+        width: 3,
+        kernel: [3, 3],
+        padding: [1, 1],
+    };
+    const IMAGE: [f32; 6] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+
     #[test]
     fn im2col_places_each_tap_and_zeroes_the_padding() {
-        // One 1x2x3 image, 3x3 kernel, padding 1: output 2x3.
-        let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
-        let g = Geometry {
-            channels: 1,
-            height: 2,
-            width: 3,
-            kernel: [3, 3],
-            padding: [1, 1],
-        };
+        let (x, g) = (IMAGE, TINY);
         let im2col = |x: &[f32]| {
             let mut col = vec![0.0; 9 * x.len()];
             im2col_into(&mut col, x, g);
@@ -224,16 +226,8 @@ mod tests {
 
     #[test]
     fn a_padded_im2col_row_keeps_its_zeros_past_the_samples() {
-        let g = Geometry {
-            channels: 1,
-            height: 2,
-            width: 3,
-            kernel: [3, 3],
-            padding: [1, 1],
-        };
-        let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
         let mut col = vec![0.0; 9 * 8];
-        im2col_into(&mut col, &x, g);
+        im2col_into(&mut col, &IMAGE, TINY);
         // The centre tap's row: the image, then the two zeros of the padding.
         assert_eq!(
             &col[4 * 8..5 * 8],

@@ -225,6 +225,11 @@ pub fn collect<'a>(registry: &'a Registry, root: &Path) -> Result<Vec<ClaimResul
 /// The verdict of record in a word, or why there is none.
 fn status(r: &ClaimResult) -> String {
     match (r.of_record(), &r.claim.untested) {
+        (Some(v), _) if !v.post_hoc.is_empty() => format!(
+            "{}, post hoc ({} fixed after its run started)",
+            words(&v.finding.outcome),
+            v.post_hoc.join(", ")
+        ),
         (Some(v), _) => words(&v.finding.outcome),
         (None, Some(why)) => match why.strip_prefix("cannot be tested here: ") {
             Some(why) => format!("{} ({why})", Verdict::CannotTest.name()),

@@ -95,7 +95,7 @@ pub fn run_study(
 
     let outcome = study
         .run(&dir, &options.context, progress)
-        .and_then(|()| render_and_record(study, &dir, &options.context, None));
+        .and_then(|()| render_and_record(study, &dir, &options.context, &Registry::builtin()?));
     meta.ended = Some(sysinfo::rfc3339(sysinfo::unix_seconds()));
     meta.kernel_cache = meta.kernel_cache.take().map(sysinfo::KernelCache::at_end);
     meta.conv_choices = meta
@@ -226,18 +226,25 @@ pub fn render_report_with(
     // A sharded run: first gather what every shard has finished.
     merge_shards(dir)?;
     let mut notes = vec![];
-    let study = match registry {
-        None => load_with_later_claims(dir, &mut notes)?,
+    // The builtin registry, parsed once, both fills in the claims registered since the run
+    // and judges them.
+    let builtin;
+    let (study, registry) = match registry {
+        None => {
+            builtin = Registry::builtin()?;
+            (load_with_later_claims(dir, &builtin, &mut notes)?, &builtin)
+        }
         Some(registry) => {
             let source = config_source(dir)?;
             let mut table: toml::Table = source.parse()?;
             let experiment = Meta::read(dir).map(|m| m.experiment).unwrap_or_default();
             registry.apply_to(&experiment, &mut table, config_key);
-            load_study(&Source {
+            let study = load_study(&Source {
                 origin: format!("{} with the registry's parameters", source.origin),
                 text: toml::to_string(&table).map_err(|e| RunError::io(dir, e.to_string()))?,
                 overrides: Vec::new(),
-            })?
+            })?;
+            (study, registry)
         }
     };
     let mut findings = render_and_record(study.as_ref(), dir, context, registry)?;
@@ -259,16 +266,8 @@ fn render_and_record(
     study: &dyn Study,
     dir: &Path,
     context: &RunContext,
-    registry: Option<&Registry>,
+    registry: &Registry,
 ) -> Result<Vec<String>, RunError> {
-    let builtin;
-    let registry = match registry {
-        Some(r) => r,
-        None => {
-            builtin = Registry::builtin()?;
-            &builtin
-        }
-    };
     // One registry both words the claims (a step-time rule's) and gives them their ids.
     let mut rendered = study.render(dir, context, registry)?;
     // A directory without meta.json (rows copied by hand) renders as its reports do: with what
@@ -286,11 +285,15 @@ fn render_and_record(
 /// lacks ([`Registry::fill_missing`]: claims registered after the run, parameters it had no
 /// key for). Where the config with them does not load (a claim about a workload this run did
 /// not have), the run renders from its config as it is, and `notes` says why.
-fn load_with_later_claims(dir: &Path, notes: &mut Vec<String>) -> Result<Box<dyn Study>, RunError> {
+fn load_with_later_claims(
+    dir: &Path,
+    builtin: &Registry,
+    notes: &mut Vec<String>,
+) -> Result<Box<dyn Study>, RunError> {
     let source = config_source(dir)?;
     let mut table: toml::Table = source.parse()?;
     let experiment = Meta::read(dir).map(|m| m.experiment).unwrap_or_default();
-    if !Registry::builtin()?.fill_missing(&experiment, &mut table, config_key) {
+    if !builtin.fill_missing(&experiment, &mut table, config_key) {
         return Ok(load_study(&source)?);
     }
     let filled = Source {

@@ -162,8 +162,18 @@ pub fn newest_run_on(root: &Path, name: &str, machine: &Machine) -> Option<PathB
     newest_run_with(root, name, machine, "results.csv")
 }
 
+/// The newest complete run of experiment `name` in the report root that holds `dir`
+/// (`<root>/<experiment>/<run>`) made on `dir`'s machine (backend, device, threads, kernels,
+/// allocator), with its raw rows in `raw`: what a claim comparing this run with another
+/// experiment reads, never that experiment's `latest`, since a run of another machine says
+/// nothing about this one (how much a sweep fluctuates, a model's memory per example).
+pub fn newest_run_beside(dir: &Path, name: &str, raw: &str) -> Option<PathBuf> {
+    let root = dir.parent()?.parent()?;
+    newest_run_with(root, name, &machine_of(dir)?, raw)
+}
+
 /// [`newest_run_on`] for a kind whose raw rows are in `raw` (a finder's probes.csv).
-pub fn newest_run_with(root: &Path, name: &str, machine: &Machine, raw: &str) -> Option<PathBuf> {
+fn newest_run_with(root: &Path, name: &str, machine: &Machine, raw: &str) -> Option<PathBuf> {
     let mut runs: Vec<PathBuf> = std::fs::read_dir(root.join(name))
         .ok()?
         .flatten()

@@ -122,6 +122,65 @@ mod tests {
     }
 }
 
+/// A local minimum's outcome (`tests_of_claims::local_minimum`), for a training's seeds and a
+/// sweep's rounds alike: each side a neighbour's batch size and the log of its time over
+/// `at`'s, `faster` the neighbours shown faster. `per` qualifies the time (" per example", or
+/// nothing), and `verb` says how a faster neighbour is ("trains", "is").
+pub(crate) fn local_minimum_outcome(
+    at: u32,
+    sides: &[(u32, batchlab_method::tests_of_claims::Difference)],
+    faster: &[u32],
+    decided: batchlab_method::tests_of_claims::Decision,
+    [per, verb]: [&str; 2],
+) -> Outcome {
+    use batchlab_method::tests_of_claims::Decision;
+    let pct = |x: f64| 100.0 * x.exp_m1();
+    match decided {
+        Decision::Shown => Outcome::reproduces_with(format!(
+            "{} slower{per} than {at}",
+            sides
+                .iter()
+                .map(|(b, d)| format!("{b} {:.1}%", pct(d.diff)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Decision::Refuted => Outcome::does_not_reproduce(format!(
+            "{} than {at}",
+            sides
+                .iter()
+                .filter(|(b, _)| faster.contains(b))
+                .map(|(b, d)| format!("batch {b} {verb} {:.1}% faster{per}", -pct(d.diff)))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )),
+        Decision::Open => Outcome::inconclusive(format!(
+            "a slowdown of {:.1}%{per} at either neighbour (the wider one-sided 95% half-width)",
+            sides
+                .iter()
+                .map(|(_, d)| pct(d.critical() * d.se))
+                .fold(0.0, f64::max)
+        )),
+    }
+}
+
+/// A local minimum's numbers: each side's batch size and its log ratio with the ratio's
+/// standard error, below then above.
+pub(crate) fn local_minimum_quantities(
+    sides: &[(u32, batchlab_method::tests_of_claims::Difference)],
+) -> Vec<(&'static str, f64)> {
+    let names = [
+        ("below", "log_ratio_below", "log_ratio_below_se"),
+        ("above", "log_ratio_above", "log_ratio_above_se"),
+    ];
+    sides
+        .iter()
+        .zip(names)
+        .flat_map(|((b, d), (side, ratio, se))| {
+            [(side, f64::from(*b)), (ratio, d.diff), (se, d.se)]
+        })
+        .collect()
+}
+
 /// The registered claim each rule of a kind judges on a run, by rule name: its quote and source
 /// (`Registry::the_claim_of`, filled by the session from the registry it judges with).
 pub type RegisteredClaims = std::collections::BTreeMap<String, (String, String)>;

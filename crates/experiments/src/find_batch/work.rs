@@ -327,20 +327,17 @@ pub fn render(
             .analysis
             .memory_growth_differs_from
             .iter()
-            .map(|name| (name.clone(), newest_finder_beside(dir, name)))
+            .map(|name| {
+                (
+                    name.clone(),
+                    crate::sweeps::newest_run_beside(dir, name, PROBES),
+                )
+            })
             .collect(),
         memory_margin: config.analysis.memory_growth_margin,
         registered_claims,
     };
     Ok(render_find_batch(&dir.join(PROBES), dir, &context)?.into())
-}
-
-/// The newest complete finder run of experiment `name` in the report root that holds `dir`
-/// (`<root>/<experiment>/<run>`) made on `dir`'s machine: a per-example cost measured on
-/// another machine (or with another allocator) says nothing about this model's against it.
-fn newest_finder_beside(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
-    let root = dir.parent()?.parent()?;
-    crate::sweeps::newest_run_with(root, name, &crate::sweeps::machine_of(dir)?, PROBES)
 }
 
 #[cfg(test)]

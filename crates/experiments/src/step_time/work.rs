@@ -1,10 +1,7 @@
 //! Running a sweep: its units for the one driver (visits, their crash records), the worker
 //! side (the measuring loop), and rendering the report.
 
-use std::{
-    collections::HashSet,
-    path::{Path, PathBuf},
-};
+use std::{collections::HashSet, path::Path};
 
 use batchlab_method::rows::Status;
 use batchlab_method::rows::{
@@ -26,7 +23,7 @@ use crate::{
     isolate::{interrupted, Crash, UnitEvents, WorkerExit},
     kind::Kind,
     study::Rendered,
-    sweeps::{machine_of, newest_run_on},
+    sweeps::newest_run_beside,
     timed_step::{with_stepper, Dissection, StepSetup, Stepper, VisitResult},
 };
 
@@ -88,15 +85,6 @@ fn work(
     })?
 }
 
-/// The newest complete run of experiment `name` in the report root that holds `dir`
-/// (`<root>/<experiment>/<run>`) made on `dir`'s machine (backend, device, threads, kernels).
-fn newest_run_beside(dir: &Path, name: &str) -> Option<PathBuf> {
-    // The reference's newest complete run on this run's machine, not its `latest`: a sweep of
-    // another CPU (or other kernels) says nothing about how much this one fluctuates.
-    let root = dir.parent()?.parent()?;
-    newest_run_on(root, name, &machine_of(dir)?)
-}
-
 /// Writes summary.csv, figures and report.md; returns the headline findings.
 pub fn render(
     study: &StepTimeStudy,
@@ -130,12 +118,12 @@ pub fn render(
             .analysis
             .fluctuates_more_than
             .as_ref()
-            .map(|name| (name.clone(), newest_run_beside(dir, name))),
+            .map(|name| (name.clone(), newest_run_beside(dir, name, "results.csv"))),
         slower_than: config
             .analysis
             .slower_than
             .as_ref()
-            .map(|name| (name.clone(), newest_run_beside(dir, name))),
+            .map(|name| (name.clone(), newest_run_beside(dir, name, "results.csv"))),
         model: study.model_line(),
         memory_kind: memory_kind.into(),
         bootstrap_resamples: config.analysis.bootstrap_resamples,

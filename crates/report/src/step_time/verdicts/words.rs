@@ -7,6 +7,7 @@ use batchlab_method::tests_of_claims::Decision;
 use super::minimum::Minimum;
 use super::versus::{Fluctuation, Reference, Slowdown, SlowerDecision};
 use super::{Linearity, MarginalCost, MIN_HALF, SEEDS};
+use crate::verdict::{local_minimum_outcome, local_minimum_quantities};
 
 /// "Its step time fluctuates more (than the reference)".
 pub(super) fn fluctuates_more(reading: &Fluctuation, reference: &Reference) -> Finding {
@@ -320,48 +321,10 @@ pub(super) fn local_minimum(reading: &Minimum, [below, at, above]: [u32; 3]) -> 
         })
         .collect();
     let measured = format!("{at}: {at_ms:.2} ms a step; {}", per_side.join("; "));
-    let outcome = match decided {
-        Decision::Shown => Outcome::reproduces_with(format!(
-            "{} slower per example than {at}",
-            sides
-                .iter()
-                .map(|s| format!("{} {:.1}%", s.batch_size, pct(s.difference.diff)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-        Decision::Refuted => Outcome::does_not_reproduce(format!(
-            "{} than {at}",
-            sides
-                .iter()
-                .filter(|s| faster.contains(&s.batch_size))
-                .map(|s| format!(
-                    "batch {} is {:.1}% faster per example",
-                    s.batch_size,
-                    -pct(s.difference.diff)
-                ))
-                .collect::<Vec<_>>()
-                .join(" and ")
-        )),
-        Decision::Open => Outcome::inconclusive(format!(
-            "a slowdown of {:.1}% per example at either neighbour (the wider one-sided 95% half-width)",
-            sides
-                .iter()
-                .map(|s| pct(s.difference.critical() * s.difference.se))
-                .fold(0.0, f64::max)
-        )),
-    };
-    let names = [
-        ("below", "log_ratio_below", "log_ratio_below_se"),
-        ("above", "log_ratio_above", "log_ratio_above_se"),
-    ];
-    let mut quantities = vec![];
-    for (s, (side, ratio, se)) in sides.iter().zip(names) {
-        quantities.extend([
-            (side, f64::from(s.batch_size)),
-            (ratio, s.difference.diff),
-            (se, s.difference.se),
-        ]);
-    }
+    let numbers: Vec<_> = sides.iter().map(|s| (s.batch_size, s.difference)).collect();
+    let words = [" per example", "is"];
+    let outcome = local_minimum_outcome(at, &numbers, faster, decided, words);
+    let quantities = local_minimum_quantities(&numbers);
     Finding::new(claim, rule, outcome, measured, test)
         .with_quantities([("at", f64::from(at)), ("at_ms", at_ms)])
         .with_quantities(quantities)

@@ -9,6 +9,7 @@ use super::time::{
 };
 use super::Judged;
 use crate::numbers::fixed;
+use crate::verdict::{local_minimum_outcome, local_minimum_quantities};
 
 /// Training (the whole budget) faster at `to` than at `from`.
 pub(super) fn time_falls(t: &TimeFalls, from: u32, to: u32) -> Judged {
@@ -61,44 +62,10 @@ pub(super) fn local_minimum(m: &LocalMinimum) -> Judged {
             )
         })
         .collect();
-    let outcome = match m.decided {
-        Decision::Shown => Outcome::reproduces_with(format!(
-            "{} slower than {at}",
-            m.sides
-                .iter()
-                .map(|(c, d)| format!("{} {:.1}%", c.batch_size, pct(d.diff)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-        Decision::Refuted => {
-            let faster: Vec<String> = m
-                .sides
-                .iter()
-                .filter(|(c, _)| m.faster.contains(c))
-                .map(|(c, d)| format!("batch {} trains {:.1}% faster", c.batch_size, -pct(d.diff)))
-                .collect();
-            Outcome::does_not_reproduce(format!("{} than {at}", faster.join(" and ")))
-        }
-        Decision::Open => Outcome::inconclusive(format!(
-            "a slowdown of {:.1}% at either neighbour (the wider one-sided 95% half-width)",
-            m.sides
-                .iter()
-                .map(|(_, d)| pct(d.critical() * d.se))
-                .fold(0.0, f64::max)
-        )),
-    };
-    let names = [
-        ("below", "log_ratio_below", "log_ratio_below_se"),
-        ("above", "log_ratio_above", "log_ratio_above_se"),
-    ];
-    let mut quantities = vec![];
-    for ((cell, d), (side, ratio, se)) in m.sides.iter().zip(names) {
-        quantities.extend([
-            (side, f64::from(cell.batch_size)),
-            (ratio, d.diff),
-            (se, d.se),
-        ]);
-    }
+    let numbers: Vec<_> = m.sides.iter().map(|(c, d)| (c.batch_size, *d)).collect();
+    let faster: Vec<u32> = m.faster.iter().map(|c| c.batch_size).collect();
+    let outcome = local_minimum_outcome(at, &numbers, &faster, m.decided, ["", "trains"]);
+    let quantities = local_minimum_quantities(&numbers);
     Judged {
         outcome,
         measured: format!(

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use batchlab_method::findings::reading;
 use batchlab_method::rows::steps_to_target::NoiseRow;
-use batchlab_method::stats::median;
+use batchlab_method::stats::{mean, median};
 use batchlab_method::tests_of_claims::{increase, Arm, Decision, Difference};
 use serde::Serialize;
 
@@ -62,10 +62,7 @@ fn decide(workload: &str, noise: Option<&[NoiseRow]>) -> Result<NoiseFalls, Unju
             unusable += 1;
         }
     }
-    let trials: Vec<(u32, f64)> = per_trial
-        .values()
-        .map(|(b, xs)| (*b, xs.iter().sum::<f64>() / xs.len() as f64))
-        .collect();
+    let trials: Vec<(u32, f64)> = per_trial.values().map(|(b, xs)| (*b, mean(xs))).collect();
     // The trials are the independent units: a trial's measurements follow one another along
     // its training, so they are averaged first.
     let means: Vec<f64> = trials.iter().map(|(_, m)| *m).collect();

@@ -6,14 +6,14 @@
 //! Text extents are estimated (0.6 of the font size per character, the font size high): the
 //! renderer embeds DejaVu Sans, whose average advance is about that.
 
-use super::{Chart, Series};
+use super::{svg::attributes, Chart, Series};
 
 /// One element of the SVG, with the attributes the checks read.
-#[derive(Debug, Clone)]
-struct Element {
-    tag: String,
-    attributes: Vec<(String, String)>,
-    text: String,
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Element {
+    pub(super) tag: String,
+    pub(super) attributes: Vec<(String, String)>,
+    pub(super) text: String,
 }
 
 impl Element {
@@ -51,15 +51,20 @@ impl Box2 {
     }
 }
 
-/// The elements of an SVG document, in drawing order.
-fn elements(svg: &str) -> Vec<Element> {
+/// The elements of an SVG document, in drawing order, each with the attributes it inherits
+/// from the groups around it (`svg::compact` moves shared paint and fonts onto groups).
+pub(super) fn elements(svg: &str) -> Vec<Element> {
     let mut out = Vec::new();
+    let mut groups: Vec<Vec<(String, String)>> = Vec::new();
     let mut rest = svg;
     while let Some(start) = rest.find('<') {
         rest = &rest[start + 1..];
         let Some(end) = rest.find('>') else { break };
         let tag_text = &rest[..end];
         rest = &rest[end + 1..];
+        if tag_text == "/g" {
+            groups.pop();
+        }
         if tag_text.starts_with('/') || tag_text.starts_with('?') || tag_text.starts_with('!') {
             continue;
         }
@@ -67,6 +72,18 @@ fn elements(svg: &str) -> Vec<Element> {
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric())
             .collect();
+        let mut attributes = attributes(&tag_text[tag.len()..]);
+        if tag == "g" {
+            if !tag_text.ends_with('/') {
+                groups.push(attributes);
+            }
+            continue;
+        }
+        for (k, v) in groups.iter().rev().flatten() {
+            if !attributes.iter().any(|(name, _)| name == k) {
+                attributes.push((k.clone(), v.clone()));
+            }
+        }
         let text = if tag == "text" && !tag_text.ends_with('/') {
             let close = rest.find("</text>").unwrap_or(rest.len());
             rest[..close].trim().to_string()
@@ -74,29 +91,10 @@ fn elements(svg: &str) -> Vec<Element> {
             String::new()
         };
         out.push(Element {
-            attributes: attributes(&tag_text[tag.len()..]),
+            attributes,
             tag,
             text,
         });
-    }
-    out
-}
-
-/// `name="value"` pairs of a tag.
-fn attributes(text: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(eq) = rest.find("=\"") {
-        let name = rest[..eq]
-            .trim()
-            .rsplit(' ')
-            .next()
-            .unwrap_or("")
-            .to_string();
-        let after = &rest[eq + 2..];
-        let Some(close) = after.find('"') else { break };
-        out.push((name, after[..close].to_string()));
-        rest = &after[close + 1..];
     }
     out
 }

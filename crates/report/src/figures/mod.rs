@@ -17,6 +17,7 @@ mod draw;
 mod legend;
 mod marks;
 mod shapes;
+mod svg;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -319,7 +320,7 @@ pub fn render_row(charts: &[Chart], svg: &Path, png: &Path) -> Result<(), Report
     register_font().map_err(plot_error(svg))?;
     let mut text = String::new();
     draw::to_svg(charts, &mut text).map_err(plot_error(svg))?;
-    batchlab_method::files::write_atomic(svg, text.as_bytes())?;
+    batchlab_method::files::write_atomic(svg, svg::compact(&text).as_bytes())?;
     if !png_too(png)? {
         return Ok(());
     }
@@ -357,7 +358,7 @@ pub fn render_grid(rows: &[Vec<Chart>], svg: &Path, png: &Path) -> Result<(), Re
     register_font().map_err(plot_error(svg))?;
     let mut text = String::new();
     draw::grid_to_svg(rows, &mut text).map_err(plot_error(svg))?;
-    batchlab_method::files::write_atomic(svg, text.as_bytes())?;
+    batchlab_method::files::write_atomic(svg, svg::compact(&text).as_bytes())?;
     if !png_too(png)? {
         return Ok(());
     }

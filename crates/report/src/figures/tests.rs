@@ -403,3 +403,56 @@ fn error_bars_cut_off_at_the_data_stay_clear_of_the_room_made_for_the_legend() {
     let problems = svg_problems(&svg);
     assert!(problems.is_empty(), "{problems:?}");
 }
+
+#[test]
+fn compaction_draws_every_element_as_plotters_wrote_it_in_less_space() {
+    register_font().unwrap();
+    let mut sample = sample_chart();
+    sample.legend = LegendPosition::Auto;
+    let mut plain = String::new();
+    draw::to_svg(&[sample.clone(), crowded(LegendPosition::Auto)], &mut plain).unwrap();
+    let compact = svg::compact(&plain);
+    // Each element with what it inherits, `opacity="1"` (SVG's default) aside, in drawing order.
+    let drawn = |svg: &str| -> Vec<check::Element> {
+        check::elements(svg)
+            .into_iter()
+            .map(|mut e| {
+                e.attributes.retain(|(k, v)| !(k == "opacity" && v == "1"));
+                e.attributes.sort();
+                e
+            })
+            .collect()
+    };
+    assert_eq!(drawn(&plain), drawn(&compact));
+    assert!(drawn(&plain).len() > 100);
+    assert!(
+        compact.len() * 10 < plain.len() * 7,
+        "{} bytes from {}",
+        compact.len(),
+        plain.len()
+    );
+    assert_eq!(svg_problems(&compact), svg_problems(&plain));
+}
+
+#[test]
+fn compaction_groups_only_the_same_paint_and_keeps_an_opacity_below_one() {
+    let plain = "<svg width=\"9\">\n\
+<circle cx=\"1\" cy=\"2\" r=\"3\" opacity=\"0.5\" fill=\"#0072B2\" stroke=\"none\"/>\n\
+<circle cx=\"4\" cy=\"5\" r=\"3\" opacity=\"0.5\" fill=\"#0072B2\" stroke=\"none\"/>\n\
+<circle cx=\"6\" cy=\"7\" r=\"3\" opacity=\"1\" fill=\"#E69F00\" stroke=\"none\"/>\n\
+<text x=\"1\" y=\"2\" opacity=\"1\" fill=\"#000000\" font-size=\"10\">\n\
+label\n\
+</text>\n\
+</svg>\n";
+    let expected = "<svg width=\"9\">\n\
+<g fill=\"#0072B2\" stroke=\"none\">\n\
+<circle cx=\"1\" cy=\"2\" r=\"3\" opacity=\"0.5\"/>\n\
+<circle cx=\"4\" cy=\"5\" r=\"3\" opacity=\"0.5\"/>\n\
+</g>\n\
+<circle fill=\"#E69F00\" stroke=\"none\" cx=\"6\" cy=\"7\" r=\"3\"/>\n\
+<text fill=\"#000000\" font-size=\"10\" x=\"1\" y=\"2\">\n\
+label\n\
+</text>\n\
+</svg>\n";
+    assert_eq!(svg::compact(plain), expected);
+}

@@ -223,6 +223,14 @@ newest() {
 # run behind a complete one is left alone: its config may differ, e.g. a run with fast paths off).
 complete() { local d; d="$(newest "$1" || true)"; [ -n "$d" ] && grep -q '"status": "complete"' "$d/meta.json" 2>/dev/null; }
 unfinished() { local d; d="$(newest "$1" || true)"; [ -n "$d" ] && [ -f "$d/meta.json" ] && ! complete "$1"; }
+# An unfinished run is resumed only by the build that began it (meta.json's git_commit, the
+# packed binaries' here): another build may time another step (on 2026-11-29 every convolution
+# on tch-cuda moved to libtorch's backward), which batchlab refuses to mix into one run.
+resumable() {
+  local d
+  d="$(newest "$1" || true)"
+  unfinished "$1" && grep -q "\"git_commit\": \"${BATCHLAB_GIT_COMMIT:-none}\"" "$d/meta.json"
+}
 # A reference table compacted after an earlier go was imported (DIR/NAME.parquet, `batchlab
 # compact`) back to the CSV that scripts/pytorch_steps.py resumes, with either binary's `csv`.
 expand_reference() { # DIR FILE
@@ -299,7 +307,11 @@ for entry in "${RUNS[@]}"; do
     [ -n "$rehearse" ] && args+=("${REHEARSAL[@]}")
     args+=(${sets[@]+"${sets[@]}"})
     [ "$slot" = "tch-cuda" ] && args+=(${fast_paths[@]+"${fast_paths[@]}"})
-    unfinished "$name" && args+=(--resume)
+    if resumable "$name"; then
+      args+=(--resume)
+    elif unfinished "$name"; then
+      say "$(newest "$name") is unfinished but another build's: $name starts anew"
+    fi
     say "run: ${bin[$slot]} ${args[*]} (at most ${seconds}s)"
     # SIGTERM at the limit, to batchlab alone (--foreground: timeout otherwise signals the whole
     # group too, and a second signal ends batchlab at once, before it records the stop): it stops

@@ -7,7 +7,9 @@
 use std::{env, fs, path::PathBuf, process::Command};
 
 /// The module: the ReLU's mask, then oneDNN's (or cuDNN's) backward of the convolution, asked
-/// only for the gradients needed (no input gradient for a first layer).
+/// only for the gradients needed (no input gradient for a first layer); and as its method
+/// `conv`, the backward of any convolution (stride, dilation, groups, with or without a bias)
+/// that no ReLU follows in the same op.
 const SCRIPT: &str = r#"
 import sys
 from typing import List, Tuple
@@ -25,6 +27,19 @@ class ConvReluBackward(torch.nn.Module):
             [input_grad, True, True])
         if not input_grad:
             dx = torch.empty(0)
+        return dx, dw, db
+
+    @torch.jit.export
+    def conv(self, grad: Tensor, x: Tensor, w: Tensor, stride: List[int], padding: List[int],
+             dilation: List[int], groups: int, input_grad: bool,
+             bias_grad: bool) -> Tuple[Tensor, Tensor, Tensor]:
+        dx, dw, db = torch.ops.aten.convolution_backward(
+            grad, x, w, [w.size(0)], stride, padding, dilation, False, [0, 0], groups,
+            [input_grad, True, bias_grad])
+        if not input_grad:
+            dx = torch.empty(0)
+        if not bias_grad:
+            db = torch.empty(0)
         return dx, dw, db
 
 

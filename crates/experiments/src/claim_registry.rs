@@ -118,18 +118,20 @@ impl RegisteredClaim {
     }
 }
 
+/// The GPU backends a campaign run's name ends in, the longest suffix first (`-tch-cuda` also
+/// ends in `-cuda`).
+pub const CAMPAIGN_BACKENDS: [BackendKind; 3] =
+    [BackendKind::TchCuda, BackendKind::Cuda, BackendKind::Wgpu];
+
 /// The experiment and backend of a GPU campaign's run name, `<experiment>-<backend>`
 /// (scripts/gpu-campaign.sh names its runs so, one experiment on two GPU backends): the name a
 /// registry's `judged_by` or `see_also` gives for the runs of `experiments/<experiment>.toml` on
 /// that backend. `None` for a name without a GPU backend's suffix.
 pub fn campaign_run(name: &str) -> Option<(&str, BackendKind)> {
-    // The longest suffix first: `-tch-cuda` also ends in `-cuda`.
-    [BackendKind::TchCuda, BackendKind::Cuda, BackendKind::Wgpu]
-        .into_iter()
-        .find_map(|backend| {
-            let experiment = name.strip_suffix(backend.name())?.strip_suffix('-')?;
-            Some((experiment, backend))
-        })
+    CAMPAIGN_BACKENDS.into_iter().find_map(|backend| {
+        let experiment = name.strip_suffix(backend.name())?.strip_suffix('-')?;
+        Some((experiment, backend))
+    })
 }
 
 impl Registry {

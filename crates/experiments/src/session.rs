@@ -83,6 +83,16 @@ pub fn run_study(
     let _lock = DirLock::writer(&dir)?;
     let mut meta = if options.resume {
         let mut meta = Meta::read(&dir)?;
+        // One run, one step: a build whose fast paths differ times another step, which the
+        // run's rows so far would be mixed with (the same config reads the same on both).
+        let now = backend::fast_paths(study.backend());
+        if meta.fast_paths != now {
+            return Err(RunError::Other(format!(
+                "{} was made by a build with other fast paths (\"{}\") than this one's (\"{now}\"): resuming it would mix two steps in one run; start a new run (drop --resume)",
+                dir.display(),
+                meta.fast_paths
+            )));
+        }
         meta.resumed.push(sysinfo::rfc3339(sysinfo::unix_seconds()));
         meta.status = RunStatus::Running;
         meta.error = None;

@@ -15,6 +15,7 @@ use serde::Deserialize;
 
 use crate::{
     backend,
+    claim_registry::CAMPAIGN_BACKENDS,
     config::BackendConfig,
     error::RunError,
     optim::label,
@@ -170,6 +171,23 @@ pub fn newest_run_on(root: &Path, name: &str, machine: &Machine) -> Option<PathB
 pub fn newest_run_beside(dir: &Path, name: &str, raw: &str) -> Option<PathBuf> {
     let root = dir.parent()?.parent()?;
     newest_run_with(root, name, &machine_of(dir)?, raw)
+}
+
+/// [`newest_run_beside`] for a study named by its CPU config (`vgg16-step-time-cpu`, as the
+/// registry's `than` names it), under every name that study's sweep takes: `name` itself, its
+/// GPU config (`name` without `-cpu`) and that config's GPU campaign runs
+/// (`<config>-<backend>`, scripts/gpu-campaign.sh). Only `dir`'s machine counts, so on a CPU
+/// this is `name`'s run and on a GPU the same card's and backend's. Returns the name the run
+/// was found under with it.
+pub fn newest_study_run_beside(dir: &Path, name: &str, raw: &str) -> Option<(String, PathBuf)> {
+    let config = name.strip_suffix("-cpu").unwrap_or(name);
+    let mut names = vec![name.to_string(), config.to_string()];
+    names.extend(CAMPAIGN_BACKENDS.map(|b| format!("{config}-{}", b.name())));
+    names.dedup();
+    names
+        .into_iter()
+        .filter_map(|n| newest_run_beside(dir, &n, raw).map(|run| (n, run)))
+        .max_by(|(_, a), (_, b)| a.file_name().cmp(&b.file_name()))
 }
 
 /// [`newest_run_on`] for a kind whose raw rows are in `raw` (a finder's probes.csv).

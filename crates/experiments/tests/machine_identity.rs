@@ -47,7 +47,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
     assert_eq!(
         ids,
         [
-            "conv-relu-libtorch-v1",
+            "conv-libtorch-v1",
             "dense-relu-libtorch-measured-v1",
             "optimizers-v1"
         ]

@@ -45,7 +45,8 @@ pub fn enabled() -> bool {
 pub enum Kind {
     /// An optimizer's update of one parameter tensor.
     Update,
-    /// A convolution + ReLU (forward and backward counted once, at the forward).
+    /// A convolution, with or without its ReLU (forward and backward counted once, at the
+    /// forward).
     Convolution,
     /// A max-pooling (likewise).
     Pooling,
@@ -123,6 +124,10 @@ pub const ON_FLEX_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); co
 /// On 2026-11-28 (the night) each of a dense layer's products runs in the operand order this
 /// machine measured faster for its shape, on the CPU (`choice`): a new phrase; without a file
 /// of measurements (on a GPU, or with the thresholds asked for) the words before it.
-pub const ON_LIBTORCH: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with libtorch's own backward; dense layers as libtorch's addmm with the ReLU's own backward, each product in the operand order this machine measured faster";
+/// Later on 2026-11-29 every convolution takes libtorch's own backward (`conv::conv2d`: any
+/// stride, groups, with or without a bias; the ones BatchNorm follows in ResNet and MobileNet),
+/// where only a convolution + ReLU had: MobileNet v1's step fell 3x on the CPU and ResNet-50's
+/// by a quarter (docs/bench/20261129-1925-amd-epyc-f26-m2-tch-every-conv.log): a new phrase.
+pub const ON_LIBTORCH: &str = "in-place optimizers (SGD, Adam, AdamW); every convolution with libtorch's own backward, its ReLU's too where one follows; dense layers as libtorch's addmm with the ReLU's own backward, each product in the operand order this machine measured faster";
 /// The same without a file of measurements: narrow dense layers in PyTorch's order.
-pub const ON_LIBTORCH_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); convolution + ReLU with libtorch's own backward; dense layers as libtorch's addmm with the ReLU's own backward, narrow ones in PyTorch's order";
+pub const ON_LIBTORCH_THRESHOLDS: &str = "in-place optimizers (SGD, Adam, AdamW); every convolution with libtorch's own backward, its ReLU's too where one follows; dense layers as libtorch's addmm with the ReLU's own backward, narrow ones in PyTorch's order";

@@ -108,6 +108,10 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
         &["convolution + ReLU with libtorch's own backward"],
     ),
     (
+        "conv-libtorch-v1",
+        &["every convolution with libtorch's own backward, its ReLU's too where one follows"],
+    ),
+    (
         "dense-relu-libtorch-v1",
         &["dense layers as libtorch's addmm with the ReLU's own backward, narrow ones in PyTorch's order"],
     ),

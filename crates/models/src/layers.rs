@@ -290,7 +290,10 @@ impl<B: Backend> ConvBn<B> {
     /// # Shapes
     /// `[batch, cin, h, w]` -> `[batch, cout, h', w']`
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
-        self.act.forward(self.bn.forward(self.conv.forward(x)))
+        // On LibTorch with libtorch's own backward (cuDNN's on a GPU): burn composes a depthwise
+        // layer's weight gradient one channel at a time (docs/ARCHITECTURE.md, "Fast paths").
+        self.act
+            .forward(self.bn.forward(batchlab_fast::conv::conv2d(&self.conv, x)))
     }
 }
 

@@ -10,6 +10,7 @@
 //! 3x224x224, and the paper's 219 M / 56 M multiply-adds (Table 3; torchvision: 0.22 / 0.06
 //! GFLOPS).
 
+use batchlab_fast::conv::conv2d;
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{AdaptiveAvgPool2d, AdaptiveAvgPool2dConfig};
 use burn::nn::{Dropout, DropoutConfig, Linear};
@@ -218,9 +219,9 @@ impl<B: Backend> SqueezeExcitation<B> {
     /// `[batch, c, h, w]` -> `[batch, c, h, w]`
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
         let scale = self.pool.forward(x.clone()); // [batch, c, 1, 1]
-        let scale = relu(self.reduce.forward(scale)); // [batch, squeeze, 1, 1]
-                                                      // torchvision's nn.Hardsigmoid is relu6(x + 3) / 6.
-        let scale = hard_sigmoid(self.restore.forward(scale), 1.0 / 6.0, 0.5); // [batch, c, 1, 1]
+        let scale = relu(conv2d(&self.reduce, scale)); // [batch, squeeze, 1, 1]
+                                                       // torchvision's nn.Hardsigmoid is relu6(x + 3) / 6.
+        let scale = hard_sigmoid(conv2d(&self.restore, scale), 1.0 / 6.0, 0.5); // [batch, c, 1, 1]
         x * scale
     }
 }

@@ -23,7 +23,7 @@ use crate::{
     isolate::{interrupted, Crash, UnitEvents, WorkerExit},
     kind::Kind,
     study::Rendered,
-    sweeps::newest_run_beside,
+    sweeps::newest_study_run_beside,
     timed_step::{with_stepper, Dissection, StepSetup, Stepper, VisitResult},
 };
 
@@ -98,6 +98,12 @@ pub fn render(
         Ok(BackendKind::Cuda | BackendKind::Wgpu) => "device memory reserved by the CubeCL allocator, the most seen after any step of a visit (its memory statistics, for the worker's stream), lowest over the rounds",
         _ => "not measured on this backend",
     };
+    // Another model's sweep on this machine, under whichever name it ran here (on a GPU, the
+    // campaign's `<config>-<backend>`).
+    let beside = |name: &String| match newest_study_run_beside(dir, name, "results.csv") {
+        Some((found, run)) => (found, Some(run)),
+        None => (name.clone(), None),
+    };
     // The registered claim each of this kind's rules judges here, in its own words.
     let registered_claims = registry.claims_by_rule(&about.experiment, Kind::StepTime);
     let context = StepTimeContext {
@@ -114,16 +120,8 @@ pub fn render(
             max_jump_ratio: config.analysis.max_jump_ratio,
             slower_max_ratio: config.analysis.slower_max_ratio,
         },
-        fluctuates_more_than: config
-            .analysis
-            .fluctuates_more_than
-            .as_ref()
-            .map(|name| (name.clone(), newest_run_beside(dir, name, "results.csv"))),
-        slower_than: config
-            .analysis
-            .slower_than
-            .as_ref()
-            .map(|name| (name.clone(), newest_run_beside(dir, name, "results.csv"))),
+        fluctuates_more_than: config.analysis.fluctuates_more_than.as_ref().map(beside),
+        slower_than: config.analysis.slower_than.as_ref().map(beside),
         model: study.model_line(),
         memory_kind: memory_kind.into(),
         bootstrap_resamples: config.analysis.bootstrap_resamples,

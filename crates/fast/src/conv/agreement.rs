@@ -1,7 +1,9 @@
 //! The fast convolution + ReLU against burn's `relu(conv.forward(x))` on any autodiff backend:
 //! the output and the gradients of the input, the kernel and the bias, on random inputs of
 //! shapes that take each route (odd batch and image sizes, Winograd's forward, input gradient
-//! and weight gradient). Both compute the same sums by other routes, so they agree to f32
+//! and weight gradient); and the plain convolution ([`conv2d`]: libtorch's backward on LibTorch)
+//! against `conv.forward(x)` on the convolutions a BatchNorm follows (depthwise with Keras'
+//! uneven padding, pointwise and strided, without a bias). Both compute the same sums by other routes, so they agree to f32
 //! rounding: the stated tolerance is [`TOLERANCE`] relative to the largest magnitude of each
 //! tensor. The crate's tests run it on flex (and LibTorch); `batchlab check-fast-paths` runs it
 //! on the backend a run would use, e.g. on a lent GPU before its sweeps.
@@ -17,7 +19,7 @@ use burn::{
     },
 };
 
-use super::conv2d_relu;
+use super::{conv2d, conv2d_relu};
 use crate::{counts, Kind};
 
 /// Largest difference allowed, relative to the largest magnitude of the tensor compared.
@@ -38,6 +40,8 @@ pub struct Agreement {
     pub case: String,
     /// Whether the fast path ran (else both sides are burn's).
     pub fast_path_ran: bool,
+    /// A convolution + ReLU ([`conv2d_relu`]), else a plain convolution ([`conv2d`]).
+    pub relu: bool,
     /// Largest |fast - burn| over the largest |burn|, per tensor: output, dx, dw, db.
     pub relative: [f32; 4],
 }
@@ -69,8 +73,80 @@ const CASES: [Shape; 6] = [
     (8, [128, 128], [9, 9], 3, 1),
 ];
 
-/// Compares the fast path with burn's on every case, on `device` of backend `B`.
+/// A plain convolution compared: batch, [in, out] channels, image [height, width], kernel,
+/// padding (top, left, bottom, right), stride, groups, bias.
+type Plain = (
+    usize,
+    [usize; 2],
+    [usize; 2],
+    usize,
+    [usize; 4],
+    usize,
+    usize,
+    bool,
+);
+
+/// The plain convolutions compared.
+const PLAIN: [Plain; 4] = [
+    // A depthwise 3x3 (MobileNet), padded below and right as Keras' stride-2 layers are.
+    (3, [8, 8], [9, 10], 3, [0, 0, 1, 1], 2, 8, false),
+    // A pointwise 1x1 without a bias (ResNet's and MobileNet's).
+    (4, [6, 10], [7, 7], 1, [0, 0, 0, 0], 1, 1, false),
+    // A strided 7x7 stem (ResNet's).
+    (2, [3, 8], [15, 13], 7, [3, 3, 3, 3], 2, 1, false),
+    // Two groups, with a bias.
+    (3, [4, 6], [8, 8], 3, [1, 1, 1, 1], 1, 2, true),
+];
+
+/// Compares the fast paths with burn's on every case, on `device` of backend `B`.
 pub fn check<B: AutodiffBackend>(device: &B::Device) -> Vec<Agreement> {
+    let mut out = with_relu::<B>(device);
+    out.extend(plain::<B>(device));
+    out
+}
+
+/// The plain convolution against `conv.forward(x)`.
+fn plain<B: AutodiffBackend>(device: &B::Device) -> Vec<Agreement> {
+    PLAIN
+        .iter()
+        .enumerate()
+        .map(|(i, &(batch, channels, [h, w], kernel, pad, stride, groups, bias))| {
+            B::seed(device, 70 + i as u64);
+            let [top, left, bottom, right] = pad;
+            let conv = Conv2dConfig::new(channels, [kernel, kernel])
+                .with_padding(PaddingConfig2d::Explicit(top, left, bottom, right))
+                .with_stride([stride, stride])
+                .with_groups(groups)
+                .with_bias(bias)
+                .init::<B>(device);
+            let x = Tensor::random(
+                [batch, channels[0], h, w],
+                Distribution::Normal(0.0, 1.0),
+                device,
+            );
+            let y = conv.forward(x.clone());
+            let r = Tensor::random(y.shape(), Distribution::Normal(0.0, 1.0), device);
+            let before = counts(Kind::Convolution).fast;
+            let fast = run(&conv, &x, &r, conv2d);
+            let fast_path_ran = counts(Kind::Convolution).fast > before;
+            let burn = run(&conv, &x, &r, |c: &Conv2d<B>, x| c.forward(x));
+            Agreement {
+                case: format!(
+                    "{batch} x {} -> {} channels, {h}x{w}, kernel {kernel}, padding {pad:?}, stride {stride}, {groups} group(s), {}",
+                    channels[0],
+                    channels[1],
+                    if bias { "a bias" } else { "no bias" }
+                ),
+                fast_path_ran,
+                relu: false,
+                relative: [0, 1, 2, 3].map(|t| relative(&fast[t], &burn[t])),
+            }
+        })
+        .collect()
+}
+
+/// The convolution + ReLU against `relu(conv.forward(x))`.
+fn with_relu<B: AutodiffBackend>(device: &B::Device) -> Vec<Agreement> {
     CASES
         .iter()
         .enumerate()
@@ -109,6 +185,7 @@ pub fn check<B: AutodiffBackend>(device: &B::Device) -> Vec<Agreement> {
                     channels[0], channels[1]
                 ),
                 fast_path_ran,
+                relu: true,
                 relative: [
                     relative(&fast[0], &burn[0]),
                     relative(&fast[1], &masked[1]),
@@ -148,7 +225,11 @@ fn run<B: AutodiffBackend>(
     let x = x.clone().detach().require_grad();
     let y = forward(conv, x.clone());
     let grads = (y.clone() * r.clone()).sum().backward();
-    let bias = conv.bias.as_ref().expect("the cases have a bias").val();
+    // No bias: an empty gradient on both sides.
+    let bias = conv
+        .bias
+        .as_ref()
+        .map(|b| values(b.val().grad(&grads).expect("the bias takes part")));
     [
         values(y.inner()),
         values(x.grad(&grads).expect("x takes part")),
@@ -158,6 +239,6 @@ fn run<B: AutodiffBackend>(
                 .grad(&grads)
                 .expect("the kernel takes part"),
         ),
-        values(bias.grad(&grads).expect("the bias takes part")),
+        bias.unwrap_or_default(),
     ]
 }

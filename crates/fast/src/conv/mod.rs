@@ -67,6 +67,52 @@ fn burn_conv2d_relu<B: Backend>(conv: &Conv2d<B>, x: Tensor<B, 4>) -> Tensor<B, 
     relu(conv.forward(x))
 }
 
+/// `conv.forward(x)`: on LibTorch with libtorch's own backward (cuDNN's on a GPU) for any stride,
+/// dilation and groups, with or without a bias (the convolutions a BatchNorm follows in ResNet
+/// and MobileNet), where burn composes a grouped convolution's weight gradient group by group;
+/// every other backend, and the switch off, take burn's.
+pub fn conv2d<B: Backend>(conv: &Conv2d<B>, x: Tensor<B, 4>) -> Tensor<B, 4> {
+    #[cfg(feature = "tch")]
+    let x = match crate::enabled() {
+        true => match libtorch::conv(conv, x) {
+            Ok(y) => {
+                crate::count(Kind::Convolution, true);
+                return y;
+            }
+            Err(x) => x,
+        },
+        false => x,
+    };
+    crate::count(Kind::Convolution, false);
+    conv.forward(x)
+}
+
+#[cfg(feature = "tch")]
+/// The padding `conv` puts around an image of `[height, width]`: (top, bottom), (left, right),
+/// as burn's `Conv2d::forward` computes it (`Same` as TensorFlow's, from the kernel and stride).
+pub(crate) fn padding_pairs<B: Backend>(
+    conv: &Conv2d<B>,
+    [height, width]: [usize; 2],
+) -> [(usize, usize); 2] {
+    let same = |kernel: usize, stride: usize, size: usize| {
+        let needed = (size.div_ceil(stride).max(1) - 1) * stride + kernel;
+        let total = if size == 0 {
+            0
+        } else {
+            needed.saturating_sub(size)
+        };
+        (total / 2, total - total / 2)
+    };
+    match conv.padding {
+        PaddingConfig2d::Valid => [(0, 0), (0, 0)],
+        PaddingConfig2d::Same => [
+            same(conv.kernel_size[0], conv.stride[0], height),
+            same(conv.kernel_size[1], conv.stride[1], width),
+        ],
+        PaddingConfig2d::Explicit(top, left, bottom, right) => [(top, bottom), (left, right)],
+    }
+}
+
 /// The padding of a convolution the fast path computes: stride 1, dilation 1, one group, and
 /// the same padding on both sides, smaller than the kernel.
 fn fast_case<B: Backend>(conv: &Conv2d<B>) -> Option<[usize; 2]> {

@@ -118,7 +118,7 @@ pub fn render_step_time(
 fn reference(name: &str, dir: Option<&Path>, ctx: &StepTimeContext) -> verdicts::Reference {
     let curve = match dir {
         None => Err(format!(
-            "no complete run of {name} made on this machine (backend, device, threads and kernels) in this report root"
+            "no complete run of {name} (nor of its GPU config or that config's campaign runs) made on this machine (backend, device, threads and kernels) in this report root"
         )),
         Some(dir) => rows::read(dir)
             .map(|samples| {

@@ -123,6 +123,13 @@ fn a_sweep_writes_the_whole_report_and_resumes_without_repeating() {
     let meta = fs::read_to_string(dir.join("meta.json")).unwrap();
     assert!(meta.contains("\"status\": \"complete\""), "{meta}");
     assert!(meta.contains("\"burn_version\": \"0.21.0\""), "{meta}");
+    // The worker processes' fast paths, counted: an MLP's dense layers and updates, no
+    // convolution.
+    let paths: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    let paths = &paths["path_counts"];
+    assert!(paths["dense"]["fast"].as_u64() > Some(0), "{meta}");
+    assert!(paths["updates"]["fast"].as_u64() > Some(0), "{meta}");
+    assert_eq!(paths["convolutions"]["fast"].as_u64(), Some(0), "{meta}");
     assert!(fs::read_link(out.join("tiny/latest")).is_ok());
 
     // Interrupt it after three visits: keep the header and the first 9 rows, mark it running.

@@ -17,7 +17,11 @@ use std::{
     sync::atomic::{AtomicBool, Ordering},
 };
 
-use crate::{error::RunError, progress::Progress};
+use crate::{
+    error::RunError,
+    path_counts::{self, PathCounts},
+    progress::Progress,
+};
 use batchlab_method::rows::Status;
 
 /// How a runner protects the run from a unit that crashes the process (an out-of-memory kill).
@@ -83,6 +87,8 @@ pub fn exit_with_supervisor() {
 const BEGIN: &str = "@begin ";
 const END: &str = "@end ";
 const STATUS: &str = "@status ";
+/// A worker's running totals of the fast paths it took (`path_counts`), after each unit.
+const PATHS: &str = "@paths ";
 
 /// How a worker's session ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +125,7 @@ impl UnitEvents for StdoutEvents {
     fn end(&self, unit: &str, summary: &str) {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{END}{unit} {summary}");
+        let _ = writeln!(out, "{PATHS}{}", PathCounts::of_this_process().to_words());
         let _ = out.flush();
     }
     fn status(&self, unit: &str, message: &str) {
@@ -234,6 +241,7 @@ fn run_child(
         text
     });
     let mut current: Option<String> = None;
+    let mut paths = PathCounts::default();
     let stdout = child.stdout.take().expect("stdout is piped");
     let worker = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
     let read_all = AtomicBool::new(false);
@@ -261,6 +269,8 @@ fn run_child(
             } else if let Some(rest) = line.strip_prefix(STATUS) {
                 let (unit, message) = rest.split_once(' ').unwrap_or((rest, ""));
                 events.status(unit, message);
+            } else if let Some(words) = line.strip_prefix(PATHS) {
+                paths = PathCounts::from_words(words).unwrap_or(paths);
             }
         }
         // The worker has closed its output (it is ending): the watcher stops before the worker
@@ -270,6 +280,8 @@ fn run_child(
     let status = child
         .wait()
         .map_err(|e| RunError::io(program, format!("lost the worker process: {e}")))?;
+    // Its units' steps up to its last announcement (a unit it died in is not counted).
+    path_counts::add_worker(paths);
     drop(control);
     let stderr_text = stderr_reader.join().unwrap_or_default();
     if status.success() {

@@ -40,6 +40,7 @@ pub mod kind;
 pub mod loader_bench;
 pub mod lock;
 pub mod optim;
+pub mod path_counts;
 pub mod predict;
 pub mod products_bench;
 pub mod progress;

@@ -114,6 +114,11 @@ pub struct Meta {
     /// before the paths were measured (chosen by fixed thresholds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conv_choices: Option<backend::conv_choices::ConvChoices>,
+    /// How often the run's layers took batchlab's fast paths and how often burn's ops, over
+    /// every process that ran its steps (`path_counts`: on LibTorch, whether its convolutions
+    /// ran libtorch's backward); absent in runs made before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_counts: Option<crate::path_counts::PathCounts>,
     /// Operating system and kernel.
     pub os: String,
     /// UTC start time (RFC 3339).
@@ -173,6 +178,7 @@ impl Meta {
                 .flatten(),
             conv_choices: backend::conv_choices::file(backend_config)
                 .map(|f| backend::conv_choices::ConvChoices::at_start(&f)),
+            path_counts: None,
             os: sysinfo::os_description(),
             started: sysinfo::rfc3339(sysinfo::unix_seconds()),
             ended: None,
@@ -180,6 +186,11 @@ impl Meta {
             status: RunStatus::Running,
             error: None,
         }
+    }
+
+    /// Adds what this session's processes ran to what earlier ones did (a resumed run's).
+    pub fn add_path_counts(&mut self, counts: crate::path_counts::PathCounts) {
+        self.path_counts = Some(self.path_counts.unwrap_or_default().plus(counts));
     }
 
     /// Reads `dir/meta.json`.

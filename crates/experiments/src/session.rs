@@ -20,6 +20,7 @@ use crate::{
     error::RunError,
     isolate::{exit_with_supervisor, StdoutEvents, WorkerExit},
     lock::DirLock,
+    path_counts,
     progress::Progress,
     registry::{config_key, load_study},
     run_dir::{
@@ -103,8 +104,10 @@ pub fn run_study(
     };
     meta.write(&dir)?;
 
-    let outcome = study
-        .run(&dir, &options.context, progress)
+    let paths = path_counts::total();
+    let outcome = study.run(&dir, &options.context, progress);
+    meta.add_path_counts(path_counts::total().since(paths));
+    let outcome = outcome
         .and_then(|()| render_and_record(study, &dir, &options.context, &Registry::builtin()?));
     meta.ended = Some(sysinfo::rfc3339(sysinfo::unix_seconds()));
     meta.kernel_cache = meta.kernel_cache.take().map(sysinfo::KernelCache::at_end);
@@ -188,7 +191,9 @@ fn run_shard(
     meta.status = RunStatus::Running;
     meta.error = None;
     meta.write(&dir)?;
+    let paths = path_counts::total();
     let outcome = study.run(&dir, context, progress);
+    meta.add_path_counts(path_counts::total().since(paths));
     meta.ended = Some(sysinfo::rfc3339(sysinfo::unix_seconds()));
     meta.kernel_cache = meta.kernel_cache.take().map(sysinfo::KernelCache::at_end);
     meta.conv_choices = meta

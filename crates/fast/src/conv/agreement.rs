@@ -119,16 +119,8 @@ fn plain<B: AutodiffBackend>(device: &B::Device) -> Vec<Agreement> {
                 .with_groups(groups)
                 .with_bias(bias)
                 .init::<B>(device);
-            let x = Tensor::random(
-                [batch, channels[0], h, w],
-                Distribution::Normal(0.0, 1.0),
-                device,
-            );
-            let y = conv.forward(x.clone());
-            let r = Tensor::random(y.shape(), Distribution::Normal(0.0, 1.0), device);
-            let before = counts(Kind::Convolution).fast;
-            let fast = run(&conv, &x, &r, conv2d);
-            let fast_path_ran = counts(Kind::Convolution).fast > before;
+            let (x, r, fast, fast_path_ran) =
+                fast_run(&conv, [batch, channels[0], h, w], device, conv2d);
             let burn = run(&conv, &x, &r, |c: &Conv2d<B>, x| c.forward(x));
             Agreement {
                 case: format!(
@@ -160,22 +152,15 @@ fn with_relu<B: AutodiffBackend>(device: &B::Device) -> Vec<Agreement> {
             let conv = Conv2dConfig::new(channels, [kernel, kernel])
                 .with_padding(padding)
                 .init::<B>(device);
-            let x = Tensor::random(
-                [batch, channels[0], h, w],
-                Distribution::Normal(0.0, 1.0),
-                device,
-            );
-            let y = conv.forward(x.clone());
-            let r = Tensor::random(y.shape(), Distribution::Normal(0.0, 1.0), device);
-            let before = counts(Kind::Convolution).fast;
-            let fast = run(&conv, &x, &r, conv2d_relu);
-            let fast_path_ran = counts(Kind::Convolution).fast > before;
+            let (x, r, fast, fast_path_ran) =
+                fast_run(&conv, [batch, channels[0], h, w], device, conv2d_relu);
             let burn = run(&conv, &x, &r, |c: &Conv2d<B>, x| relu(c.forward(x)));
             // The gradients through the ReLU's mask as the fast path drew it: where its output
             // rounds to the other side of zero from burn's (Winograd sums in another basis),
             // the two masks differ, and a gradient with either mask is right.
             let mask: Vec<f32> = fast[0].iter().map(|&v| f32::from(v > 0.0)).collect();
-            let mask = Tensor::<B, 4>::from_data(TensorData::new(mask, y.shape()), device);
+            let shape = r.shape();
+            let mask = Tensor::<B, 4>::from_data(TensorData::new(mask, shape), device);
             let masked = run(&conv, &x, &r, |c: &Conv2d<B>, x| {
                 c.forward(x) * mask.clone()
             });
@@ -195,6 +180,23 @@ fn with_relu<B: AutodiffBackend>(device: &B::Device) -> Vec<Agreement> {
             }
         })
         .collect()
+}
+
+/// A random input of `shape` for `conv` and a random weighting of its output, then `fast` on a
+/// fresh graph (output, dx, dw, db), and whether it took a fast path.
+fn fast_run<B: AutodiffBackend>(
+    conv: &Conv2d<B>,
+    shape: [usize; 4],
+    device: &B::Device,
+    fast: impl Fn(&Conv2d<B>, Tensor<B, 4>) -> Tensor<B, 4>,
+) -> (Tensor<B, 4>, Tensor<B, 4>, [Vec<f32>; 4], bool) {
+    let x = Tensor::random(shape, Distribution::Normal(0.0, 1.0), device);
+    let y = conv.forward(x.clone());
+    let r = Tensor::random(y.shape(), Distribution::Normal(0.0, 1.0), device);
+    let before = counts(Kind::Convolution).fast;
+    let out = run(conv, &x, &r, fast);
+    let ran = counts(Kind::Convolution).fast > before;
+    (x, r, out, ran)
 }
 
 fn values<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f32> {

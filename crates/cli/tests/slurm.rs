@@ -236,10 +236,13 @@ fn cancel_mid_trial_then_resubmit(whole_array: bool) -> usize {
         } else {
             BTreeSet::new()
         };
+        // A claim's draft (`.<id>.<pid>`, hard-linked to its name) holds the same words for an
+        // instant: only a claim's own name counts.
         let claimed = fs::read_dir(dir.join("claims"))
             .into_iter()
             .flatten()
             .filter_map(Result::ok)
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
             .filter(|e| fs::read_to_string(e.path()).is_ok_and(|h| h == "0-of-4"))
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .find(|id| !done.contains(id));

@@ -318,3 +318,53 @@ fn a_registered_claim_is_quoted_with_its_own_source() {
         "{report}"
     );
 }
+
+/// The benchmark-mode claim, judged from the two PyTorch references beside a run: 10% faster
+/// reproduces "slightly faster"; the same speed refutes it; a missing reference cannot judge it.
+#[test]
+fn cudnn_benchmark_mode_is_judged_from_the_two_references() {
+    let judged = |factor: Option<f64>| {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        append_rows(&dir.join("results.csv"), &sweep_with(0.03, None)).unwrap();
+        let reference = |file: &str, times: f64| {
+            let rows: Vec<StepSample> = sweep_with(0.03, None)
+                .into_iter()
+                .map(|s| StepSample {
+                    step_ms: s.step_ms.map(|ms| ms * times),
+                    backend: "pytorch-cuda".into(),
+                    ..s
+                })
+                .collect();
+            append_rows(&dir.join(file), &rows).unwrap();
+        };
+        reference("pytorch.csv", 1.0);
+        if let Some(factor) = factor {
+            reference("pytorch-cudnn-benchmark.csv", factor);
+        }
+        let ctx = StepTimeContext {
+            rules: StepTimeRules {
+                autotune: Some((0.02, 0.25)),
+                ..Default::default()
+            },
+            ..context()
+        };
+        let findings = render_step_time(dir, &ctx).unwrap();
+        rule(&findings.claims, "autotune-faster").clone()
+    };
+    let faster = judged(Some(0.9));
+    assert_eq!(faster.outcome.verdict(), Verdict::Reproduces, "{faster:?}");
+    assert!((faster.quantities["gain"] - 0.1).abs() < 0.01, "{faster:?}");
+    let same = judged(Some(1.0));
+    assert_eq!(
+        same.outcome.verdict(),
+        Verdict::DoesNotReproduce,
+        "{same:?}"
+    );
+    let missing = judged(None);
+    assert_eq!(
+        missing.outcome.verdict(),
+        Verdict::CannotTest,
+        "{missing:?}"
+    );
+}

@@ -145,6 +145,12 @@ pub struct AnalysisConfig {
     /// ratio of the time before them (claims/registry.toml: 2, from the seed's text); unset,
     /// the claim is not judged.
     pub max_jump_ratio: Option<f64>,
+    /// "Slightly faster with cuDNN's benchmark mode" (seed 002): the smallest gain that counts
+    /// as faster, judged from the same go's PyTorch references (the GPU campaign's
+    /// `pytorch.csv` against `pytorch-cudnn-benchmark.csv`); unset, the claim is not judged.
+    pub autotune_margin: Option<f64>,
+    /// ... and the largest gain that is still slight.
+    pub autotune_max_gain: f64,
     /// Bootstrap resamples for the interval of each median.
     pub bootstrap_resamples: usize,
 }
@@ -163,6 +169,8 @@ impl Default for AnalysisConfig {
             jump_margin: StepTimeRules::default().jump_margin,
             jump_gap: Gap::default(),
             max_jump_ratio: None,
+            autotune_margin: None,
+            autotune_max_gain: 0.25,
             // 2000 resamples put the percentile interval's own noise well below a sample's.
             bootstrap_resamples: 2000,
         }
@@ -212,6 +220,11 @@ pub fn config_key(rule: &str, param: &str) -> Option<ConfigKey> {
         ("slower-than", "max_ratio") => Some(Analysis(
             "slower_max_ratio",
             Some(defaults.slower_max_ratio),
+        )),
+        ("autotune-faster", "margin") => Some(Analysis("autotune_margin", None)),
+        ("autotune-faster", "max_gain") => Some(Analysis(
+            "autotune_max_gain",
+            Some(AnalysisConfig::default().autotune_max_gain),
         )),
         _ => None,
     }
@@ -302,11 +315,24 @@ impl StepTimeStudy {
                 "expected at least 100 resamples",
             ));
         }
+        let autotune = [
+            config
+                .analysis
+                .autotune_margin
+                .map(|m| ("analysis.autotune_margin", m)),
+            Some((
+                "analysis.autotune_max_gain",
+                config.analysis.autotune_max_gain,
+            )),
+        ];
         for (key, margin) in [
             ("analysis.linear_margin", config.analysis.linear_margin),
             ("analysis.no_jumps_margin", config.analysis.no_jumps_margin),
             ("analysis.jump_margin", config.analysis.jump_margin),
-        ] {
+        ]
+        .into_iter()
+        .chain(autotune.into_iter().flatten())
+        {
             if !(margin > 0.0 && margin < 1.0) {
                 return Err(source.error(key, format!("{margin} is not a fraction in (0, 1)")));
             }

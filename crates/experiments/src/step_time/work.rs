@@ -119,6 +119,10 @@ pub fn render(
             gap: config.analysis.jump_gap,
             max_jump_ratio: config.analysis.max_jump_ratio,
             slower_max_ratio: config.analysis.slower_max_ratio,
+            autotune: config
+                .analysis
+                .autotune_margin
+                .map(|margin| (margin, config.analysis.autotune_max_gain)),
         },
         fluctuates_more_than: config.analysis.fluctuates_more_than.as_ref().map(beside),
         slower_than: config.analysis.slower_than.as_ref().map(beside),

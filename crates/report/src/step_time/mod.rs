@@ -92,18 +92,24 @@ pub fn render_step_time(
             .as_ref()
             .map(|(name, dir)| reference(name, dir.as_deref(), ctx))
     };
+    let refs = references::read(dir, ctx)?;
+    let tuned = ctx
+        .rules
+        .autotune
+        .map(|rule| references::speedup(&refs, rule));
     let verdicts = verdicts::judge(
         ctx,
         &analysis,
         found(&ctx.fluctuates_more_than).as_ref(),
         found(&ctx.slower_than).as_ref(),
+        tuned.as_ref(),
     );
     let anatomies = anatomy_view::read(dir, ctx.seed)?;
     anatomy_view::draw(dir, &ctx.about.experiment, &anatomies)?;
     let sections = markdown::Sections {
         anatomy: anatomy_view::section(&anatomies),
         warmup: warmup_view::section(&warmup_view::read(dir)?, &samples),
-        references: references::section(&analysis, &verdicts, &references::read(dir, ctx)?),
+        references: references::section(&analysis, &verdicts, &refs),
     };
     let report = markdown::report_markdown(ctx, &analysis, &samples, &verdicts, &sections);
     batchlab_method::files::write_atomic(&dir.join("report.md"), report.as_bytes())?;

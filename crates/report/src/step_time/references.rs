@@ -4,7 +4,9 @@
 //! the run's own rows are, and judged by the same rules the config names. They are listed in
 //! `report.md` beside the run, never in `findings.json`: the claims registry declares that a jump
 //! the run shows and its reference does not is a finding about the run's backend, not a reading
-//! of the seeds' claim, so the reader needs both readings side by side.
+//! of the seeds' claim, so the reader needs both readings side by side. The one claim about
+//! PyTorch's own setting, seed 002's cuDNN benchmark mode, is judged from two references
+//! ([`speedup`]) and recorded as the run's finding.
 
 use std::path::Path;
 
@@ -56,7 +58,7 @@ pub(super) fn read(dir: &Path, ctx: &StepTimeContext) -> Result<Vec<ReferenceSwe
         let samples = read_rows(&path)?;
         let points = summarize(&samples, ctx.bootstrap_resamples, ctx.seed);
         let analysis = analyse(&samples, points);
-        let verdicts = verdicts::judge(ctx, &analysis, None, None)
+        let verdicts = verdicts::judge(ctx, &analysis, None, None, None)
             .into_iter()
             .filter(|f| RULES.contains(&f.rule.as_str()))
             .collect();
@@ -68,6 +70,30 @@ pub(super) fn read(dir: &Path, ctx: &StepTimeContext) -> Result<Vec<ReferenceSwe
         });
     }
     Ok(out)
+}
+
+/// cuDNN's defaults against its benchmark mode, from the references in `refs`.
+pub(super) fn speedup(
+    refs: &[ReferenceSweep],
+    (margin, max_gain): (f64, f64),
+) -> verdicts::Speedup {
+    let medians = |file: &str| {
+        let sweep = refs.iter().find(|r| r.file == file)?;
+        let points = sweep.analysis.findings.ok_points();
+        Some(
+            points
+                .map(|p| (p.batch_size, p.median_ms))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let [default, tuned] = [REFERENCE_TABLES[0], REFERENCE_TABLES[1]];
+    match (medians(default), medians(tuned)) {
+        (Some(d), Some(t)) => verdicts::speedup(&d, &t, margin, max_gain),
+        (d, _) => verdicts::Speedup::Missing(format!(
+            "no {} in this run's directory (the GPU campaign writes the PyTorch references)",
+            if d.is_none() { default } else { tuned }
+        )),
+    }
 }
 
 /// The section on the references, or nothing without one.

@@ -4,8 +4,11 @@
 //! "no jumps at ..." by one standard, the step at each named gap bounded on one side of a
 //! margin (`positions`); "fluctuates more" and
 //! "slightly slower" against a reference curve measured on the same machine (`versus`); "one
-//! below or one above it is slower" by the time per example, round by round (`minimum`). The
-//! linear, comparison and minimum rules decide as values, which `words` words as findings.
+//! below or one above it is slower" by the time per example, round by round (`minimum`);
+//! seed 002's "slightly faster in cuDNN's benchmark mode" from the same go's two PyTorch
+//! references (`autotune`). The linear, comparison, minimum and benchmark-mode rules decide as
+//! values, which `words` words as findings.
+mod autotune;
 mod minimum;
 mod positions;
 pub use crate::jumps::Gap;
@@ -14,6 +17,7 @@ mod versus;
 mod words;
 mod words_positions;
 
+pub(crate) use autotune::{speedup, Speedup};
 pub use versus::{Reference, ReferenceCurve};
 
 use batchlab_method::findings::Finding;
@@ -56,6 +60,10 @@ pub struct StepTimeRules {
     /// "Slightly slower than ...": the largest ratio of this model's step time to the
     /// reference's (geometric mean over the common batch sizes) that still counts as slightly.
     pub slower_max_ratio: f64,
+    /// "Slightly faster with cuDNN's benchmark mode": (the smallest gain that counts as faster,
+    /// the largest that is still slight), judged from the same go's PyTorch references where
+    /// set; `None` leaves the claim unjudged.
+    pub autotune: Option<(f64, f64)>,
 }
 
 impl Default for StepTimeRules {
@@ -68,16 +76,19 @@ impl Default for StepTimeRules {
             gap: Gap::default(),
             slower_max_ratio: 1.5,
             max_jump_ratio: None,
+            autotune: None,
         }
     }
 }
 
-/// Every claim the config names, judged.
+/// Every claim the config names, judged (the benchmark-mode claim from `tuned`, the same go's
+/// PyTorch references compared, where the config names the claim).
 pub(super) fn judge(
     ctx: &StepTimeContext,
     a: &Analysis,
     fluctuation: Option<&Reference>,
     slower: Option<&Reference>,
+    tuned: Option<&Speedup>,
 ) -> Vec<Finding> {
     let r = &ctx.rules;
     // The seeds' first claim is about step time in general: every sweep can judge it.
@@ -116,6 +127,9 @@ pub(super) fn judge(
         let max_ratio = ctx.rules.slower_max_ratio;
         let reading = versus::slowdown(a, reference, max_ratio);
         findings.push(words::slower_than(&reading, reference, max_ratio).with_reading(&reading));
+    }
+    if let (Some((margin, max_gain)), Some(reading)) = (r.autotune, tuned) {
+        findings.push(words::autotune_faster(reading, margin, max_gain).with_reading(reading));
     }
     crate::verdict::quote_registered(&mut findings, &ctx.registered_claims);
     findings

@@ -4,6 +4,7 @@
 use batchlab_method::findings::{ClaimText, Finding, Outcome};
 use batchlab_method::tests_of_claims::Decision;
 
+use super::autotune::{Speedup, SpeedupDecision};
 use super::minimum::Minimum;
 use super::versus::{Fluctuation, Reference, Slowdown, SlowerDecision};
 use super::{Linearity, MarginalCost, MIN_HALF, SEEDS};
@@ -328,4 +329,74 @@ pub(super) fn local_minimum(reading: &Minimum, [below, at, above]: [u32; 3]) -> 
     Finding::new(claim, rule, outcome, measured, test)
         .with_quantities([("at", f64::from(at)), ("at_ms", at_ms)])
         .with_quantities(quantities)
+}
+
+/// "Training is slightly faster in cuDNN's benchmark mode" (seed 002), by the stated `margin`
+/// and largest slight gain.
+pub(super) fn autotune_faster(reading: &Speedup, margin: f64, max_gain: f64) -> Finding {
+    let claim = ClaimText::new(
+        "Training can be slightly faster with torch.backends.cudnn.benchmark = True",
+        "seed 002",
+    );
+    let test = format!(
+        "The same go's PyTorch references of this sweep on the same card, cuDNN's defaults (pytorch.csv) against its benchmark mode (pytorch-cudnn-benchmark.csv): at each batch size both measured (ok), the log of the default median over the benchmark mode's; their mean with a 90% t interval over the batch sizes, read as the gain 1 - benchmark / default. Faster: the gain's lower bound reaches {:.0}%; slightly: its upper bound stays below {:.0}% (stated conventions, claims/registry.toml). Reproduces when both hold, does not reproduce when the gain is bounded below {:.0}% or above {:.0}%, inconclusive otherwise. The two references ran one after the other, not interleaved: a drift of the card between them is read as the setting's",
+        100.0 * margin,
+        100.0 * max_gain,
+        100.0 * margin,
+        100.0 * max_gain
+    );
+    let rule = "autotune-faster";
+    match *reading {
+        Speedup::Missing(ref why) => Finding::new(
+            claim,
+            rule,
+            Outcome::cannot_test(why.clone()),
+            "no pair",
+            test,
+        ),
+        Speedup::TooFewCommon(n) => {
+            let outcome = Outcome::cannot_test(format!(
+                "{n} batch sizes measured by both references; the rule needs 2"
+            ));
+            Finding::new(claim, rule, outcome, "too few common batch sizes", test)
+        }
+        Speedup::Measured {
+            gain,
+            low,
+            high,
+            common,
+            first,
+            last,
+            decided,
+        } => {
+            let measured = format!(
+                "benchmark mode {:+.1}% faster (90% interval {:+.1}% to {:+.1}%) over {common} common batch sizes {first}–{last}",
+                100.0 * gain,
+                100.0 * low,
+                100.0 * high
+            );
+            let outcome = match decided {
+                SpeedupDecision::Slightly => Outcome::reproduces(),
+                SpeedupDecision::NoGain => Outcome::does_not_reproduce(format!(
+                    "the gain is bounded below {:.0}%",
+                    100.0 * margin
+                )),
+                SpeedupDecision::TooLarge => Outcome::does_not_reproduce(format!(
+                    "the gain is bounded above {:.0}%: not slight",
+                    100.0 * max_gain
+                )),
+                SpeedupDecision::Open { detectable } => {
+                    Outcome::inconclusive(format!("a gain of {:.1}%", 100.0 * detectable))
+                }
+            };
+            Finding::new(claim, rule, outcome, measured, test).with_quantities([
+                ("gain", gain),
+                ("gain_low90", low),
+                ("gain_high90", high),
+                ("margin", margin),
+                ("max_gain", max_gain),
+                ("common_batch_sizes", common as f64),
+            ])
+        }
+    }
 }

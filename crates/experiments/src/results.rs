@@ -6,7 +6,8 @@
 //! The verdict of record is chosen by one declared rule ([`RECORD_RULE`]), never by recency
 //! alone: per machine (backend, device, threads, kernels) the newest run is that machine's
 //! verdict of record, and of those the one on the most faithful backend
-//! ([`BackendKind::faithfulness`]) is the claim's. A verdict is marked post hoc where a
+//! ([`BackendKind::faithfulness`]) is the claim's, a machine that could not test the claim after
+//! every machine that could. A verdict is marked post hoc where a
 //! parameter of its rule was fixed after its run started ([`RegisteredClaim::fixed_after`]).
 
 use std::{
@@ -27,7 +28,7 @@ use crate::{
 };
 
 /// How the verdict of record is chosen, in the words docs/results.md states it.
-pub const RECORD_RULE: &str = "Every committed run that judges a claim is listed: runs of its test of record, of the same study elsewhere (the registry's `judged_by`: the GPU configs) and of the same rule on other models or kernels (`see_also`, listed last and never of record). Of the first two, per machine (backend, device, threads, kernels) the newest run is that machine's verdict of record; of those, the one on the most faithful backend is the claim's (LibTorch on a GPU, then burn-cuda, then LibTorch on a CPU, then flex, then wgpu, which runs on a software rasteriser here: the articles measured on NVIDIA GPUs through cuDNN). So a run on another backend or machine never silently replaces a verdict. A run stopped before its end, or made with the backend's fast paths turned off (burn's own ops where its usual step is another), is listed and marked, never of record. A verdict is marked *post hoc* where a parameter of its rule was fixed (`[claim.fixed]` in the registry, a commit a test checks against git) after its run started";
+pub const RECORD_RULE: &str = "Every committed run that judges a claim is listed: runs of its test of record, of the same study elsewhere (the registry's `judged_by`: the GPU configs) and of the same rule on other models or kernels (`see_also`, listed last and never of record). Of the first two, per machine (backend, device, threads, kernels) the newest run is that machine's verdict of record; of those, the one on the most faithful backend is the claim's (LibTorch on a GPU, then burn-cuda, then LibTorch on a CPU, then flex, then wgpu, which runs on a software rasteriser here: the articles measured on NVIDIA GPUs through cuDNN), a machine whose verdict is \"cannot be tested here\" after every machine that gave one. So a run on another backend or machine never silently replaces a verdict. A run stopped before its end, or made with the backend's fast paths turned off (burn's own ops where its usual step is another), is listed and marked, never of record. A verdict is marked *post hoc* where a parameter of its rule was fixed (`[claim.fixed]` in the registry, a commit a test checks against git) after its run started";
 
 /// One run's verdict on one claim.
 #[derive(Debug, Clone)]
@@ -196,16 +197,32 @@ pub fn collect<'a>(registry: &'a Registry, root: &Path) -> Result<Vec<ClaimResul
                 .max()
                 .unwrap_or_default()
         };
-        let mut runs: Vec<(bool, u8, String, RunVerdict)> = r
+        // A machine whose newest run could not test the claim (a reference it lacked, a GPU
+        // the claim needs) gives no verdict: it comes after every machine that gave one.
+        let untestable = |v: &RunVerdict, runs: &[RunVerdict]| {
+            runs.iter()
+                .filter(|w| w.key.same_hardware(&v.key) && w.of_record_kind == v.of_record_kind)
+                .max_by(|a, b| a.started.cmp(&b.started))
+                .is_some_and(|w| w.finding.outcome.verdict() == Verdict::CannotTest)
+        };
+        let mut runs: Vec<(bool, bool, u8, String, RunVerdict)> = r
             .runs
             .iter()
             .map(|v| {
                 let rank = faithfulness(&v.key);
-                (!v.of_record_kind, rank, newest(v, &r.runs), v.clone())
+                let untested = untestable(v, &r.runs);
+                (
+                    !v.of_record_kind,
+                    untested,
+                    rank,
+                    newest(v, &r.runs),
+                    v.clone(),
+                )
             })
             .collect();
-        runs.sort_by(|(oa, fa, na, a), (ob, fb, nb, b)| {
+        runs.sort_by(|(oa, ua, fa, na, a), (ob, ub, fb, nb, b)| {
             oa.cmp(ob)
+                .then(ua.cmp(ub))
                 .then(fa.cmp(fb))
                 .then_with(|| nb.cmp(na))
                 .then_with(|| b.started.cmp(&a.started))

@@ -145,6 +145,24 @@ fn the_most_faithful_backend_holds_the_record_whatever_ran_last() {
         line.contains("(../reports/study-gpu/gpu/report.md)"),
         "{line}"
     );
+
+    // A newer GPU run that could not test the claim gives no verdict: the machines that gave
+    // one hold the record, the GPU's reading listed after them.
+    run(
+        r,
+        "study-gpu",
+        "gpu-untested",
+        "tch-cuda",
+        "2026-11-29T00:00:00Z",
+        Outcome::cannot_test("no reference here"),
+    );
+    let results = collect(&registry, r).unwrap();
+    assert_eq!(results[0].of_record().unwrap().run, "tch-old");
+    let order: Vec<&str> = results[0].runs.iter().map(|v| v.run.as_str()).collect();
+    assert_eq!(
+        order,
+        ["tch-old", "flex-new", "gpu-untested", "gpu", "other"]
+    );
 }
 
 /// Sets `key` of a run's meta.json to `value`.

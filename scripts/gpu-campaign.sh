@@ -158,8 +158,11 @@ if python3 -c "import torch" 2>/dev/null; then
   python3 - <<'PY' 2>&1 | tee -a "$log"
 import torch
 cuda = torch.cuda.is_available()
+# The multiprocessor count: the SM of the batch-size formula seed 002 relays
+# (coulom-batch-size-formula in claims/registry.toml).
 print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(),
-      "gpu", torch.cuda.get_device_name(0) if cuda else "none")
+      "gpu", torch.cuda.get_device_name(0) if cuda else "none",
+      "multiprocessors", torch.cuda.get_device_properties(0).multi_processor_count if cuda else "none")
 PY
   torch_lib="$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
 else

@@ -62,3 +62,36 @@ fn a_fluctuation_claim_compares_with_the_reference_run_of_this_machine() {
     );
     assert!(!report.contains("29991231T000000Z-000000"), "{report}");
 }
+
+/// A comparison with another model's sweep finds it under whichever name that study ran on
+/// this machine: named by its CPU config (`reference-sweep-cpu`), found as its GPU config
+/// (`reference-sweep`), as a GPU campaign's run would be (`<config>-<backend>`).
+#[test]
+fn a_reference_sweep_is_found_under_the_name_its_study_ran_here() {
+    let tmp = tempfile::tempdir().unwrap();
+    let reports = tmp.path().join("reports");
+    let reference = tmp.path().join("reference.toml");
+    fs::write(
+        &reference,
+        STEP_TIME.replace("crash-step-time", "reference-sweep"),
+    )
+    .unwrap();
+    let here = run_to_dir(&reference, &reports);
+    let claim = tmp.path().join("claim.toml");
+    fs::write(
+        &claim,
+        format!(
+            "{}\n[analysis]\nfluctuates_more_than = \"reference-sweep-cpu\"\n",
+            STEP_TIME.replace("crash-step-time", "claiming-sweep")
+        ),
+    )
+    .unwrap();
+    let run = run_to_dir(&claim, &reports);
+    let report = fs::read_to_string(run.join("report.md")).unwrap();
+    let here_id = here.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        report.contains(&format!("reference-sweep (run {here_id}, this machine)")),
+        "{report}"
+    );
+    assert!(!report.contains("no complete run of"), "{report}");
+}

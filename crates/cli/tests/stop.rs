@@ -167,3 +167,27 @@ fn sigterm_stops_a_silent_long_unit_at_once() {
         RunStatus::Interrupted
     );
 }
+
+/// A build whose fast paths differ from the ones a run recorded times another step: it may not
+/// continue that run, and the run is left as it was.
+#[test]
+fn a_build_with_other_fast_paths_may_not_resume_a_run() {
+    let scratch = tempfile::tempdir().unwrap();
+    let config = scratch.path().join("sweep.toml");
+    fs::write(&config, STEP_TIME).unwrap();
+    let out = scratch.path().join("reports");
+    let dir = common::run_to_dir(&config, &out);
+    let meta = fs::read_to_string(dir.join("meta.json")).unwrap();
+    let other = meta.replace("\"complete\"", "\"interrupted\"").replace(
+        "\"fast_paths\": \"",
+        "\"fast_paths\": \"an older build's paths; ",
+    );
+    assert!(other.contains("an older build's paths"), "{meta}");
+    fs::write(dir.join("meta.json"), &other).unwrap();
+    let refused = batchlab(&config, &out, &["--resume"]).output().unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("other fast paths"), "{stderr}");
+    assert_eq!(fs::read_to_string(dir.join("meta.json")).unwrap(), other);
+    assert_eq!(status(&dir), RunStatus::Interrupted);
+}

@@ -33,8 +33,9 @@ use std::time::{Duration, Instant};
 /// kernel adds in its stores, and every race run for up to 150 ms where it ran for 30,
 /// 2026-11-29. 7: the packed kernel's two orders raced as two kernels, 2026-11-29. 8: the direct
 /// convolution's rows padded off an even number of cache lines, which made its products over
-/// a power-of-two number of pixels faster, 2026-11-29.)
-pub const GENERATION: u32 = 8;
+/// a power-of-two number of pixels faster, 2026-11-29. 9: a dense layer's forward over a short
+/// batch raced on a kernel that streams the weights, 2026-12-01.)
+pub const GENERATION: u32 = 9;
 
 /// An operation's shape at one site: the start of its line.
 pub(crate) trait Key {

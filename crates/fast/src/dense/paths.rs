@@ -45,7 +45,7 @@ enum Kernel {
     Flex,
     /// flex's, on each thread's share of the inner dimension, the shares added.
     Split,
-    /// batchlab's short-batch kernel (`outer`): the gradients only.
+    /// batchlab's short-batch kernels (`outer`): over a short batch only.
     Short,
 }
 
@@ -110,6 +110,11 @@ impl Site {
             Site::Forward if shares(k) > 1 => kernels.push(Kernel::Split),
             Site::Forward => {}
             Site::WeightGrad | Site::InputGrad => kernels.push(Kernel::Short),
+        }
+        // The forward's streaming kernel over a short batch: past it, the sums held in
+        // registers (the others) read the weights often enough.
+        if self == Site::Forward && self.batch(shape) <= SHORT_BATCH {
+            kernels.push(Kernel::Short);
         }
         kernels
     }
@@ -220,7 +225,9 @@ fn unfinished(kernel: Kernel, a: Operand, b: Operand) -> FlexTensor {
                 (true, false) => outer::xt_d(slice(a.values), slice(b.values), k, m, n),
                 // d · wᵀ, d `[m, k]`, w `[n, k]`.
                 (false, true) => outer::d_wt(slice(a.values), slice(b.values), m, n, k),
-                _ => unreachable!("the short-batch kernel computes only the gradients"),
+                // x · w, x `[m, k]`, w `[k, n]`.
+                (false, false) => outer::x_w(slice(a.values), slice(b.values), m, k, n),
+                (true, true) => unreachable!("no site's product has both sides transposed"),
             };
             FlexTensor::from_data(TensorData::new(values, [m, n]))
         }

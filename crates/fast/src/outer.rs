@@ -373,18 +373,27 @@ mod tests {
         );
     }
 
+    /// Every value of a `[rows, cols]` result against its exact sum.
+    fn check(out: &[f32], [rows, cols]: [usize; 2], exact: impl Fn(usize, usize) -> f64) {
+        assert_eq!(out.len(), rows * cols);
+        for i in 0..rows {
+            for j in 0..cols {
+                close(out[i * cols + j], exact(i, j), (i, j));
+            }
+        }
+    }
+
     #[test]
     fn the_weight_gradient_sums_over_the_short_dimension() {
         // Rows that leave a partial block of rows, columns a partial panel.
         let (m, k, n) = (5, 29, 70);
         let (x, d) = (wave(m * k, 0.37), wave(m * n, 0.11));
         let out = super::xt_d(&x, &d, m, k, n);
-        for i in 0..k {
-            for j in 0..n {
-                let exact = (0..m).map(|b| x[b * k + i] as f64 * d[b * n + j] as f64);
-                close(out[i * n + j], exact.sum(), (i, j));
-            }
-        }
+        check(&out, [k, n], |i, j| {
+            (0..m)
+                .map(|b| x[b * k + i] as f64 * d[b * n + j] as f64)
+                .sum()
+        });
     }
 
     #[test]
@@ -397,12 +406,11 @@ mod tests {
         ] {
             let (x, w) = (wave(m * k, 0.37), wave(k * n, 0.11));
             let out = super::x_w(&x, &w, m, k, n);
-            for b in 0..m {
-                for j in 0..n {
-                    let exact = (0..k).map(|s| x[b * k + s] as f64 * w[s * n + j] as f64);
-                    close(out[b * n + j], exact.sum(), (b, j));
-                }
-            }
+            check(&out, [m, n], |b, j| {
+                (0..k)
+                    .map(|s| x[b * k + s] as f64 * w[s * n + j] as f64)
+                    .sum()
+            });
         }
     }
 
@@ -411,11 +419,10 @@ mod tests {
         let (m, k, n) = (5, 29, 70);
         let (d, w) = (wave(m * n, 0.23), wave(k * n, 0.07));
         let out = super::d_wt(&d, &w, m, k, n);
-        for b in 0..m {
-            for i in 0..k {
-                let exact = (0..n).map(|o| d[b * n + o] as f64 * w[i * n + o] as f64);
-                close(out[b * k + i], exact.sum(), (b, i));
-            }
-        }
+        check(&out, [m, k], |b, i| {
+            (0..n)
+                .map(|o| d[b * n + o] as f64 * w[i * n + o] as f64)
+                .sum()
+        });
     }
 }

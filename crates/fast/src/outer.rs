@@ -54,13 +54,7 @@ pub(crate) fn d_wt(d: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f3
     // Each task computes a span of the result's columns (rows of `w`) into a buffer of its own,
     // `[span, padded]`, and writes it transposed into its part of every row of the result.
     let mut out = zeros(m * k);
-    let mut tasks: Vec<Vec<&mut [f32]>> = (0..k.div_ceil(SPAN)).map(|_| Vec::new()).collect();
-    for row in out.chunks_mut(k) {
-        for (task, part) in tasks.iter_mut().zip(row.chunks_mut(SPAN)) {
-            task.push(part);
-        }
-    }
-    tasks
+    column_spans(&mut out, k, SPAN)
         .into_par_iter()
         .enumerate()
         .for_each(|(task, mut parts)| {
@@ -75,6 +69,18 @@ pub(crate) fn d_wt(d: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f3
             }
         });
     out
+}
+
+/// The rows of `out` (each `cols` long) cut into spans of `span` columns, gathered span by
+/// span: each span's part of every row, for the task that computes those columns.
+fn column_spans(out: &mut [f32], cols: usize, span: usize) -> Vec<Vec<&mut [f32]>> {
+    let mut spans: Vec<Vec<&mut [f32]>> = (0..cols.div_ceil(span)).map(|_| Vec::new()).collect();
+    for row in out.chunks_mut(cols.max(1)) {
+        for (parts, part) in spans.iter_mut().zip(row.chunks_mut(span)) {
+            parts.push(part);
+        }
+    }
+    spans
 }
 
 /// Columns of the result one task of [`x_w`] adds up: 1 KiB of each of `w`'s rows, so that a
@@ -93,12 +99,7 @@ const DEPTH: usize = 8;
 /// column of `w` down its rows, a page apart, which the prefetchers do not follow.
 pub(crate) fn x_w(x: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
     let mut out = zeros(m * n);
-    let mut tasks: Vec<Vec<&mut [f32]>> = (0..n.div_ceil(COLUMNS)).map(|_| Vec::new()).collect();
-    for row in out.chunks_mut(n.max(1)) {
-        for (task, part) in tasks.iter_mut().zip(row.chunks_mut(COLUMNS)) {
-            task.push(part);
-        }
-    }
+    let tasks = column_spans(&mut out, n, COLUMNS);
     tasks.into_par_iter().enumerate().for_each(|(task, parts)| {
         let first = task * COLUMNS;
         vectorized(Streamed {

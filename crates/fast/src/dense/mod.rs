@@ -2,7 +2,7 @@
 //! (docs/ARCHITECTURE.md, "Fast paths"): at every batch, each of its three products, forward
 //! and backward, runs on the kernel this machine measured fastest for its shape (`paths`:
 //! batchlab's packed kernel, flex's, flex's with the inner dimension shared out among the
-//! threads, or for the gradients batchlab's short-batch kernel), the bias, the ReLU and its
+//! threads, or batchlab's short-batch kernels), the bias, the ReLU and its
 //! mask in passes around them. On `Autodiff<LibTorch>` it is libtorch's own ops in PyTorch's
 //! order (`libtorch`). Other backends, inference and the switch off take burn's
 //! `linear.forward(x)` (and `relu`).

@@ -7,7 +7,8 @@
 //! its two orders (`crate::packed`, which reads the transposed operands straight from the
 //! row-major tensors),
 //! flex's (gemm, through burn's `matmul`), flex's with the inner dimension shared out among the
-//! threads, and for the two gradients batchlab's short-batch kernel (`crate::outer`). Without a
+//! threads, and batchlab's short-batch kernels (`crate::outer`: for the two gradients, and for
+//! the forward over a short batch one that streams the weights). Without a
 //! machine's file, the batch's fixed thresholds ([`Site::default`], measured on one Zen 3 before
 //! the products were raced) pick.
 
@@ -102,19 +103,23 @@ impl Site {
     /// quickstart sweep's 192 dense races on a Zen 5 and lengthened the sweep's first run by a
     /// tenth (docs/bench/20261129-1158-amd-epyc-f26-m2-quickstart-races.log).
     fn kernels(self, shape @ [_, k, _]: [usize; 3]) -> Vec<Kernel> {
+        let short = self.batch(shape) <= SHORT_BATCH;
         let mut kernels = vec![Kernel::Packed(Order::Strips), Kernel::Flex];
-        if self.batch(shape) > SHORT_BATCH {
+        if !short {
             kernels.push(Kernel::Packed(Order::Panels));
         }
         match self {
-            Site::Forward if shares(k) > 1 => kernels.push(Kernel::Split),
-            Site::Forward => {}
+            Site::Forward => {
+                if shares(k) > 1 {
+                    kernels.push(Kernel::Split);
+                }
+                // The streaming kernel over a short batch only: past it, the sums held in
+                // registers (the others) read the weights often enough.
+                if short {
+                    kernels.push(Kernel::Short);
+                }
+            }
             Site::WeightGrad | Site::InputGrad => kernels.push(Kernel::Short),
-        }
-        // The forward's streaming kernel over a short batch: past it, the sums held in
-        // registers (the others) read the weights often enough.
-        if self == Site::Forward && self.batch(shape) <= SHORT_BATCH {
-            kernels.push(Kernel::Short);
         }
         kernels
     }

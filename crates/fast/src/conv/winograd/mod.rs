@@ -20,9 +20,9 @@ use burn::{
 };
 
 mod fused;
-mod lanes;
 mod passes;
 pub(super) mod positions;
+mod transpose;
 mod vectors;
 mod weights;
 

@@ -1,18 +1,18 @@
 //! The passes around Winograd's 36 matrix products: the input and output transforms and the
-//! output's adjoint (the kernels': `weights`), each parallel and `L` channels at a time (docs/ARCHITECTURE.md, "Fast paths").
+//! output's adjoint (the kernels': `weights`), each parallel and a vector of channels at a time (docs/ARCHITECTURE.md, "Fast paths").
 
 use rayon::prelude::*;
 
 use super::{
-    lanes::{load, store, Lanes, L},
+    transpose,
     vectors::{a, at, bt, lanes, put, vector},
     Grid, POSITIONS,
 };
 use crate::buffer::{keep, scratch};
 use crate::simd::{vectorized, Simd, WithSimd};
 
-/// `x` (`[m, C, H, W]`) as `[m, H, W, C]`, so that `L` channels of a pixel are `L` consecutive
-/// elements; parallel over image rows, into a kept buffer (`buffer::scratch`: every element is
+/// `x` (`[m, C, H, W]`) as `[m, H, W, C]`, so that a vector of channels of a pixel is
+/// consecutive elements; parallel over image rows (`transpose`), into a kept buffer (`buffer::scratch`: every element is
 /// written) that the caller gives back.
 pub(super) fn channels_last(x: &[f32], channels: usize, height: usize, width: usize) -> Vec<f32> {
     let plane = height * width;
@@ -21,25 +21,8 @@ pub(super) fn channels_last(x: &[f32], channels: usize, height: usize, width: us
         .enumerate()
         .for_each(|(row, out)| {
             let (n, h) = (row / height, row % height);
-            let at = |c: usize| (n * channels + c) * plane + h * width;
-            for c0 in (0..channels).step_by(L) {
-                let lanes = L.min(channels - c0);
-                let mut w0 = 0;
-                // Blocks of L channels x L pixels, transposed in registers.
-                while lanes == L && w0 + L <= width {
-                    let block: [Lanes; L] = std::array::from_fn(|l| load(&x[at(c0 + l) + w0..], L));
-                    for p in 0..L {
-                        let pixel: Lanes = std::array::from_fn(|l| block[l][p]);
-                        store(&mut out[(w0 + p) * channels + c0..], &pixel, L);
-                    }
-                    w0 += L;
-                }
-                for w in w0..width {
-                    for l in 0..lanes {
-                        out[w * channels + c0 + l] = x[at(c0 + l) + w];
-                    }
-                }
-            }
+            let x = &x[n * channels * plane + h * width..];
+            transpose::row(x, out, channels, plane, width);
         });
     out
 }

@@ -15,7 +15,7 @@ pub(crate) fn vectorized<K: WithSimd>(kernel: K) -> K::Output {
     #[cfg(target_arch = "x86_64")]
     {
         #[cfg(feature = "avx512")]
-        if let Some(simd) = pulp::x86::V4::try_new() {
+        if let Some(simd) = avx512() {
             return Simd::vectorize(simd, kernel);
         }
         if let Some(simd) = pulp::x86::V3::try_new() {
@@ -23,6 +23,15 @@ pub(crate) fn vectorized<K: WithSimd>(kernel: K) -> K::Output {
         }
     }
     Simd::vectorize(pulp::Scalar, kernel)
+}
+
+/// pulp's AVX-512 token where this build has the `avx512` feature and the CPU the instructions,
+/// as [`vectorized`] decides: for a kernel whose shuffles the generic `Simd` does not offer
+/// (`conv::winograd::transpose`).
+#[cfg(all(target_arch = "x86_64", feature = "avx512"))]
+#[inline(always)]
+pub(crate) fn avx512() -> Option<pulp::x86::V4> {
+    pulp::x86::V4::try_new()
 }
 
 /// `S::F32_LANES` values from the start of `from` as one vector (an unaligned load).

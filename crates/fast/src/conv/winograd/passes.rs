@@ -1,5 +1,6 @@
 //! The passes around Winograd's 36 matrix products: the input and output transforms and the
-//! output's adjoint (the kernels': `weights`), each parallel and a vector of channels at a time (docs/ARCHITECTURE.md, "Fast paths").
+//! output's adjoint (the kernels': `weights`), each parallel and a vector of channels at a time
+//! (docs/ARCHITECTURE.md, "Fast paths").
 
 use rayon::prelude::*;
 
@@ -12,8 +13,8 @@ use crate::buffer::{keep, scratch};
 use crate::simd::{vectorized, Simd, WithSimd};
 
 /// `x` (`[m, C, H, W]`) as `[m, H, W, C]`, so that a vector of channels of a pixel is
-/// consecutive elements; parallel over image rows (`transpose`), into a kept buffer (`buffer::scratch`: every element is
-/// written) that the caller gives back.
+/// consecutive elements; parallel over image rows (`transpose`), into a kept buffer
+/// (`buffer::scratch`: every element is written) that the caller gives back.
 pub(super) fn channels_last(x: &[f32], channels: usize, height: usize, width: usize) -> Vec<f32> {
     let plane = height * width;
     let mut out = scratch(x.len());

@@ -17,7 +17,7 @@ pub(super) fn row(x: &[f32], out: &mut [f32], channels: usize, plane: usize, wid
         width,
     };
     #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
-    if let Some(v4) = pulp::x86::V4::try_new() {
+    if let Some(v4) = crate::simd::avx512() {
         return pulp::Simd::vectorize(v4, wide::Blocks { v4, row });
     }
     row.blocks_of_8()
@@ -164,13 +164,21 @@ mod wide {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn every_value_lands_at_its_pixel_and_channel() {
+    use super::Row;
+
+    /// Every value of one row at its pixel and channel, by `copy` (each way of copying a row).
+    fn check(copy: impl Fn(Row)) {
         // Whole blocks of 16 and of 8, partial blocks of channels and of pixels, one channel.
         for (channels, plane, width) in [(32, 40, 32), (17, 13, 13), (3, 20, 20), (1, 7, 7)] {
             let x: Vec<f32> = (0..channels * plane).map(|i| i as f32).collect();
             let mut out = vec![f32::NAN; width * channels];
-            super::row(&x, &mut out, channels, plane, width);
+            copy(Row {
+                x: &x,
+                out: &mut out,
+                channels,
+                plane,
+                width,
+            });
             for w in 0..width {
                 for c in 0..channels {
                     assert_eq!(
@@ -180,6 +188,17 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn every_value_lands_at_its_pixel_and_channel() {
+        check(|row| super::row(row.x, row.out, row.channels, row.plane, row.width));
+        // Each way of copying on its own, whichever `row` takes on this machine.
+        check(|row| row.blocks_of_8());
+        #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
+        if let Some(v4) = crate::simd::avx512() {
+            check(|row| pulp::Simd::vectorize(v4, super::wide::Blocks { v4, row }));
         }
     }
 }

@@ -34,8 +34,10 @@ use std::time::{Duration, Instant};
 /// 2026-11-29. 7: the packed kernel's two orders raced as two kernels, 2026-11-29. 8: the direct
 /// convolution's rows padded off an even number of cache lines, which made its products over
 /// a power-of-two number of pixels faster, 2026-11-29. 9: a dense layer's forward over a short
-/// batch raced on a kernel that streams the weights, 2026-12-01.)
-pub const GENERATION: u32 = 9;
+/// batch raced on a kernel that streams the weights, 2026-12-01. 10: batchlab's product kernel
+/// reads its left side without bounds checks, its products (Winograd's blocked forward and
+/// position by position, the short batch's dense backward) 1.2-1.3x faster, 2026-12-02.)
+pub const GENERATION: u32 = 10;
 
 /// An operation's shape at one site: the start of its line.
 pub(crate) trait Key {

@@ -25,15 +25,7 @@ const SPAN: usize = ROWS_WIDE * 64;
 
 /// `xᵀ · d`, `[k, n]`, of `x` (`[m, k]`) and `d` (`[m, n]`), both row-major.
 pub(crate) fn xt_d(x: &[f32], d: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
-    product(
-        Left {
-            values: x,
-            step: k,
-            row: 1,
-        },
-        d,
-        [m, k, n],
-    )
+    product(Left::Columns { values: x, step: k }, d, [m, k, n])
 }
 
 /// `d · wᵀ`, `[m, k]`, of `d` (`[m, n]`) and `w` (`[k, n]`), both row-major: computed as
@@ -46,11 +38,7 @@ pub(crate) fn d_wt(d: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f3
             dt[o * padded + b] = value;
         }
     }
-    let left = Left {
-        values: w,
-        step: 1,
-        row: n,
-    };
+    let left = Left::Rows { values: w, row: n };
     // Each task computes a span of the result's columns (rows of `w`) into a buffer of its own,
     // `[span, padded]`, and writes it transposed into its part of every row of the result.
     let mut out = zeros(m * k);
@@ -183,21 +171,38 @@ impl WithSimd for Lanes {
     }
 }
 
-/// The left side of a product: its element at inner index `s` and row `r` is
-/// `values[s * step + r * row]`.
+/// The left side of a product, `rows x inner`, in either layout its callers hold: the layout
+/// decides how [`panel`] reads it.
 #[derive(Clone, Copy)]
-pub(crate) struct Left<'a> {
-    pub values: &'a [f32],
-    pub step: usize,
-    pub row: usize,
+pub(crate) enum Left<'a> {
+    /// Row by row: the value at row `r`, inner index `s` is `values[r * row + s]` (Winograd's
+    /// transformed tiles, `[tiles, C]`; a dense layer's weights).
+    Rows { values: &'a [f32], row: usize },
+    /// Inner index by inner index: the value at row `r`, inner index `s` is `values[s * step +
+    /// r]` (the weight gradients' `xᵀ`).
+    Columns { values: &'a [f32], step: usize },
 }
 
 impl Left<'_> {
     /// The same left side without its first `first` rows.
     fn skip_rows(self, first: usize) -> Self {
-        Left {
-            values: &self.values[first * self.row..],
-            ..self
+        match self {
+            Left::Rows { values, row } => Left::Rows {
+                values: &values[first * row..],
+                row,
+            },
+            Left::Columns { values, step } => Left::Columns {
+                values: &values[first..],
+                step,
+            },
+        }
+    }
+
+    /// The value at row `r`, inner index `s`.
+    fn at(&self, r: usize, s: usize) -> f32 {
+        match *self {
+            Left::Rows { values, row } => values[r * row + s],
+            Left::Columns { values, step } => values[s * step + r],
         }
     }
 }
@@ -322,10 +327,7 @@ impl Rows<'_> {
             for r in r0..r0 + count {
                 for (j, o) in out[r * cols..][whole..cols].iter_mut().enumerate() {
                     *o = (0..inner)
-                        .map(|s| {
-                            left.values[s * left.step + r * left.row]
-                                * right.at(s, whole + j, width)
-                        })
+                        .map(|s| left.at(r, s) * right.at(s, whole + j, width))
                         .sum();
                 }
             }
@@ -333,7 +335,13 @@ impl Rows<'_> {
     }
 }
 
-/// Rows `r0..r0 + R` and columns `col..col + 2 vectors` of a [`product`].
+/// Rows `r0..r0 + R` and columns `col..col + 2 vectors` of a [`product`]: per inner index, one
+/// pair of the right side's vectors against `R` broadcasts of the left side's values. The left
+/// side is read through slices whose lengths the loop's bounds imply (one of `R` values per
+/// inner index, or `R` rows `inner` long), so that no broadcast carries a bounds check: with one
+/// each, the loop ran a compare and a branch per row beside its two multiply-adds, the rows'
+/// bounds kept on the stack, and its products ran at 0.75-0.85x their speed now
+/// (docs/flex-performance.md).
 #[inline(always)]
 fn panel<S: Simd, const R: usize>(
     simd: S,
@@ -346,16 +354,38 @@ fn panel<S: Simd, const R: usize>(
     let lanes = S::F32_LANES;
     let zero = simd.splat_f32s(0.0);
     let mut sums = [[zero; 2]; R];
-    let base = r0 * left.row;
     let first = col / (2 * lanes) * right.panel;
-    for s in 0..inner {
+    let pair = |s: usize| {
         let pair = &right.values[first + s * right.step..][..2 * lanes];
-        let (low, high) = (load::<S>(&pair[..lanes]), load::<S>(&pair[lanes..]));
-        let at = base + s * left.step;
-        for (r, sum) in sums.iter_mut().enumerate() {
-            let value = simd.splat_f32s(left.values[at + r * left.row]);
-            sum[0] = simd.mul_add_f32s(value, low, sum[0]);
-            sum[1] = simd.mul_add_f32s(value, high, sum[1]);
+        (load::<S>(&pair[..lanes]), load::<S>(&pair[lanes..]))
+    };
+    // One row's two sums plus its left value times the pair.
+    let add = |sum: &mut [S::f32s; 2], value: f32, (low, high): (S::f32s, S::f32s)| {
+        let value = simd.splat_f32s(value);
+        sum[0] = simd.mul_add_f32s(value, low, sum[0]);
+        sum[1] = simd.mul_add_f32s(value, high, sum[1]);
+    };
+    match left {
+        Left::Columns { values, step } => {
+            let values = &values[r0..];
+            for s in 0..inner {
+                let pair = pair(s);
+                let at: &[f32; R] = values[s * step..][..R]
+                    .try_into()
+                    .expect("a slice of R values");
+                for (sum, &value) in sums.iter_mut().zip(at) {
+                    add(sum, value, pair);
+                }
+            }
+        }
+        Left::Rows { values, row } => {
+            let rows: [&[f32]; R] = std::array::from_fn(|r| &values[(r0 + r) * row..][..inner]);
+            for s in 0..inner {
+                let pair = pair(s);
+                for (sum, row) in sums.iter_mut().zip(&rows) {
+                    add(sum, row[s], pair);
+                }
+            }
         }
     }
     sums

@@ -87,11 +87,7 @@ pub(in crate::conv) fn conv3x3(
                 .zip(m.chunks_mut(tiles * padded))
                 .enumerate()
             {
-                let left = Left {
-                    values: a,
-                    step: 1,
-                    row: c,
-                };
+                let left = Left::Rows { values: a, row: c };
                 let right = Right {
                     values: &panels[pos * c * width..],
                     step: width,

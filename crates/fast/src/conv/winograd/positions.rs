@@ -43,9 +43,8 @@ pub(in crate::conv) fn conv3x3(
             let mut u = scratch(POSITIONS * c * width);
             kernel_panel(&wt, [k, c, width], panel, &mut u);
             for (pos, out) in out.chunks_mut(tiles * width).enumerate() {
-                let left = Left {
+                let left = Left::Rows {
                     values: &v[pos * tiles * c..],
-                    step: 1,
                     row: c,
                 };
                 let right = Right {
@@ -96,10 +95,9 @@ pub(in crate::conv) fn weight_grad3x3(x: &[f32], g: Geometry, dy: &[f32], k: usi
             let rows = dw.len() / (c * 9);
             let mut du = scratch(POSITIONS * rows * c);
             for (pos, out) in du.chunks_mut(rows * c).enumerate() {
-                let left = Left {
+                let left = Left::Columns {
                     values: &dm[pos * tiles * k + group * GRADIENT_ROWS..],
                     step: k,
-                    row: 1,
                 };
                 let right = Right {
                     values: &v[pos * tiles * c..],

@@ -35,9 +35,11 @@ run-parallel experiment shards=`nproc` *ARGS:
         {{batchlab}} run "{{trim_start_match(experiment, "experiment=")}}" --shard "$i/{{shards}}" --set backend.threads=1 {{ARGS}} & pids+=($!); \
     done; status=0; for p in "${pids[@]}"; do wait "$p" || status=1; done; exit $status
 
-# The whole test suite (what CI runs).
+# The whole test suite (what CI runs). Its runs race their paths in a directory of their own,
+# not this machine's (`BATCHLAB_CACHE_DIR`): choices timed while the suite loads every core
+# would be kept for the real runs after it.
 test:
-    cargo test --release --workspace
+    BATCHLAB_CACHE_DIR="$(mktemp -d)" cargo test --release --workspace
 
 # Training-step benchmarks on every backend built in (interleaved), the sweep harness's overhead,
 # the data loader and an epoch's split. `just bench-tch` runs them with LibTorch beside flex.

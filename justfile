@@ -39,7 +39,7 @@ run-parallel experiment shards=`nproc` *ARGS:
 # not this machine's (`BATCHLAB_CACHE_DIR`): choices timed while the suite loads every core
 # would be kept for the real runs after it.
 test:
-    BATCHLAB_CACHE_DIR="$(mktemp -d)" cargo test --release --workspace
+    cache="$(mktemp -d)"; trap 'rm -rf "$cache"' EXIT; BATCHLAB_CACHE_DIR="$cache" cargo test --release --workspace
 
 # Training-step benchmarks on every backend built in (interleaved), the sweep harness's overhead,
 # the data loader and an epoch's split. `just bench-tch` runs them with LibTorch beside flex.

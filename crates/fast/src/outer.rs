@@ -340,7 +340,7 @@ impl Rows<'_> {
 /// side is read through slices whose lengths the loop's bounds imply (one of `R` values per
 /// inner index, or `R` rows `inner` long), so that no broadcast carries a bounds check: with one
 /// each, the loop ran a compare and a branch per row beside its two multiply-adds, the rows'
-/// bounds kept on the stack, and its products ran at 0.75-0.85x their speed now
+/// bounds kept on the stack, and its products ran at 0.74-0.83x their speed now
 /// (docs/flex-performance.md).
 #[inline(always)]
 fn panel<S: Simd, const R: usize>(

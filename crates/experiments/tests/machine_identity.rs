@@ -27,7 +27,7 @@ fn the_words_each_backend_records_are_known_fast_paths() {
             "conv-direct-slices-v1",
             "conv-narrow-measured-v1",
             "conv-relu-v1",
-            "dense-measured-v2",
+            "dense-measured-v3",
             "maxpool-2x2-v1",
             "optimizers-v1",
             "winograd-blocked-forward-v1",

@@ -36,7 +36,10 @@ use std::time::{Duration, Instant};
 /// a power-of-two number of pixels faster, 2026-11-29. 9: a dense layer's forward over a short
 /// batch raced on a kernel that streams the weights, 2026-12-01. 10: batchlab's product kernel
 /// reads its left side without bounds checks, its products (Winograd's blocked forward and
-/// position by position, the short batch's dense backward) 1.20-1.35x faster, 2026-12-02.)
+/// position by position, the short batch's dense backward) 1.20-1.35x faster, 2026-12-02. The
+/// dense layers' sixth kernel, the narrow one, later on 2026-12-02, needed no new file: a line
+/// without a time for every path is no choice, so every dense line of a file before it is raced
+/// again and the convolutions' choices stay.)
 pub const GENERATION: u32 = 10;
 
 /// An operation's shape at one site: the start of its line.

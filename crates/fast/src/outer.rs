@@ -237,7 +237,7 @@ impl Right<'_> {
 /// `out = left · right` on this thread, `out` being `[rows, cols]`: a block's share of a larger
 /// computation (Winograd's products, `conv::winograd::fused`).
 pub(crate) fn product_into(left: Left, right: Right, [inner, cols]: [usize; 2], out: &mut [f32]) {
-    vectorized(Rows {
+    vectorized(Rows::<2> {
         left,
         right,
         inner,
@@ -248,20 +248,42 @@ pub(crate) fn product_into(left: Left, right: Right, [inner, cols]: [usize; 2], 
 
 /// `out[r][c] = Σ_s left(s, r) · right[s][c]`: `[rows, cols]` from `right` (`[inner, cols]`,
 /// row-major), parallel over blocks of rows.
-fn product(left: Left, right: &[f32], [inner, rows, cols]: [usize; 3]) -> Vec<f32> {
+fn product(left: Left, right: &[f32], dims: [usize; 3]) -> Vec<f32> {
+    blocks::<2>(left, right, dims)
+}
+
+/// [`product`] of a right side whose `cols` are whole vectors (a copy padded with zeros), with
+/// one vector of sums per row where `cols` is one vector's width (16 with AVX-512), else two: a
+/// network's head of ten classes then multiplies 6 padding columns per row where two vectors
+/// would multiply 22 (`dense::narrow`).
+pub(crate) fn padded(left: Left, right: &[f32], dims @ [_, _, cols]: [usize; 3]) -> Vec<f32> {
+    match cols == width() / 2 {
+        true => blocks::<1>(left, right, dims),
+        false => blocks::<2>(left, right, dims),
+    }
+}
+
+/// [`product`] with `V` vectors of sums per row.
+fn blocks<const V: usize>(left: Left, right: &[f32], [inner, rows, cols]: [usize; 3]) -> Vec<f32> {
     let right = Right::rows(right, cols);
     let mut out = zeros(rows * cols);
     // A multiple of both kernels' rows.
     out.par_chunks_mut(ROWS_WIDE * cols)
         .enumerate()
         .for_each(|(block, out)| {
-            product_into(left.skip_rows(block * ROWS_WIDE), right, [inner, cols], out)
+            vectorized(Rows::<V> {
+                left: left.skip_rows(block * ROWS_WIDE),
+                right,
+                inner,
+                cols,
+                out,
+            })
         });
     out
 }
 
-/// The rows of a product, as many as `out` holds.
-struct Rows<'a> {
+/// The rows of a product, as many as `out` holds, `V` vectors of columns at a time.
+struct Rows<'a, const V: usize> {
     left: Left<'a>,
     right: Right<'a>,
     inner: usize,
@@ -269,7 +291,7 @@ struct Rows<'a> {
     out: &'a mut [f32],
 }
 
-impl WithSimd for Rows<'_> {
+impl<const V: usize> WithSimd for Rows<'_, V> {
     type Output = ();
 
     #[inline(always)]
@@ -282,7 +304,7 @@ impl WithSimd for Rows<'_> {
     }
 }
 
-impl Rows<'_> {
+impl<const V: usize> Rows<'_, V> {
     #[inline(always)]
     fn run<S: Simd, const R: usize>(self, simd: S) {
         let Rows {
@@ -292,18 +314,19 @@ impl Rows<'_> {
             cols,
             out,
         } = self;
-        let (lanes, width) = (S::F32_LANES, 2 * S::F32_LANES);
+        let (lanes, width) = (S::F32_LANES, V * S::F32_LANES);
         let rows = out.len() / cols.max(1);
         let whole = cols / width * width;
-        let write = |out: &mut [f32], [low, high]: [S::f32s; 2]| {
-            out[..lanes].copy_from_slice(bytemuck::cast_slice(&[low]));
-            out[lanes..width].copy_from_slice(bytemuck::cast_slice(&[high]));
+        let write = |out: &mut [f32], sums: [S::f32s; V]| {
+            for (out, sum) in out[..width].chunks_exact_mut(lanes).zip(sums) {
+                out.copy_from_slice(bytemuck::cast_slice(&[sum]));
+            }
         };
         for r0 in (0..rows).step_by(R) {
             let count = R.min(rows - r0);
             for col in (0..whole).step_by(width) {
                 if count == R {
-                    let sums = panel::<S, R>(simd, left, right, inner, r0, col);
+                    let sums = panel::<S, R, V>(simd, left, right, inner, r0, col);
                     for (r, sum) in sums.into_iter().enumerate() {
                         write(&mut out[(r0 + r) * cols + col..], sum);
                     }
@@ -311,14 +334,14 @@ impl Rows<'_> {
                     // A partial block: four rows at a time, then one.
                     let mut r = r0;
                     while r + 4 <= r0 + count {
-                        let sums = panel::<S, 4>(simd, left, right, inner, r, col);
+                        let sums = panel::<S, 4, V>(simd, left, right, inner, r, col);
                         for (i, sum) in sums.into_iter().enumerate() {
                             write(&mut out[(r + i) * cols + col..], sum);
                         }
                         r += 4;
                     }
                     for r in r..r0 + count {
-                        let [sum] = panel::<S, 1>(simd, left, right, inner, r, col);
+                        let [sum] = panel::<S, 1, V>(simd, left, right, inner, r, col);
                         write(&mut out[r * cols + col..], sum);
                     }
                 }
@@ -327,7 +350,7 @@ impl Rows<'_> {
             for r in r0..r0 + count {
                 for (j, o) in out[r * cols..][whole..cols].iter_mut().enumerate() {
                     *o = (0..inner)
-                        .map(|s| left.at(r, s) * right.at(s, whole + j, width))
+                        .map(|s| left.at(r, s) * right.at(s, whole + j, 2 * lanes))
                         .sum();
                 }
             }
@@ -335,35 +358,38 @@ impl Rows<'_> {
     }
 }
 
-/// Rows `r0..r0 + R` and columns `col..col + 2 vectors` of a [`product`]: per inner index, one
-/// pair of the right side's vectors against `R` broadcasts of the left side's values. The left
+/// Rows `r0..r0 + R` and columns `col..col + V vectors` of a [`product`]: per inner index, `V`
+/// of the right side's vectors against `R` broadcasts of the left side's values. The left
 /// side is read through slices whose lengths the loop's bounds imply (one of `R` values per
 /// inner index, or `R` rows `inner` long), so that no broadcast carries a bounds check: with one
 /// each, the loop ran a compare and a branch per row beside its two multiply-adds, the rows'
 /// bounds kept on the stack, and its products ran at 0.74-0.83x their speed now
 /// (docs/flex-performance.md).
 #[inline(always)]
-fn panel<S: Simd, const R: usize>(
+fn panel<S: Simd, const R: usize, const V: usize>(
     simd: S,
     left: Left,
     right: Right,
     inner: usize,
     r0: usize,
     col: usize,
-) -> [[S::f32s; 2]; R] {
+) -> [[S::f32s; V]; R] {
     let lanes = S::F32_LANES;
     let zero = simd.splat_f32s(0.0);
-    let mut sums = [[zero; 2]; R];
-    let first = col / (2 * lanes) * right.panel;
-    let pair = |s: usize| {
-        let pair = &right.values[first + s * right.step..][..2 * lanes];
-        (load::<S>(&pair[..lanes]), load::<S>(&pair[lanes..]))
+    let mut sums = [[zero; V]; R];
+    // Where in its panel (two vectors wide) the block's columns start: one vector in, for the
+    // second block of one-vector blocks.
+    let first = col / (2 * lanes) * right.panel + col % (2 * lanes);
+    let pair = |s: usize| -> [S::f32s; V] {
+        let pair = &right.values[first + s * right.step..][..V * lanes];
+        std::array::from_fn(|v| load::<S>(&pair[v * lanes..]))
     };
-    // One row's two sums plus its left value times the pair.
-    let add = |sum: &mut [S::f32s; 2], value: f32, (low, high): (S::f32s, S::f32s)| {
+    // One row's sums plus its left value times the vectors.
+    let add = |sum: &mut [S::f32s; V], value: f32, vectors: [S::f32s; V]| {
         let value = simd.splat_f32s(value);
-        sum[0] = simd.mul_add_f32s(value, low, sum[0]);
-        sum[1] = simd.mul_add_f32s(value, high, sum[1]);
+        for (sum, vector) in sum.iter_mut().zip(vectors) {
+            *sum = simd.mul_add_f32s(value, vector, *sum);
+        }
     };
     match left {
         Left::Columns { values, step } => {
@@ -442,6 +468,30 @@ mod tests {
                     .map(|s| x[b * k + s] as f64 * w[s * n + j] as f64)
                     .sum()
             });
+        }
+    }
+
+    #[test]
+    fn a_padded_right_side_takes_one_vector_per_row_or_two() {
+        // One vector's width of columns, then two, over rows that leave partial blocks, the
+        // left side in both layouts.
+        let (m, k) = (29, 37);
+        for cols in [super::width() / 2, super::width()] {
+            let (a, right) = (wave(m * k, 0.37), wave(k * cols, 0.11));
+            let sum = |at: &dyn Fn(usize) -> f32, j: usize| -> f64 {
+                (0..k)
+                    .map(|s| at(s) as f64 * right[s * cols + j] as f64)
+                    .sum()
+            };
+            let rows = super::Left::Rows { values: &a, row: k };
+            let out = super::padded(rows, &right, [k, m, cols]);
+            check(&out, [m, cols], |i, j| sum(&|s| a[i * k + s], j));
+            let columns = super::Left::Columns {
+                values: &a,
+                step: m,
+            };
+            let out = super::padded(columns, &right, [k, m, cols]);
+            check(&out, [m, cols], |i, j| sum(&|s| a[s * m + i], j));
         }
     }
 

@@ -17,7 +17,8 @@
 //! Winograd position by position on 2026-11-28, the dense layers of a long batch later on 2026-11-28, every batch's
 //! dense products measured that night, the packed kernel finishing the forward in its stores on
 //! 2026-11-29, the packed kernel's second order raced later that day, a network's head on the
-//! dense layers' path after it, a short batch's forward streaming the weights on 2026-12-01),
+//! dense layers' path after it, a short batch's forward streaming the weights on 2026-12-01, a
+//! head's products on a narrow kernel on 2026-12-02),
 //! so older sweeps stop predicting newer runs
 //! on purpose. A phrase not in the table stands for itself: an unknown wording never matches a
 //! known one.
@@ -97,6 +98,10 @@ pub const FAST_PATHS: &[(&str, &[&str])] = &[
     (
         "dense-measured-v2",
         &["dense layers' three products (with their ReLU, or a network's head) at every batch on the kernel this machine measured fastest (batchlab's packed kernel in either of its orders or its short-batch kernels, the forward's streaming the weights, flex's, or flex's with the inner dimension shared out), with the bias and ReLU in the packed kernel's stores"],
+    ),
+    (
+        "dense-measured-v3",
+        &["dense layers' three products (with their ReLU, or a network's head) at every batch on the kernel this machine measured fastest (batchlab's packed kernel in either of its orders, its short-batch kernels, the forward's streaming the weights, or its narrow one for few columns or a short inner dimension, flex's, or flex's with the inner dimension shared out), with the bias and ReLU in the packed kernel's stores"],
     ),
     (
         "dense-thresholds-v1",

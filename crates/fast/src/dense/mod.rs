@@ -30,6 +30,7 @@ use crate::{
 
 #[cfg(feature = "tch")]
 mod libtorch;
+mod narrow;
 mod passes;
 mod paths;
 #[cfg(test)]

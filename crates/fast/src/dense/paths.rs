@@ -7,8 +7,9 @@
 //! its two orders (`crate::packed`, which reads the transposed operands straight from the
 //! row-major tensors),
 //! flex's (gemm, through burn's `matmul`), flex's with the inner dimension shared out among the
-//! threads, and batchlab's short-batch kernels (`crate::outer`: for the two gradients, and for
-//! the forward over a short batch one that streams the weights). Without a
+//! threads, batchlab's short-batch kernels (`crate::outer`: for the two gradients, and for
+//! the forward over a short batch one that streams the weights), and, for few columns or a
+//! short inner dimension (a network's head), its narrow one (`narrow`). Without a
 //! machine's file, the batch's fixed thresholds ([`Site::default`], measured on one Zen 3 before
 //! the products were raced) pick.
 
@@ -18,6 +19,7 @@ use burn::{
 };
 use rayon::prelude::*;
 
+use super::narrow;
 use super::passes::{biased, masked};
 use super::{slice, tensor};
 use crate::packed::{self, Finish, Order, Strided};
@@ -48,6 +50,9 @@ enum Kernel {
     Split,
     /// batchlab's short-batch kernels (`outer`): over a short batch only.
     Short,
+    /// batchlab's product kernel on the left side where it is (`narrow`): few columns or a
+    /// short inner dimension only.
+    Narrow,
 }
 
 impl choice::Path for Kernel {
@@ -57,6 +62,7 @@ impl choice::Path for Kernel {
         Kernel::Flex,
         Kernel::Split,
         Kernel::Short,
+        Kernel::Narrow,
     ];
 
     fn name(self) -> &'static str {
@@ -66,6 +72,7 @@ impl choice::Path for Kernel {
             Kernel::Flex => "flex",
             Kernel::Split => "split",
             Kernel::Short => "short",
+            Kernel::Narrow => "narrow",
         }
     }
 }
@@ -120,6 +127,9 @@ impl Site {
                 }
             }
             Site::WeightGrad | Site::InputGrad => kernels.push(Kernel::Short),
+        }
+        if narrow::applies(shape) {
+            kernels.push(Kernel::Narrow);
         }
         kernels
     }
@@ -191,6 +201,11 @@ fn product(kernel: Kernel, a: Operand, b: Operand, finish: Finish) -> FlexTensor
         let values = packed::product_then(a, b, finish, order);
         return FlexTensor::from_data(TensorData::new(values, dims));
     }
+    if kernel == Kernel::Narrow {
+        let (rows, cols) = (a.view().rows, b.view().cols);
+        let values = narrow::product(a.view(), b.view(), finish);
+        return FlexTensor::from_data(TensorData::new(values, [rows, cols]));
+    }
     let y = unfinished(kernel, a, b);
     match finish {
         Finish::Plain => y,
@@ -202,7 +217,9 @@ fn product(kernel: Kernel, a: Operand, b: Operand, finish: Finish) -> FlexTensor
 fn unfinished(kernel: Kernel, a: Operand, b: Operand) -> FlexTensor {
     let flex = |a: Operand, b: Operand| a.matrix().matmul(b.matrix());
     match kernel {
-        Kernel::Packed(_) => unreachable!("the packed kernel finishes its own product"),
+        Kernel::Packed(_) | Kernel::Narrow => {
+            unreachable!("a kernel that finishes its own product")
+        }
         Kernel::Flex => flex(a, b).into_primitive().tensor(),
         Kernel::Split => {
             let (a, b) = (a.matrix(), b.matrix());
@@ -306,10 +323,13 @@ mod tests {
             // partial strips and panels, over a batch longer than a short one (every site then
             // races the packed kernel in both orders), and on an inner dimension long enough to
             // share out.
+            // Then a head's ten columns over a long batch, on the narrow kernel's one vector
+            // per row with AVX-512.
             for (m, k, n) in [
                 (37, 29, 21),
                 (SHORT_BATCH + 9, 29, 21),
                 (5, 2 * MIN_SHARE + 5, 3),
+                (SHORT_BATCH + 11, 40, 10),
             ] {
                 let (x, w, d) = (matrix(m, k, 0.37), matrix(k, n, 0.11), matrix(m, n, 0.23));
                 let op = |values, transposed| Operand { values, transposed };
@@ -324,6 +344,8 @@ mod tests {
                     assert_eq!(kernels.contains(&Kernel::Split), long, "{site:?} {shape:?}");
                     let panels = kernels.contains(&Kernel::Packed(Order::Panels));
                     assert_eq!(panels, m > SHORT_BATCH, "{site:?} {shape:?}");
+                    // Every one of these shapes has a side of at most 32.
+                    assert!(kernels.contains(&Kernel::Narrow), "{site:?} {shape:?}");
                     let flex = product(Kernel::Flex, a, b, Finish::Plain);
                     let f = slice(&flex);
                     let most = f.iter().fold(0f32, |m, v| m.max(v.abs()));

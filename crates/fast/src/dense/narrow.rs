@@ -48,24 +48,32 @@ pub(super) fn product(a: Strided, b: Strided, finish: Finish) -> Vec<f32> {
             *v = b.values[s * b.row + j * b.col];
         }
     }
-    let out = outer::padded(left, &right, [k, m, padded]);
-    if padded == n && matches!(finish, Finish::Plain) {
-        return out;
-    }
-    let finished = |(j, &v): (usize, &f32)| match finish {
+    let mut out = outer::padded(left, &right, [k, m, padded]);
+    let finished = |j: usize, v: f32| match finish {
         Finish::Plain => v,
         // As the packed kernel's stores and `passes::biased` finish: a NaN stays one without
         // the ReLU.
         Finish::Bias { bias, relu: true } => (v + bias[j]).max(0.0),
         Finish::Bias { bias, relu: false } => v + bias[j],
     };
+    if padded == n {
+        // No padding to drop: finished in place, where there is anything to finish.
+        if let Finish::Bias { .. } = finish {
+            out.par_chunks_mut(n).for_each(|line| {
+                for (j, v) in line.iter_mut().enumerate() {
+                    *v = finished(j, *v);
+                }
+            });
+        }
+        return out;
+    }
     let mut values = zeros(m * n);
     values
         .par_chunks_mut(n)
         .zip(out.par_chunks(padded))
         .for_each(|(line, row)| {
-            for (v, value) in line.iter_mut().zip(row.iter().enumerate().map(finished)) {
-                *v = value;
+            for (j, (v, &value)) in line.iter_mut().zip(row).enumerate() {
+                *v = finished(j, value);
             }
         });
     values

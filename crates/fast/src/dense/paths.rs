@@ -324,12 +324,14 @@ mod tests {
             // races the packed kernel in both orders), and on an inner dimension long enough to
             // share out.
             // Then a head's ten columns over a long batch, on the narrow kernel's one vector
-            // per row with AVX-512.
+            // per row with AVX-512; and a forward twenty deep into whole vectors of columns,
+            // which the narrow kernel finishes in place.
             for (m, k, n) in [
                 (37, 29, 21),
                 (SHORT_BATCH + 9, 29, 21),
                 (5, 2 * MIN_SHARE + 5, 3),
                 (SHORT_BATCH + 11, 40, 10),
+                (SHORT_BATCH + 3, 20, 64),
             ] {
                 let (x, w, d) = (matrix(m, k, 0.37), matrix(k, n, 0.11), matrix(m, n, 0.23));
                 let op = |values, transposed| Operand { values, transposed };
@@ -344,8 +346,10 @@ mod tests {
                     assert_eq!(kernels.contains(&Kernel::Split), long, "{site:?} {shape:?}");
                     let panels = kernels.contains(&Kernel::Packed(Order::Panels));
                     assert_eq!(panels, m > SHORT_BATCH, "{site:?} {shape:?}");
-                    // Every one of these shapes has a side of at most 32.
-                    assert!(kernels.contains(&Kernel::Narrow), "{site:?} {shape:?}");
+                    // The narrow kernel where the site's product has at most 32 columns or
+                    // is that deep.
+                    let narrow = kernels.contains(&Kernel::Narrow);
+                    assert_eq!(narrow, shape[1].min(shape[2]) <= 32, "{site:?} {shape:?}");
                     let flex = product(Kernel::Flex, a, b, Finish::Plain);
                     let f = slice(&flex);
                     let most = f.iter().fold(0f32, |m, v| m.max(v.abs()));

@@ -202,9 +202,10 @@ fn product(kernel: Kernel, a: Operand, b: Operand, finish: Finish) -> FlexTensor
         return FlexTensor::from_data(TensorData::new(values, dims));
     }
     if kernel == Kernel::Narrow {
-        let (rows, cols) = (a.view().rows, b.view().cols);
-        let values = narrow::product(a.view(), b.view(), finish);
-        return FlexTensor::from_data(TensorData::new(values, [rows, cols]));
+        let (a, b) = (a.view(), b.view());
+        let dims = [a.rows, b.cols];
+        let values = narrow::product(a, b, finish);
+        return FlexTensor::from_data(TensorData::new(values, dims));
     }
     let y = unfinished(kernel, a, b);
     match finish {

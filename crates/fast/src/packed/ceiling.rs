@@ -123,13 +123,22 @@ mod tests {
     #[test]
     fn the_kernel_runs_at_most_at_the_peak_and_both_are_measured() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build();
-        let rates = pool
-            .expect("a pool of one thread")
-            .install(|| super::rates(3));
-        assert!(rates.peak > 0.0 && rates.kernel > 0.0, "{rates:?}");
-        // The kernel's loop does the peak's work plus loads: it cannot be much faster (the
-        // margin is the noise of a median of three timings each, beside other tests). A loop
+        let pool = pool.expect("a pool of one thread");
+        // Five timings of each, taking turns. Other tests share the cores, and load only ever
+        // slows a timing: the fastest peak is the least disturbed one, set against the
+        // kernel's median. A median of three peaks let one burst of load read the peak at 75
+        // GFLOP/s beside a kernel at 116 (`just test`, 2026-12-07).
+        let rates: Vec<super::Rates> = (0..5).map(|_| pool.install(|| super::rates(1))).collect();
+        assert!(
+            rates.iter().all(|r| r.peak > 0.0 && r.kernel > 0.0),
+            "{rates:?}"
+        );
+        let peak = rates.iter().map(|r| r.peak).fold(0.0, f64::max);
+        let mut kernels: Vec<f64> = rates.iter().map(|r| r.kernel).collect();
+        kernels.sort_by(f64::total_cmp);
+        let kernel = kernels[kernels.len() / 2];
+        // The kernel's loop does the peak's work plus loads: it cannot be much faster. A loop
         // the compiler cut short (sums never read) ran 1.5-2.3x the peak in scratch runs.
-        assert!(rates.kernel < 1.5 * rates.peak, "{rates:?}");
+        assert!(kernel < 1.5 * peak, "{rates:?}");
     }
 }

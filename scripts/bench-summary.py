@@ -6,7 +6,9 @@ timed steps), their median and range; then flex against the best other framework
 median of rounds among tch, PyTorch and Keras), for each flex build, and against the best of
 the frameworks alone (PyTorch and Keras: tch is batchlab itself on libtorch); where the log has
 PyTorch and Keras held to AVX2 (a CPU with AVX-512), flex's AVX2 build against the better of
-those, like for like; then tch against PyTorch. Reads only the log, so a figure in the docs can be traced to it.
+those, like for like; then tch against PyTorch; then round by round, each flex build over the
+best other and the best framework of the same round. Reads only the log, so a figure in the docs
+can be traced to it.
 Usage: scripts/bench-summary.py LOG
 """
 
@@ -36,15 +38,18 @@ def main():
     # The log's header says whether the CPU has AVX-512 (what the default flex build runs).
     avx512 = any("avx512f: yes" in line for line in lines)
     rounds = {}  # (framework, case) -> [median of each round]
+    by_round = {}  # (framework, case) -> {round: its median}
     current = None
     for line in lines:
         if line.startswith("== round"):
+            number = int(re.match(r"== round (\d+)", line).group(1))
             current = framework(line.split(":", 1)[1], avx512)
             continue
         for case in CASES:
             m = re.match(rf"{re.escape(case)}\s+(?:\S+\s+)?([0-9.]+)\s+[0-9.]+ \.\. ", line)
             if current and m:
                 rounds.setdefault((current, case), []).append(float(m.group(1)))
+                by_round.setdefault((current, case), {})[number] = float(m.group(1))
     names = sorted({f for f, _ in rounds}, key=lambda f: ("flex" not in f, f))
     print("| case | " + " | ".join(names) + " |")
     print("| --- |" + " ---: |" * len(names))
@@ -78,6 +83,20 @@ def main():
         if ("tch", case) in med and ("PyTorch", case) in med:
             print(f"{case}: tch {med['tch', case]:.1f} ms / PyTorch {med['PyTorch', case]:.1f} ms"
                   f" = {med['tch', case] / med['PyTorch', case]:.2f}x")
+    print()
+    for label, among in [("best other", others), ("best framework", frameworks)]:
+        for case in CASES:
+            for f in (f for f in names if "flex" in f and (f, case) in by_round):
+                ratios = []
+                for number, ms in sorted(by_round[f, case].items()):
+                    best = [by_round[o, case][number] for o in among
+                            if number in by_round.get((o, case), {})]
+                    if best:
+                        ratios.append(ms / min(best))
+                if ratios:
+                    print(f"{case}: {f} / {label} of the same round, round by round: "
+                          + " ".join(f"{r:.2f}" for r in ratios)
+                          + f" ({min(ratios):.2f}-{max(ratios):.2f})")
 
 
 if __name__ == "__main__":

@@ -39,8 +39,10 @@ use std::time::{Duration, Instant};
 /// position by position, the short batch's dense backward) 1.20-1.35x faster, 2026-12-02. The
 /// dense layers' sixth kernel, the narrow one, later on 2026-12-02, needed no new file: a line
 /// without a time for every path is no choice, so every dense line of a file before it is raced
-/// again and the convolutions' choices stay.)
-pub const GENERATION: u32 = 10;
+/// again and the convolutions' choices stay. 11: Winograd's copy of the kernels through register
+/// transposes (0.33 ms alone against 0.51 for 512 x 512 kernels, only on Winograd's paths) and the
+/// input gradient's flipped copy in blocks of channels, 2026-12-07.)
+pub const GENERATION: u32 = 11;
 
 /// An operation's shape at one site: the start of its line.
 pub(crate) trait Key {

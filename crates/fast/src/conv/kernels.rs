@@ -137,18 +137,31 @@ pub(super) fn relu_mask_and_bias(
     (masked, bias)
 }
 
+/// Input channels per task of the kernels' copies ([`transpose_flip`], Winograd's
+/// `weights::tap_major`): a task reads 16 x 9 values side by side (nine cache lines) of each
+/// output channel's row of `[K, C, 3, 3]`, where a task of one channel read 36 bytes of each,
+/// rows 18 KiB apart at 512 channels, every line twice. The two copies took 7.2% of VGG16's step
+/// at batch 16 on a 2-core Zen 4 that way (docs/flex-performance.md, "The kernels' copies").
+pub(in crate::conv) const CHANNELS_PER_TASK: usize = 16;
+
 /// The kernel of the input gradient: `[C, K, kh, kw]` from `[K, C, kh, kw]`, each tap flipped;
-/// in parallel over C.
+/// in parallel over blocks of [`CHANNELS_PER_TASK`] input channels.
 pub(super) fn transpose_flip(w: &[f32], k: usize, c: usize, kh: usize, kw: usize) -> Vec<f32> {
     let taps = kh * kw;
     let mut out = zeros(w.len());
-    out.par_chunks_mut(k * taps)
+    out.par_chunks_mut(CHANNELS_PER_TASK * k * taps)
         .enumerate()
-        .for_each(|(ci, out)| {
-            for (ko, to) in out.chunks_mut(taps).enumerate() {
-                let from = &w[(ko * c + ci) * taps..][..taps];
-                for (t, v) in to.iter_mut().zip(from.iter().rev()) {
-                    *t = *v;
+        .for_each(|(block, out)| {
+            let first = block * CHANNELS_PER_TASK;
+            let channels = out.len() / (k * taps);
+            for ko in 0..k {
+                let from = &w[(ko * c + first) * taps..][..channels * taps];
+                // Channel `j` of the block: its row of `out` is `[K, taps]`.
+                for (row, from) in out.chunks_exact_mut(k * taps).zip(from.chunks_exact(taps)) {
+                    let to = &mut row[ko * taps..][..taps];
+                    for (t, v) in to.iter_mut().zip(from.iter().rev()) {
+                        *t = *v;
+                    }
                 }
             }
         });
@@ -158,6 +171,27 @@ pub(super) fn transpose_flip(w: &[f32], k: usize, c: usize, kh: usize, kw: usize
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transpose_flip_swaps_the_channels_and_reverses_the_taps_in_every_block() {
+        // Input channels leaving a partial last block.
+        let (k, c, kh, kw) = (5, 2 * CHANNELS_PER_TASK + 3, 3, 3);
+        let w: Vec<f32> = (0..k * c * kh * kw).map(|i| i as f32).collect();
+        let out = transpose_flip(&w, k, c, kh, kw);
+        for (ko, ci, t) in every_index(k, c, kh * kw) {
+            let taps = kh * kw;
+            assert_eq!(
+                out[(ci * k + ko) * taps + t],
+                w[(ko * c + ci) * taps + taps - 1 - t],
+                "k {ko}, c {ci}, tap {t}"
+            );
+        }
+    }
+
+    /// Every `(a, b, t)` below `(k, c, taps)`.
+    fn every_index(k: usize, c: usize, taps: usize) -> impl Iterator<Item = (usize, usize, usize)> {
+        (0..k).flat_map(move |a| (0..c).flat_map(move |b| (0..taps).map(move |t| (a, b, t))))
+    }
 
     /// One 1x2x3 image, 3x3 kernel, padding 1: output 2x3.
     const TINY: Geometry = Geometry {

@@ -6,6 +6,16 @@
 //! compiled for AVX-512 from 16 x 16 arrays, slower than those: docs/flex-performance.md, "VGG16's
 //! backward here"). Elsewhere the 8 x 8 arrays.
 
+/// Whether [`row`] moves 16 x 16 blocks in registers here (the `avx512` build on a CPU with the
+/// instructions), not the 8 x 8 arrays.
+pub(super) fn in_registers() -> bool {
+    #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
+    if crate::simd::avx512().is_some() {
+        return true;
+    }
+    false
+}
+
 /// The row: `x` starts at the row's first pixel of channel 0, channels `plane` apart; `out` is
 /// the row channels-last, `[width, channels]`.
 pub(super) fn row(x: &[f32], out: &mut [f32], channels: usize, plane: usize, width: usize) {

@@ -37,7 +37,6 @@ def main():
     lines = open(sys.argv[1]).read().splitlines()
     # The log's header says whether the CPU has AVX-512 (what the default flex build runs).
     avx512 = any("avx512f: yes" in line for line in lines)
-    rounds = {}  # (framework, case) -> [median of each round]
     by_round = {}  # (framework, case) -> {round: its median}
     current = None
     for line in lines:
@@ -48,8 +47,8 @@ def main():
         for case in CASES:
             m = re.match(rf"{re.escape(case)}\s+(?:\S+\s+)?([0-9.]+)\s+[0-9.]+ \.\. ", line)
             if current and m:
-                rounds.setdefault((current, case), []).append(float(m.group(1)))
                 by_round.setdefault((current, case), {})[number] = float(m.group(1))
+    rounds = {key: list(ms.values()) for key, ms in by_round.items()}  # the medians of the rounds
     names = sorted({f for f, _ in rounds}, key=lambda f: ("flex" not in f, f))
     print("| case | " + " | ".join(names) + " |")
     print("| --- |" + " ---: |" * len(names))

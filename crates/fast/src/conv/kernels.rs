@@ -178,19 +178,18 @@ mod tests {
         let (k, c, kh, kw) = (5, 2 * CHANNELS_PER_TASK + 3, 3, 3);
         let w: Vec<f32> = (0..k * c * kh * kw).map(|i| i as f32).collect();
         let out = transpose_flip(&w, k, c, kh, kw);
-        for (ko, ci, t) in every_index(k, c, kh * kw) {
-            let taps = kh * kw;
-            assert_eq!(
-                out[(ci * k + ko) * taps + t],
-                w[(ko * c + ci) * taps + taps - 1 - t],
-                "k {ko}, c {ci}, tap {t}"
-            );
+        let taps = kh * kw;
+        for ko in 0..k {
+            for ci in 0..c {
+                for t in 0..taps {
+                    assert_eq!(
+                        out[(ci * k + ko) * taps + t],
+                        w[(ko * c + ci) * taps + taps - 1 - t],
+                        "k {ko}, c {ci}, tap {t}"
+                    );
+                }
+            }
         }
-    }
-
-    /// Every `(a, b, t)` below `(k, c, taps)`.
-    fn every_index(k: usize, c: usize, taps: usize) -> impl Iterator<Item = (usize, usize, usize)> {
-        (0..k).flat_map(move |a| (0..c).flat_map(move |b| (0..taps).map(move |t| (a, b, t))))
     }
 
     /// One 1x2x3 image, 3x3 kernel, padding 1: output 2x3.

@@ -21,7 +21,7 @@ use super::{
     direct::{self, im2col_slices, SLICE_ELEMENTS},
     kernels::{channels_first, relu_mask_and_bias, transpose_flip, Geometry},
     narrow,
-    winograd::{self, positions},
+    winograd::{self, positions, TapMajor},
 };
 use crate::{
     buffer::keep,
@@ -43,14 +43,20 @@ impl Fused<Flex> for ConvRelu {
         let run = |path| match path {
             Path::Narrow => flex(narrow::conv_relu(xs, g, ws, k, bs), [n, k, p, q]),
             Path::Direct => direct_conv_relu(x.clone(), w.clone(), b.clone(), padding),
-            Path::Winograd => flex(
-                winograd::conv3x3(xs, g, ws, k, Some(bs), true),
-                [n, k, p, q],
-            ),
-            Path::Positions => flex(
-                positions::conv3x3(xs, g, ws, k, Some(bs), true),
-                [n, k, p, q],
-            ),
+            Path::Winograd => {
+                let wt = TapMajor::forward(ws, k, g.channels);
+                flex(
+                    winograd::conv3x3(xs, g, &wt, k, Some(bs), true),
+                    [n, k, p, q],
+                )
+            }
+            Path::Positions => {
+                let wt = TapMajor::forward(ws, k, g.channels);
+                flex(
+                    positions::conv3x3(xs, g, &wt, k, Some(bs), true),
+                    [n, k, p, q],
+                )
+            }
         };
         run(chosen(Site::Forward, g, k, n, |path| drop(run(path))))
     }
@@ -188,11 +194,14 @@ fn flex<const D: usize>(values: Vec<f32>, shape: [usize; D]) -> FlexTensor {
 }
 
 /// dL/dx: the masked gradient convolved with the transposed, flipped kernel, padded by
-/// `kernel − 1 − padding` (stride 1): a forward convolution, Winograd's or the direct one.
+/// `kernel − 1 − padding` (stride 1): a forward convolution, Winograd's (its kernels made
+/// tap-major straight from `w`, [`TapMajor::input_grad`]) or the direct one (on the flipped
+/// kernel, [`transpose_flip`]).
 fn input_grad(masked: &[f32], out: [usize; 4], w: &FlexTensor, padding: [usize; 2]) -> FlexTensor {
     let [k, c, kh, kw] = dims(w);
     let [n, _, p, q] = out;
-    let flipped = transpose_flip(slice(&w.to_contiguous()), k, c, kh, kw);
+    let w = w.to_contiguous();
+    let ws = slice(&w);
     let pad = [kh - 1 - padding[0], kw - 1 - padding[1]];
     let g = Geometry {
         channels: k,
@@ -202,24 +211,24 @@ fn input_grad(masked: &[f32], out: [usize; 4], w: &FlexTensor, padding: [usize; 
         padding: pad,
     };
     let [h, wd] = g.output();
-    let direct = |flipped: Vec<f32>| {
-        let kernel = Tensor::<Flex, 2>::from_data(
-            TensorData::new(flipped, [c, g.rows()]),
-            &Default::default(),
-        );
-        direct::conv(masked, g, kernel, None, false)
-    };
-    let run = |path, flipped: &Vec<f32>| match path {
-        Path::Direct => direct(flipped.clone()),
-        Path::Winograd => winograd::conv3x3(masked, g, flipped, c, None, false),
-        Path::Positions => positions::conv3x3(masked, g, flipped, c, None, false),
+    let run = |path| match path {
+        Path::Direct => {
+            let flipped = transpose_flip(ws, k, c, kh, kw);
+            let kernel = Tensor::<Flex, 2>::from_data(
+                TensorData::new(flipped, [c, g.rows()]),
+                &Default::default(),
+            );
+            direct::conv(masked, g, kernel, None, false)
+        }
+        Path::Winograd => {
+            winograd::conv3x3(masked, g, &TapMajor::input_grad(ws, k, c), c, None, false)
+        }
+        Path::Positions => {
+            positions::conv3x3(masked, g, &TapMajor::input_grad(ws, k, c), c, None, false)
+        }
         Path::Narrow => unreachable!("`chosen` offers no narrow kernel for an input gradient"),
     };
-    // The direct path takes the flipped kernel itself once chosen: a copy only while racing.
-    let dx = match chosen(Site::InputGrad, g, c, n, |path| drop(run(path, &flipped))) {
-        Path::Direct => direct(flipped),
-        path => run(path, &flipped),
-    };
+    let dx = run(chosen(Site::InputGrad, g, c, n, |path| drop(run(path))));
     flex(dx, [n, c, h, wd])
 }
 

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use super::super::kernels::Geometry;
 use super::{
     passes::{channels_last, tile_rows, InputBlock, OutputBlock, Pixels},
-    weights::{kernel_panels, tap_major},
+    weights::{kernel_panels, TapMajor},
     Forward, POSITIONS,
 };
 use crate::buffer::{keep, zeros};
@@ -23,11 +23,12 @@ use crate::simd::vectorized;
 const BLOCK_TILES: usize = 48;
 
 /// `y[n][k] = Σ_c w[k][c] ⋆ x[n][c]` (a 3x3 cross-correlation with the geometry's padding), plus
-/// `bias[k]`, then `max(·, 0)` where `relu`; `x` is `[n, C, H, W]`, `w` is `[K, C, 3, 3]`.
+/// `bias[k]`, then `max(·, 0)` where `relu`; `x` is `[n, C, H, W]`, `wt` the kernels `w`
+/// tap-major ([`TapMajor`]).
 pub(in crate::conv) fn conv3x3(
     x: &[f32],
     g: Geometry,
-    w: &[f32],
+    wt: &TapMajor,
     k: usize,
     bias: Option<&[f32]>,
     relu: bool,
@@ -36,9 +37,7 @@ pub(in crate::conv) fn conv3x3(
     let (grid, n, width, padded) = (f.grid, f.samples, f.width, f.padded);
     let ([p, q], c) = (g.output(), g.channels);
     let plane = c * g.height * g.width;
-    let wt = tap_major(w, k, c);
-    let panels = kernel_panels(&wt, [k, c, width]);
-    keep(wt);
+    let panels = kernel_panels(wt, [k, c, width]);
     let image = channels_last(x, c, g.height, g.width);
     let mut y = zeros(n * k * p * q);
     let mut rows = tile_rows(&mut y, grid, k);

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::super::kernels::Geometry;
 use super::{
     passes::{input_transform_rows, output_adjoint, tile_rows, OutputBlock},
-    weights::{kernel_adjoint_row, kernel_panel, tap_major},
+    weights::{kernel_adjoint_row, kernel_panel, TapMajor},
     Forward, POSITIONS,
 };
 use crate::buffer::{keep, scratch, zeros};
@@ -23,7 +23,7 @@ const GRADIENT_ROWS: usize = 2 * ROWS_WIDE;
 pub(in crate::conv) fn conv3x3(
     x: &[f32],
     g: Geometry,
-    w: &[f32],
+    wt: &TapMajor,
     k: usize,
     bias: Option<&[f32]>,
     relu: bool,
@@ -33,7 +33,6 @@ pub(in crate::conv) fn conv3x3(
     let ([p, q], c) = (g.output(), g.channels);
     let tiles = n * grid.per_sample();
     let v = input_transform_rows(x, grid, tiles);
-    let wt = tap_major(w, k, c);
     let mut m = scratch(POSITIONS * tiles * padded);
     m.par_chunks_mut(POSITIONS * tiles * width)
         .enumerate()
@@ -41,7 +40,7 @@ pub(in crate::conv) fn conv3x3(
             // Taken from the kept buffers and given back per panel: `for_each_init` would
             // make (and zero) a new one for every split of the work.
             let mut u = scratch(POSITIONS * c * width);
-            kernel_panel(&wt, [k, c, width], panel, &mut u);
+            kernel_panel(wt, [k, c, width], panel, &mut u);
             for (pos, out) in out.chunks_mut(tiles * width).enumerate() {
                 let left = Left::Rows {
                     values: &v[pos * tiles * c..],
@@ -57,7 +56,6 @@ pub(in crate::conv) fn conv3x3(
             keep(u);
         });
     keep(v);
-    keep(wt);
     let mut y = zeros(n * k * p * q);
     tile_rows(&mut y, grid, k)
         .into_par_iter()

@@ -12,13 +12,60 @@ use super::{
     vectors::{g3, g6, lanes, put, vector},
     POSITIONS,
 };
-use crate::buffer::scratch;
+use crate::buffer::{keep, scratch};
 use crate::conv::kernels::CHANNELS_PER_TASK;
 use crate::simd::{vectorized, Simd, WithSimd};
 
-/// `w` (`[K, C, 3, 3]`) as `[C, 9, K]`, into a kept buffer that the caller gives back: `w` is a
-/// `[K, 9C]` matrix and this its transpose.
-pub(super) fn tap_major(w: &[f32], k: usize, c: usize) -> Vec<f32> {
+/// A layer's 3x3 kernels as Winograd's transforms read them: tap-major, `[C, 9, K]` for a
+/// convolution of `C` input channels to `K`, so that a vector of output channels is one load.
+/// Its buffer goes back to the kept ones when it is dropped.
+pub(in crate::conv) struct TapMajor(Vec<f32>);
+
+impl TapMajor {
+    /// The forward's: `w` (`[K, C, 3, 3]`) as `[C, 9, K]`.
+    pub fn forward(w: &[f32], k: usize, c: usize) -> Self {
+        Self(tap_major(w, k, c))
+    }
+
+    /// The input gradient's, straight from the layer's `w` (`[K, C, 3, 3]`): the kernel of a
+    /// convolution of `K` channels to `C`, `w` transposed to `[C, K, 3, 3]` and each tap flipped,
+    /// tap-major, `[K, 9, C]`. Each output channel's row of `w` (`[C, 9]`, 18 KiB at 512
+    /// channels) is one task's, read whole and written as nine rows of `C` with the taps in
+    /// reverse: one pass where the flipped copy (`conv::kernels::transpose_flip`) and
+    /// [`tap_major`] after it took two, reading and writing rows of `K` or `C` values far apart.
+    pub fn input_grad(w: &[f32], k: usize, c: usize) -> Self {
+        debug_assert_eq!(w.len(), k * c * 9, "the kernels of {k} x {c} channels");
+        let mut out = scratch(w.len());
+        out.par_chunks_mut(9 * c)
+            .zip(w.par_chunks(9 * c))
+            .for_each(|(out, row)| {
+                for (t, out) in out.chunks_exact_mut(c).enumerate() {
+                    for (o, taps) in out.iter_mut().zip(row.chunks_exact(9)) {
+                        *o = taps[8 - t];
+                    }
+                }
+            });
+        Self(out)
+    }
+}
+
+impl std::ops::Deref for TapMajor {
+    type Target = [f32];
+
+    fn deref(&self) -> &[f32] {
+        &self.0
+    }
+}
+
+impl Drop for TapMajor {
+    fn drop(&mut self) {
+        keep(std::mem::take(&mut self.0));
+    }
+}
+
+/// `w` (`[K, C, 3, 3]`) as `[C, 9, K]`, into a kept buffer: `w` is a `[K, 9C]` matrix and this
+/// its transpose.
+fn tap_major(w: &[f32], k: usize, c: usize) -> Vec<f32> {
     let mut out = scratch(w.len());
     if transpose::in_registers() {
         tap_major_in_blocks(w, k, c, &mut out);
@@ -53,7 +100,7 @@ fn tap_major_by_channel(w: &[f32], k: usize, c: usize, out: &mut [f32]) {
     });
 }
 
-/// `G g Gᵀ` of every kernel of `wt` (`[C, 9, K]`, [`tap_major`]) packed for the product
+/// `G g Gᵀ` of every kernel of `wt` (`[C, 9, K]`, [`TapMajor`]) packed for the product
 /// kernel: panels of `width` output channels, `[K / width][36][C][width]`, zero beyond `K`;
 /// parallel over panels.
 pub(super) fn kernel_panels(wt: &[f32], [k, c, width]: [usize; 3]) -> Vec<f32> {
@@ -177,7 +224,7 @@ impl WithSimd for AdjointRow<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{tap_major_by_channel, tap_major_in_blocks, CHANNELS_PER_TASK};
+    use super::{tap_major_by_channel, tap_major_in_blocks, TapMajor, CHANNELS_PER_TASK};
 
     #[test]
     fn both_tap_major_copies_put_each_tap_of_every_channel_in_a_row_of_output_channels() {
@@ -195,5 +242,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_input_gradients_kernels_are_the_flipped_kernels_tap_major() {
+        // Input channels leaving a partial block of the tap-major copy's transposes.
+        let (k, c) = (21, 2 * CHANNELS_PER_TASK + 5);
+        let w: Vec<f32> = (0..k * c * 9).map(|i| i as f32).collect();
+        let flipped = crate::conv::kernels::transpose_flip(&w, k, c, 3, 3);
+        let (direct, through) = (
+            TapMajor::input_grad(&w, k, c),
+            TapMajor::forward(&flipped, c, k),
+        );
+        assert_eq!(&*direct, &*through);
     }
 }

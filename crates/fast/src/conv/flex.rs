@@ -43,19 +43,10 @@ impl Fused<Flex> for ConvRelu {
         let run = |path| match path {
             Path::Narrow => flex(narrow::conv_relu(xs, g, ws, k, bs), [n, k, p, q]),
             Path::Direct => direct_conv_relu(x.clone(), w.clone(), b.clone(), padding),
-            Path::Winograd => {
+            path => {
                 let wt = TapMajor::forward(ws, k, g.channels);
-                flex(
-                    winograd::conv3x3(xs, g, &wt, k, Some(bs), true),
-                    [n, k, p, q],
-                )
-            }
-            Path::Positions => {
-                let wt = TapMajor::forward(ws, k, g.channels);
-                flex(
-                    positions::conv3x3(xs, g, &wt, k, Some(bs), true),
-                    [n, k, p, q],
-                )
+                let conv = winograd_conv(path);
+                flex(conv(xs, g, &wt, k, Some(bs), true), [n, k, p, q])
             }
         };
         run(chosen(Site::Forward, g, k, n, |path| drop(run(path))))
@@ -78,6 +69,18 @@ fn chosen(site: Site, g: Geometry, k: usize, n: usize, run: impl Fn(Path)) -> Pa
     };
     choice::path(site, g, [k, n], &paths, default, run)
 }
+
+/// Winograd's convolution on `path`: block by block of tiles, or position by position.
+fn winograd_conv(path: Path) -> WinogradConv {
+    match path {
+        Path::Winograd => winograd::conv3x3,
+        Path::Positions => positions::conv3x3,
+        Path::Direct | Path::Narrow => unreachable!("{path:?} is not one of Winograd's paths"),
+    }
+}
+
+/// Both Winograd convolutions' signature: `(x, g, wt, k, bias, relu)`.
+type WinogradConv = fn(&[f32], Geometry, &TapMajor, usize, Option<&[f32]>, bool) -> Vec<f32>;
 
 /// The direct convolution and ReLU: one matrix product per slice of samples (`direct`).
 fn direct_conv_relu(
@@ -220,13 +223,10 @@ fn input_grad(masked: &[f32], out: [usize; 4], w: &FlexTensor, padding: [usize; 
             );
             direct::conv(masked, g, kernel, None, false)
         }
-        Path::Winograd => {
-            winograd::conv3x3(masked, g, &TapMajor::input_grad(ws, k, c), c, None, false)
+        path => {
+            let conv = winograd_conv(path);
+            conv(masked, g, &TapMajor::input_grad(ws, k, c), c, None, false)
         }
-        Path::Positions => {
-            positions::conv3x3(masked, g, &TapMajor::input_grad(ws, k, c), c, None, false)
-        }
-        Path::Narrow => unreachable!("`chosen` offers no narrow kernel for an input gradient"),
     };
     let dx = run(chosen(Site::InputGrad, g, c, n, |path| drop(run(path))));
     flex(dx, [n, c, h, wd])
